@@ -1,0 +1,240 @@
+"""Scalar and array types and signature parsing (Numba's spelling).
+
+``float32(float32, float32)`` builds a :class:`Signature`; ``float32[:, ::1]`` builds an
+:class:`Array` type; :func:`parse_signature` accepts those objects or their string forms
+(``"f8(f8)"``, ``"void(float32[:,:], float32[:,:])"``, ``"(f8[:], f8[:])"``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+__all__ = [
+    "Type", "Scalar", "Array", "Signature", "void", "none",
+    "bool_", "boolean", "b1", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "float32", "float64", "complex64", "complex128",
+    "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16",
+    "intp", "uintp", "double", "single", "byte",
+    "parse_signature", "from_dtype", "SCALARS",
+]
+
+
+class Type:
+    """Base of every type object."""
+
+    name = "?"
+
+    def __repr__(self):
+        return self.name
+
+    def __str__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._key()))
+
+    def _key(self):
+        return self.name
+
+
+class Scalar(Type):
+    """A NumPy scalar type usable in ufunc loops: ``float32``, ``int64``, ``complex128``..."""
+
+    def __init__(self, name: str, dtype):
+        self.name = name
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def kind(self) -> str:
+        """NumPy kind character: 'b', 'i', 'u', 'f' or 'c'."""
+        return self.dtype.kind
+
+    @property
+    def bits(self) -> int:
+        return self.dtype.itemsize * 8
+
+    @property
+    def char(self) -> str:
+        """NumPy type character, as in ``ufunc.types`` (``'f'`` for float32)."""
+        return self.dtype.char
+
+    def __call__(self, *args) -> Signature:
+        return Signature(self, tuple(_as_type(a, "signature argument") for a in args))
+
+    def __getitem__(self, item) -> Array:
+        dims = item if isinstance(item, tuple) else (item,)
+        if not dims or not all(isinstance(d, slice) for d in dims):
+            raise TypeError(f"{self.name}[...]: array types take slices such as [:] or "
+                            f"[:, ::1] (got {item!r})")
+        for d in dims:
+            if d.start is not None or d.stop is not None or d.step not in (None, 1):
+                raise TypeError(f"{self.name}[...]: only ':' and '::1' are valid array "
+                                f"dimensions (got {d!r})")
+        layout = "A"
+        if dims[-1].step == 1:
+            layout = "C"
+        elif dims[0].step == 1:
+            layout = "F"
+        return Array(self, len(dims), layout)
+
+
+class NoneType(Type):
+    """``void``: the return type of a gufunc kernel."""
+
+    name = "void"
+
+    def __call__(self, *args) -> Signature:
+        return Signature(None, tuple(_as_type(a, "signature argument") for a in args))
+
+
+class Array(Type):
+    """An array type: element type, number of dimensions and layout ('C', 'F' or 'A')."""
+
+    def __init__(self, dtype: Scalar, ndim: int, layout: str = "A"):
+        self.dtype = dtype
+        self.ndim = ndim
+        self.layout = layout
+        dims = [":"] * ndim
+        if layout == "C":
+            dims[-1] = "::1"
+        elif layout == "F":
+            dims[0] = "::1"
+        self.name = f"{dtype.name}[{', '.join(dims)}]"
+
+    def _key(self):
+        return (self.dtype.name, self.ndim, self.layout)
+
+
+class Signature:
+    """``return_type(*args)``; ``return_type`` is None for ``void`` or an omitted return."""
+
+    def __init__(self, return_type: Type | None, args: tuple):
+        self.return_type = return_type
+        self.args = tuple(args)
+
+    def __repr__(self):
+        ret = self.return_type.name if self.return_type is not None else "void"
+        return f"{ret}({', '.join(a.name for a in self.args)})"
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return (isinstance(other, Signature) and self.return_type == other.return_type
+                and self.args == other.args)
+
+    def __hash__(self):
+        return hash((self.return_type, self.args))
+
+
+def _scalar(name, dtype):
+    return Scalar(name, dtype)
+
+
+bool_ = _scalar("bool", np.bool_)
+int8 = _scalar("int8", np.int8)
+int16 = _scalar("int16", np.int16)
+int32 = _scalar("int32", np.int32)
+int64 = _scalar("int64", np.int64)
+uint8 = _scalar("uint8", np.uint8)
+uint16 = _scalar("uint16", np.uint16)
+uint32 = _scalar("uint32", np.uint32)
+uint64 = _scalar("uint64", np.uint64)
+float32 = _scalar("float32", np.float32)
+float64 = _scalar("float64", np.float64)
+complex64 = _scalar("complex64", np.complex64)
+complex128 = _scalar("complex128", np.complex128)
+void = none = NoneType()
+
+SCALARS = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+           float32, float64, complex64, complex128)
+
+boolean = b1 = bool_
+byte = uint8
+i1, i2, i4, i8 = int8, int16, int32, int64
+u1, u2, u4, u8 = uint8, uint16, uint32, uint64
+f4 = single = float32
+f8 = double = float64
+c8, c16 = complex64, complex128
+intp = int64 if np.dtype(np.intp).itemsize == 8 else int32
+uintp = uint64 if np.dtype(np.uintp).itemsize == 8 else uint32
+
+_BY_DTYPE = {t.dtype: t for t in SCALARS}
+
+# Names a signature string may use; nothing else is visible to its evaluation.
+_NAMESPACE = {
+    "void": void, "none": none, "bool_": bool_, "boolean": boolean, "bool": bool_,
+    "b1": b1, "byte": byte, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+    "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
+    "float32": float32, "float64": float64, "complex64": complex64,
+    "complex128": complex128, "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2,
+    "u4": u4, "u8": u8, "f4": f4, "f8": f8, "c8": c8, "c16": c16, "intp": intp,
+    "uintp": uintp, "double": double, "single": single,
+}
+
+_ALLOWED_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Subscript, ast.Slice,
+                  ast.Tuple, ast.Constant)
+
+
+def from_dtype(dtype) -> Scalar:
+    """The scalar type of a NumPy dtype; ``TypeError`` for dtypes ufuncs cannot use."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"from_dtype(): not a dtype (got {dtype!r})") from exc
+    try:
+        return _BY_DTYPE[dt.newbyteorder("=") if dt.byteorder not in "=|" else dt]
+    except KeyError:
+        raise TypeError(f"from_dtype(): unsupported dtype {dt} (supported: bool, int8..int64, "
+                        f"uint8..uint64, float32, float64, complex64, complex128)") from None
+
+
+def _as_type(obj, what: str) -> Type:
+    if isinstance(obj, Type):
+        return obj
+    if isinstance(obj, str):
+        return _eval_type_string(obj, what)
+    try:
+        return from_dtype(obj)
+    except TypeError:
+        raise TypeError(f"{what}: expected a type such as float32 or 'f4' (got {obj!r})") from None
+
+
+def _eval_type_string(text: str, what: str):
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise TypeError(f"{what}: cannot parse {text!r}: {exc.msg}") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            raise TypeError(f"{what}: unexpected {type(node).__name__} in {text!r}")
+        if isinstance(node, ast.Name) and node.id not in _NAMESPACE:
+            raise TypeError(f"{what}: unknown type name {node.id!r} in {text!r}")
+        if isinstance(node, ast.Constant) and node.value not in (None, 1):
+            raise TypeError(f"{what}: unexpected constant {node.value!r} in {text!r}")
+    return eval(compile(tree, "<signature>", "eval"), {"__builtins__": {}}, dict(_NAMESPACE))
+
+
+def parse_signature(sig) -> Signature:
+    """Accept a Signature, a string such as ``"f4(f4, f4)"`` or ``"(f8[:], f8[:])"``, or a
+    tuple of types (no return type)."""
+    if isinstance(sig, Signature):
+        return sig
+    if isinstance(sig, str):
+        value = _eval_type_string(sig, "signature")
+    elif isinstance(sig, tuple):
+        value = tuple(_as_type(a, "signature argument") for a in sig)
+    else:
+        raise TypeError(f"signature: expected a string like 'float32(float32)' or a "
+                        f"signature object (got {sig!r})")
+    if isinstance(value, Signature):
+        return value
+    if isinstance(value, Type):
+        value = (value,)
+    if isinstance(value, tuple) and all(isinstance(a, Type) for a in value):
+        return Signature(None, value)
+    raise TypeError(f"signature: {sig!r} is not a signature")
