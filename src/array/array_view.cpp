@@ -1,0 +1,109 @@
+// src/array/array_view.cpp: contiguity, extents and host strided copies
+#include "array/array_view.h"
+
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "runtime/errors.h"
+
+namespace nu {
+
+std::int64_t array_view::size() const {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) n *= d;
+    return n;
+}
+
+// NumPy's rule: size-1 dimensions may have any stride; an empty array is contiguous.
+bool array_view::is_c_contiguous() const {
+    std::int64_t expected = static_cast<std::int64_t>(itemsize(type));
+    if (size() == 0) return true;
+    for (int i = ndim() - 1; i >= 0; --i) {
+        if (shape[i] != 1 && strides[i] != expected) return false;
+        expected *= shape[i];
+    }
+    return true;
+}
+
+bool array_view::is_f_contiguous() const {
+    std::int64_t expected = static_cast<std::int64_t>(itemsize(type));
+    if (size() == 0) return true;
+    for (int i = 0; i < ndim(); ++i) {
+        if (shape[i] != 1 && strides[i] != expected) return false;
+        expected *= shape[i];
+    }
+    return true;
+}
+
+void array_view::byte_extent(std::int64_t* lo, std::int64_t* hi) const {
+    *lo = 0;
+    *hi = 0;
+    if (size() == 0) return;
+    std::int64_t low = 0, high = 0;
+    for (int i = 0; i < ndim(); ++i) {
+        const std::int64_t span = (shape[i] - 1) * strides[i];
+        (span < 0 ? low : high) += span;
+    }
+    *lo = low;
+    *hi = high + static_cast<std::int64_t>(itemsize(type));
+}
+
+shape_t contiguous_strides(const shape_t& shape, std::size_t itemsize, char order) {
+    shape_t strides(shape.size());
+    std::int64_t step = static_cast<std::int64_t>(itemsize);
+    const int n = static_cast<int>(shape.size());
+    for (int k = 0; k < n; ++k) {
+        const int i = order == 'F' ? k : n - 1 - k;
+        strides[i] = step;
+        step *= shape[i] > 0 ? shape[i] : 1;
+    }
+    return strides;
+}
+
+std::int64_t checked_size(const shape_t& shape, const char* api) {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) {
+        if (d < 0) {
+            throw value_error(std::string(api) + "(): negative dimensions are not allowed (got " +
+                              std::to_string(d) + ")");
+        }
+        if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d) {
+            throw value_error(std::string(api) + "(): array is too big (its size overflows int64)");
+        }
+        n *= d;
+    }
+    return n;
+}
+
+namespace {
+
+void copy_dim(char* dst, const char* src, const array_view& d, const array_view& s, int dim,
+              std::size_t item) {
+    const std::int64_t n = d.shape[dim];
+    const std::int64_t ds = d.strides[dim], ss = s.strides[dim];
+    if (dim == d.ndim() - 1) {
+        if (ds == static_cast<std::int64_t>(item) && ss == ds) {
+            std::memcpy(dst, src, static_cast<std::size_t>(n) * item);
+            return;
+        }
+        for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * ds, src + i * ss, item);
+        return;
+    }
+    for (std::int64_t i = 0; i < n; ++i) copy_dim(dst + i * ds, src + i * ss, d, s, dim + 1, item);
+}
+
+}  // namespace
+
+void copy_strided(const array_view& dst, const array_view& src) {
+    NU_ASSERT(dst.shape == src.shape && dst.type == src.type);
+    if (dst.size() == 0) return;
+    const std::size_t item = itemsize(dst.type);
+    if (dst.ndim() == 0) {
+        std::memcpy(dst.data, src.data, item);
+        return;
+    }
+    copy_dim(static_cast<char*>(dst.data), static_cast<const char*>(src.data), dst, src, 0, item);
+}
+
+}  // namespace nu

@@ -1,0 +1,77 @@
+// src/array/device_array.h: device memory with NumPy-style views (DeviceNDArray's core)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "array/array_view.h"
+#include "runtime/runtime.h"
+
+namespace nu {
+
+// One device allocation, or borrowed device memory kept alive by `keepalive` (CuPy,
+// PyTorch and other __cuda_array_interface__ producers).
+class device_buffer {
+public:
+    // Allocates from the active backend's pool, ordered on `stream`.
+    device_buffer(std::size_t bytes, stream_ref stream);
+    // Borrows memory owned elsewhere.
+    device_buffer(void* ptr, std::size_t bytes, std::shared_ptr<void> keepalive);
+    ~device_buffer();
+    device_buffer(const device_buffer&) = delete;
+    device_buffer& operator=(const device_buffer&) = delete;
+
+    void* data() const { return m_ptr; }
+    std::size_t bytes() const { return m_bytes; }
+    bool owned() const { return m_owned; }
+
+private:
+    void* m_ptr = nullptr;
+    std::size_t m_bytes = 0;
+    bool m_owned = false;
+    stream_ref m_stream;             // frees are ordered on the allocating stream
+    std::shared_ptr<void> m_keepalive;
+};
+
+// One index of a subscript: an integer, a slice, np.newaxis or Ellipsis.
+struct index_item {
+    enum class kind { integer, slice, newaxis, ellipsis } what = kind::integer;
+    std::int64_t value = 0;                      // integer
+    std::optional<std::int64_t> start, stop, step;  // slice
+};
+
+class device_array {
+public:
+    device_array() = default;
+    device_array(std::shared_ptr<device_buffer> buffer, array_view view, stream_ref stream)
+        : m_buffer(std::move(buffer)), m_view(std::move(view)), m_stream(std::move(stream)) {}
+
+    // A new uninitialised array in C or F order, or with explicit byte strides.
+    static device_array empty(const shape_t& shape, dtype type, char order,
+                              const std::optional<shape_t>& strides, stream_ref stream,
+                              const char* api);
+
+    const array_view& view() const { return m_view; }
+    const std::shared_ptr<device_buffer>& buffer() const { return m_buffer; }
+    const stream_ref& stream() const { return m_stream; }
+
+    device_array index(const std::vector<index_item>& items) const;
+    device_array reshape(const shape_t& shape, char order) const;
+    device_array ravel(char order) const;
+    device_array transpose(const std::vector<int>& axes) const;
+
+    // Copies between this array and host memory (`host` must have the same shape and
+    // dtype; callers check and name the API in their errors). Any layout on either side.
+    void copy_from_host(const array_view& host, const stream_ref& stream) const;
+    void copy_to_host(const array_view& host, const stream_ref& stream) const;
+    void copy_from_device(const device_array& src, const stream_ref& stream) const;
+
+private:
+    std::shared_ptr<device_buffer> m_buffer;
+    array_view m_view;  // m_view.data points into m_buffer
+    stream_ref m_stream;
+};
+
+}  // namespace nu

@@ -1,0 +1,22 @@
+// src/array/dtype.h: the element types ufuncs can use, and their NumPy typestr spelling
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nu {
+
+enum class dtype : std::uint8_t {
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    float32, float64, complex64, complex128,
+};
+
+std::size_t itemsize(dtype t);
+const char* dtype_name(dtype t);   // "float32"
+std::string typestr(dtype t);      // array-interface spelling, "<f4" (native order)
+// Parses a typestr ("<f4", "|b1", "=i8"); throws type_error naming `what` for others.
+dtype dtype_from_typestr(std::string_view s, const char* what);
+
+}  // namespace nu

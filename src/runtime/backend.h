@@ -1,0 +1,81 @@
+// src/runtime/backend.h: the device interface shared by the CUDA and host backends
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace nu {
+
+struct device_info {
+    int ordinal = 0;
+    std::string name;
+    int cc_major = 0;
+    int cc_minor = 0;
+    std::size_t total_memory = 0;
+    int multiprocessors = 0;
+    int max_threads_per_block = 0;
+    int warp_size = 32;
+};
+
+struct memory_stats {
+    std::size_t in_use = 0;       // bytes held by live arrays of this process
+    std::size_t reserved = 0;     // bytes the pool holds (in use + cached)
+    std::size_t allocations = 0;  // live allocations
+    std::size_t free = 0;         // device memory free (driver's view)
+    std::size_t total = 0;        // device memory in all
+};
+
+// A stream handle as the backend understands it (CUstream for CUDA; unused by the host
+// backend, which runs everything in order on the calling thread). nullptr is the legacy
+// default stream.
+using stream_handle = void*;
+
+// Everything above this interface (arrays, transfers, dispatch) is backend-agnostic, so
+// the whole API runs unchanged under emulation (NUMBACUDA_UFUNC_ENABLE_CUDASIM=1).
+class backend {
+public:
+    virtual ~backend() = default;
+
+    virtual bool emulated() const = 0;
+    virtual int driver_version() const = 0;  // 1000*major + 10*minor; 0 when emulated
+    virtual int device_count() const = 0;
+    virtual device_info device(int ordinal) const = 0;
+    virtual int current_device() const = 0;
+    virtual void select_device(int ordinal) = 0;
+    virtual void synchronize() = 0;
+
+    virtual stream_handle create_stream() = 0;
+    virtual void destroy_stream(stream_handle s) noexcept = 0;
+    virtual void synchronize_stream(stream_handle s) = 0;
+
+    // Device memory, stream-ordered. `allocate` trims the pool and retries once before
+    // throwing out_of_memory; `release` never throws (it runs in destructors).
+    virtual void* allocate(std::size_t bytes, stream_handle s) = 0;
+    virtual void release(void* ptr, std::size_t bytes, stream_handle s) noexcept = 0;
+    virtual memory_stats memory() const = 0;
+    virtual void trim_pool() = 0;
+    // True when `ptr` lies in device memory that kernels of this backend can read.
+    virtual bool is_device_pointer(const void* ptr) const = 0;
+
+    // Copies. `copy_to_device` may return before the copy finishes but never before the
+    // source can be reused; `copy_to_host` returns with the data in place unless the
+    // destination is pinned (then it is ordered on `s` like any other stream work).
+    virtual void copy_to_device(void* dst, const void* src, std::size_t bytes,
+                                stream_handle s) = 0;
+    virtual void copy_to_host(void* dst, const void* src, std::size_t bytes,
+                              stream_handle s) = 0;
+    virtual void copy_device_to_device(void* dst, const void* src, std::size_t bytes,
+                                       stream_handle s) = 0;
+
+    // Page-locked host memory (plain host memory when emulated).
+    virtual void* allocate_pinned(std::size_t bytes) = 0;
+    virtual void release_pinned(void* ptr) noexcept = 0;
+};
+
+std::unique_ptr<backend> make_host_backend();
+// Returns nullptr and fills `why` when no CUDA device can be used.
+std::unique_ptr<backend> make_cuda_backend(std::string* why);
+
+}  // namespace nu

@@ -1,0 +1,339 @@
+// src/runtime/cuda_backend.cpp: the real device: driver API, stream-ordered pool, staging
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/driver_api.h"
+#include "runtime/errors.h"
+
+namespace nu {
+namespace {
+
+// Host copies above this size go through pinned staging buffers; below it the driver's
+// own staging of pageable memory is as fast and needs no pipeline.
+constexpr std::size_t k_direct_copy_limit = std::size_t{1} << 18;
+// Two buffers of this size: one fills from pageable memory while the other is in DMA.
+constexpr std::size_t k_staging_chunk = std::size_t{4} << 20;
+
+struct per_device {
+    CUdevice device = 0;
+    CUcontext context = nullptr;
+    CUmemoryPool pool = nullptr;  // null where stream-ordered allocation is unsupported
+};
+
+struct staging_buffer {
+    void* host = nullptr;
+    CUevent done = nullptr;  // recorded after the last copy that used `host`
+};
+
+class cuda_backend final : public backend {
+public:
+    explicit cuda_backend(const driver_api& api) : m_api(api) {
+        int count = 0;
+        NU_CU(m_api, cuDeviceGetCount, &count);
+        m_devices.resize(static_cast<std::size_t>(count));
+        select_device(0);
+    }
+
+    bool emulated() const override { return false; }
+
+    int driver_version() const override {
+        int version = 0;
+        NU_CU(m_api, cuDriverGetVersion, &version);
+        return version;
+    }
+
+    int device_count() const override { return static_cast<int>(m_devices.size()); }
+
+    device_info device(int ordinal) const override {
+        check_ordinal(ordinal, "get_device");
+        CUdevice dev = 0;
+        NU_CU(m_api, cuDeviceGet, &dev, ordinal);
+        device_info info;
+        info.ordinal = ordinal;
+        char name[256] = {};
+        NU_CU(m_api, cuDeviceGetName, name, sizeof(name), dev);
+        info.name = name;
+        info.cc_major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        info.cc_minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        info.multiprocessors = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+        info.max_threads_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+        info.warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev);
+        std::size_t total = 0;
+        NU_CU(m_api, cuDeviceTotalMem, &total, dev);
+        info.total_memory = total;
+        return info;
+    }
+
+    int current_device() const override { return m_current; }
+
+    void select_device(int ordinal) override {
+        check_ordinal(ordinal, "select_device");
+        per_device& d = m_devices[static_cast<std::size_t>(ordinal)];
+        if (d.context == nullptr) {
+            NU_CU(m_api, cuDeviceGet, &d.device, ordinal);
+            NU_CU(m_api, cuDevicePrimaryCtxRetain, &d.context, d.device);
+            NU_CU(m_api, cuCtxSetCurrent, d.context);
+            if (attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d.device) != 0) {
+                NU_CU(m_api, cuDeviceGetDefaultMemPool, &d.pool, d.device);
+                // Keep up to half the device cached in the pool: frees are then free, and
+                // other libraries in the process can still get memory back after a trim.
+                std::size_t total = 0;
+                NU_CU(m_api, cuDeviceTotalMem, &total, d.device);
+                cuuint64_t threshold = total / 2;
+                NU_CU(m_api, cuMemPoolSetAttribute, d.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                      &threshold);
+            }
+        }
+        m_current = ordinal;
+        make_current();
+    }
+
+    void synchronize() override {
+        make_current();
+        NU_CU(m_api, cuCtxSynchronize);
+    }
+
+    stream_handle create_stream() override {
+        make_current();
+        CUstream s = nullptr;
+        // Blocking streams: the legacy default stream (what stream=0 means) orders with them.
+        NU_CU(m_api, cuStreamCreate, &s, CU_STREAM_DEFAULT);
+        return s;
+    }
+
+    void destroy_stream(stream_handle s) noexcept override {
+        m_api.cuStreamDestroy(static_cast<CUstream>(s));
+    }
+
+    void synchronize_stream(stream_handle s) override {
+        make_current();
+        NU_CU(m_api, cuStreamSynchronize, static_cast<CUstream>(s));
+    }
+
+    void* allocate(std::size_t bytes, stream_handle s) override {
+        make_current();
+        const per_device& d = current();
+        CUdeviceptr ptr = 0;
+        const std::size_t request = bytes ? bytes : 1;
+        CUresult status = try_allocate(d, &ptr, request, s);
+        if (status == CUDA_ERROR_OUT_OF_MEMORY) {
+            // Memory freed on other streams returns to the pool only once that work is
+            // done; wait for it, give the pool's cache back, and try once more.
+            m_api.cuCtxSynchronize();
+            if (d.pool != nullptr) m_api.cuMemPoolTrimTo(d.pool, 0);
+            status = try_allocate(d, &ptr, request, s);
+        }
+        if (status == CUDA_ERROR_OUT_OF_MEMORY) {
+            std::size_t free_bytes = 0, total = 0;
+            m_api.cuMemGetInfo(&free_bytes, &total);
+            throw out_of_memory("out of device memory: cannot allocate " +
+                                std::to_string(bytes) + " bytes (" + std::to_string(free_bytes) +
+                                " of " + std::to_string(total) + " bytes free on device " +
+                                std::to_string(m_current) + ")");
+        }
+        check(status, d.pool ? "cuMemAllocAsync" : "cuMemAlloc");
+        m_in_use += bytes;
+        ++m_allocations;
+        return reinterpret_cast<void*>(ptr);
+    }
+
+    void release(void* ptr, std::size_t bytes, stream_handle s) noexcept override {
+        if (ptr == nullptr) return;
+        const auto dptr = reinterpret_cast<CUdeviceptr>(ptr);
+        CUcontext ctx = nullptr;  // a finalizer may run on a thread that never used CUDA
+        m_api.cuCtxGetCurrent(&ctx);
+        if (ctx != current().context) m_api.cuCtxSetCurrent(current().context);
+        // Errors here (e.g. CUDA_ERROR_DEINITIALIZED at exit) cannot be reported from a
+        // destructor; the memory is then reclaimed with the context.
+        if (current().pool != nullptr) {
+            m_api.cuMemFreeAsync(dptr, static_cast<CUstream>(s));
+        } else {
+            m_api.cuMemFree(dptr);
+        }
+        m_in_use -= bytes;
+        --m_allocations;
+    }
+
+    memory_stats memory() const override {
+        memory_stats stats;
+        stats.in_use = m_in_use;
+        stats.allocations = m_allocations;
+        const per_device& d = current();
+        if (d.pool != nullptr) {
+            cuuint64_t reserved = 0;
+            NU_CU(m_api, cuMemPoolGetAttribute, d.pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+                  &reserved);
+            stats.reserved = reserved;
+        } else {
+            stats.reserved = m_in_use;
+        }
+        NU_CU(m_api, cuMemGetInfo, &stats.free, &stats.total);
+        return stats;
+    }
+
+    void trim_pool() override {
+        make_current();
+        NU_CU(m_api, cuCtxSynchronize);
+        if (current().pool != nullptr) NU_CU(m_api, cuMemPoolTrimTo, current().pool, 0);
+    }
+
+    bool is_device_pointer(const void* ptr) const override {
+        unsigned int type = 0;
+        const CUresult status = m_api.cuPointerGetAttribute(
+            &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(ptr));
+        return status == CUDA_SUCCESS &&
+               (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED);
+    }
+
+    void copy_to_device(void* dst, const void* src, std::size_t bytes, stream_handle s) override {
+        make_current();
+        const auto stream = static_cast<CUstream>(s);
+        if (bytes <= k_direct_copy_limit || is_pinned(src)) {
+            NU_CU(m_api, cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(dst), src, bytes, stream);
+            return;
+        }
+        std::lock_guard<std::mutex> lock(m_staging_mutex);
+        ensure_staging();
+        for (std::size_t offset = 0, i = 0; offset < bytes; offset += k_staging_chunk, ++i) {
+            staging_buffer& buf = m_staging[i % 2];
+            const std::size_t n = std::min(k_staging_chunk, bytes - offset);
+            NU_CU(m_api, cuEventSynchronize, buf.done);  // its previous DMA has finished
+            std::memcpy(buf.host, static_cast<const char*>(src) + offset, n);
+            NU_CU(m_api, cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(dst) + offset, buf.host,
+                  n, stream);
+            NU_CU(m_api, cuEventRecord, buf.done, stream);
+        }
+    }
+
+    void copy_to_host(void* dst, const void* src, std::size_t bytes, stream_handle s) override {
+        make_current();
+        const auto stream = static_cast<CUstream>(s);
+        const auto dsrc = reinterpret_cast<CUdeviceptr>(src);
+        if (is_pinned(dst)) {
+            NU_CU(m_api, cuMemcpyDtoHAsync, dst, dsrc, bytes, stream);
+            return;
+        }
+        if (bytes <= k_direct_copy_limit) {
+            NU_CU(m_api, cuMemcpyDtoHAsync, dst, dsrc, bytes, stream);
+            NU_CU(m_api, cuStreamSynchronize, stream);
+            return;
+        }
+        std::lock_guard<std::mutex> lock(m_staging_mutex);
+        ensure_staging();
+        // Pipeline: chunk i+1 is in DMA while chunk i is copied out to pageable memory.
+        const std::size_t chunks = (bytes + k_staging_chunk - 1) / k_staging_chunk;
+        auto issue = [&](std::size_t i) {
+            staging_buffer& buf = m_staging[i % 2];
+            const std::size_t offset = i * k_staging_chunk;
+            const std::size_t n = std::min(k_staging_chunk, bytes - offset);
+            NU_CU(m_api, cuMemcpyDtoHAsync, buf.host, dsrc + offset, n, stream);
+            NU_CU(m_api, cuEventRecord, buf.done, stream);
+        };
+        issue(0);
+        for (std::size_t i = 0; i < chunks; ++i) {
+            if (i + 1 < chunks) issue(i + 1);
+            staging_buffer& buf = m_staging[i % 2];
+            NU_CU(m_api, cuEventSynchronize, buf.done);
+            const std::size_t offset = i * k_staging_chunk;
+            std::memcpy(static_cast<char*>(dst) + offset, buf.host,
+                        std::min(k_staging_chunk, bytes - offset));
+        }
+    }
+
+    void copy_device_to_device(void* dst, const void* src, std::size_t bytes,
+                               stream_handle s) override {
+        make_current();
+        NU_CU(m_api, cuMemcpyDtoDAsync, reinterpret_cast<CUdeviceptr>(dst),
+              reinterpret_cast<CUdeviceptr>(src), bytes, static_cast<CUstream>(s));
+    }
+
+    void* allocate_pinned(std::size_t bytes) override {
+        make_current();
+        void* ptr = nullptr;
+        const CUresult status =
+            m_api.cuMemHostAlloc(&ptr, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE);
+        if (status == CUDA_ERROR_OUT_OF_MEMORY) {
+            throw out_of_memory("pinned_array(): cannot page-lock " + std::to_string(bytes) +
+                                " bytes of host memory");
+        }
+        check(status, "cuMemHostAlloc");
+        return ptr;
+    }
+
+    void release_pinned(void* ptr) noexcept override { m_api.cuMemFreeHost(ptr); }
+
+private:
+    int attribute(CUdevice_attribute attr, CUdevice dev) const {
+        int value = 0;
+        NU_CU(m_api, cuDeviceGetAttribute, &value, attr, dev);
+        return value;
+    }
+
+    void check_ordinal(int ordinal, const char* api) const {
+        if (ordinal < 0 || ordinal >= device_count()) {
+            throw value_error(std::string(api) + "(): no CUDA device " + std::to_string(ordinal) +
+                              " (this machine has " + std::to_string(device_count()) + ")");
+        }
+    }
+
+    const per_device& current() const { return m_devices[static_cast<std::size_t>(m_current)]; }
+
+    // Other libraries may switch the thread's context; make ours current before each call.
+    void make_current() const {
+        CUcontext ctx = nullptr;
+        m_api.cuCtxGetCurrent(&ctx);
+        if (ctx != current().context) NU_CU(m_api, cuCtxSetCurrent, current().context);
+    }
+
+    CUresult try_allocate(const per_device& d, CUdeviceptr* ptr, std::size_t bytes,
+                          stream_handle s) {
+        return d.pool != nullptr ? m_api.cuMemAllocAsync(ptr, bytes, static_cast<CUstream>(s))
+                                 : m_api.cuMemAlloc(ptr, bytes);
+    }
+
+    bool is_pinned(const void* ptr) const {
+        unsigned int type = 0;
+        return m_api.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                           reinterpret_cast<CUdeviceptr>(ptr)) == CUDA_SUCCESS &&
+               type == CU_MEMORYTYPE_HOST;
+    }
+
+    void ensure_staging() {
+        for (staging_buffer& buf : m_staging) {
+            if (buf.host != nullptr) continue;
+            NU_CU(m_api, cuMemHostAlloc, &buf.host, k_staging_chunk, CU_MEMHOSTALLOC_PORTABLE);
+            NU_CU(m_api, cuEventCreate, &buf.done, CU_EVENT_DISABLE_TIMING);
+        }
+    }
+
+    const driver_api& m_api;
+    std::vector<per_device> m_devices;
+    int m_current = 0;
+    std::atomic<std::size_t> m_in_use{0};
+    std::atomic<std::size_t> m_allocations{0};
+    std::mutex m_staging_mutex;
+    staging_buffer m_staging[2];
+};
+
+}  // namespace
+
+std::unique_ptr<backend> make_cuda_backend(std::string* why) {
+    const driver_api* api = load_driver(why);
+    if (api == nullptr) return nullptr;
+    int count = 0;
+    if (api->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+        *why = "the CUDA driver reports no devices";
+        return nullptr;
+    }
+    try {
+        return std::make_unique<cuda_backend>(*api);
+    } catch (const error& e) {
+        *why = e.what();
+        return nullptr;
+    }
+}
+
+}  // namespace nu

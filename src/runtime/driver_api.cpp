@@ -1,0 +1,80 @@
+// src/runtime/driver_api.cpp: dlopen of libcuda and CUresult -> cuda_error
+#include "runtime/driver_api.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+#include "runtime/errors.h"
+
+namespace nu {
+namespace {
+
+#define NU_STR(x) #x
+#define NU_XSTR(x) NU_STR(x)
+
+driver_api g_api;
+const driver_api* g_loaded = nullptr;
+std::string g_why;
+
+void load_once() {
+    // Never link libcuda: on machines without a driver the link would break `import`.
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+        const char* err = dlerror();
+        g_why = std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") +
+                (err ? err : "not found");
+        return;
+    }
+    bool complete = true;
+    // The versioned name first (cuMemAlloc_v2), then the plain one: drivers older than
+    // the headers may only export the older spelling of a few entry points.
+#define NU_RESOLVE_FN(name)                                                             \
+    {                                                                                   \
+        void* sym = dlsym(lib, NU_XSTR(name));                                          \
+        if (sym == nullptr) sym = dlsym(lib, #name);                                    \
+        g_api.name = reinterpret_cast<decltype(g_api.name)>(sym);                       \
+        if (sym == nullptr) {                                                           \
+            complete = false;                                                           \
+            g_why = "the CUDA driver is too old: it lacks " NU_XSTR(name);              \
+        }                                                                               \
+    }
+    NU_DRIVER_FUNCTIONS(NU_RESOLVE_FN)
+#undef NU_RESOLVE_FN
+    if (!complete) return;
+    const CUresult status = g_api.cuInit(0);
+    if (status != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        g_api.cuGetErrorName(status, &name);
+        g_why = std::string("cuInit failed with ") + (name ? name : "an unknown error") +
+                " (no usable GPU or driver)";
+        return;
+    }
+    g_loaded = &g_api;
+}
+
+}  // namespace
+
+const driver_api* load_driver(std::string* why) {
+    static std::once_flag once;
+    std::call_once(once, load_once);
+    if (g_loaded == nullptr && why != nullptr) *why = g_why;
+    return g_loaded;
+}
+
+void check(CUresult status, const char* call) {
+    if (status == CUDA_SUCCESS) return;
+    const char* name = nullptr;
+    const char* text = nullptr;
+    if (g_loaded != nullptr) {
+        g_api.cuGetErrorName(status, &name);
+        g_api.cuGetErrorString(status, &text);
+    }
+    const std::string error_name = name ? name : "CUDA_ERROR_UNKNOWN";
+    throw cuda_error(static_cast<int>(status), error_name, call,
+                     std::string(call) + "() failed: " + error_name +
+                         (text ? std::string(" (") + text + ")" : std::string()));
+}
+
+}  // namespace nu

@@ -1,0 +1,40 @@
+// src/runtime/driver_api.h: the CUDA driver API, loaded with dlopen at first use
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace nu {
+
+// Every driver entry point the engine calls. The names go through cuda.h's macros, so
+// `cuMemAlloc` resolves the `cuMemAlloc_v2` symbol that matches the declared signature.
+#define NU_DRIVER_FUNCTIONS(X)                                                           \
+    X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                \
+    X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)        \
+    X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)         \
+    X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuMemGetInfo)            \
+    X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamWaitEvent)     \
+    X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)            \
+    X(cuEventElapsedTime) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync) \
+    X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute)       \
+    X(cuMemPoolTrimTo) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)    \
+    X(cuMemHostAlloc) X(cuMemFreeHost) X(cuPointerGetAttribute) X(cuModuleLoadData)      \
+    X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)
+
+struct driver_api {
+#define NU_DECLARE_FN(name) decltype(&::name) name = nullptr;
+    NU_DRIVER_FUNCTIONS(NU_DECLARE_FN)
+#undef NU_DECLARE_FN
+};
+
+// Loads libcuda and calls cuInit once. Returns nullptr and fills `why` when there is no
+// usable driver; never throws, so `cuda.is_available()` can ask safely.
+const driver_api* load_driver(std::string* why);
+
+// Throws cuda_error naming the CUDA error and `call` when `status` is not CUDA_SUCCESS.
+void check(CUresult status, const char* call);
+
+}  // namespace nu
+
+#define NU_CU(api, fn, ...) ::nu::check((api).fn(__VA_ARGS__), #fn)

@@ -1,0 +1,57 @@
+// src/runtime/errors.h: the engine's exception types (module.cpp maps each to Python)
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace nu {
+
+// Root of the engine's exceptions; module.cpp translates each subclass to the Python type
+// named in its comment.
+struct error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// -> numbacuda_ufunc.errors.CudaError (name = CUDA error name, call = driver API call)
+struct cuda_error : error {
+    cuda_error(int code, std::string name, std::string call, const std::string& message)
+        : error(message), code(code), name(std::move(name)), call(std::move(call)) {}
+    int code;
+    std::string name;
+    std::string call;
+};
+
+// -> numbacuda_ufunc.errors.CudaSupportError (no driver, no device, emulation not enabled)
+struct cuda_support_error : error {
+    using error::error;
+};
+
+// -> MemoryError (the pool was trimmed and the allocation retried before this is thrown)
+struct out_of_memory : error {
+    using error::error;
+};
+
+// -> ValueError / TypeError / IndexError: bad arguments from the user.
+struct value_error : error {
+    using error::error;
+};
+struct type_error : error {
+    using error::error;
+};
+struct index_error : error {
+    using error::error;
+};
+
+}  // namespace nu
+
+// Broken internal invariants abort with file:line; they are bugs, never user errors.
+#define NU_ASSERT(cond)                                                                     \
+    do {                                                                                    \
+        if (!(cond)) {                                                                      \
+            std::fprintf(stderr, "%s:%d: internal error: assertion '%s' failed\n", __FILE__, \
+                         __LINE__, #cond);                                                  \
+            std::abort();                                                                   \
+        }                                                                                   \
+    } while (0)

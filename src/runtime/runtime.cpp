@@ -1,0 +1,88 @@
+// src/runtime/runtime.cpp: backend selection and stream lifetimes
+#include "runtime/runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "runtime/errors.h"
+
+namespace nu {
+namespace {
+
+// Deliberately never destroyed: arrays that Python frees during interpreter shutdown may
+// outlive C++ static destructors, and the driver reclaims everything at process exit.
+backend* g_backend = nullptr;
+std::string g_reason;
+
+void choose_backend() {
+    if (emulation_requested()) {
+        g_backend = make_host_backend().release();
+        return;
+    }
+    g_backend = make_cuda_backend(&g_reason).release();
+}
+
+backend* backend_or_null() {
+    static std::once_flag once;
+    std::call_once(once, choose_backend);
+    return g_backend;
+}
+
+}  // namespace
+
+bool emulation_requested() {
+    const char* value = std::getenv("NUMBACUDA_UFUNC_ENABLE_CUDASIM");
+    return value != nullptr && std::strcmp(value, "") != 0 && std::strcmp(value, "0") != 0;
+}
+
+backend& active_backend() {
+    backend* b = backend_or_null();
+    if (b == nullptr) {
+        throw cuda_support_error("no CUDA GPU is usable: " + g_reason +
+                                 ". Set NUMBACUDA_UFUNC_ENABLE_CUDASIM=1 to run the cuda "
+                                 "target on the host backend instead.");
+    }
+    return *b;
+}
+
+bool backend_available() { return backend_or_null() != nullptr; }
+
+std::string unavailable_reason() {
+    backend_or_null();
+    return g_reason;
+}
+
+stream_state::~stream_state() {
+    if (owned && !closed && handle != nullptr && g_backend != nullptr) g_backend->destroy_stream(handle);
+}
+
+stream_ref new_stream() {
+    auto s = std::make_shared<stream_state>();
+    s->handle = active_backend().create_stream();
+    s->owned = true;
+    return s;
+}
+
+const stream_ref& default_stream() {
+    static const stream_ref* s = new stream_ref(std::make_shared<stream_state>());
+    return *s;
+}
+
+stream_ref external_stream(stream_handle handle) {
+    if (handle == nullptr) return default_stream();
+    auto s = std::make_shared<stream_state>();
+    s->handle = handle;
+    return s;
+}
+
+stream_handle live_handle(const stream_ref& s, const char* api) {
+    if (!s) return nullptr;
+    if (s->closed) {
+        throw value_error(std::string(api) + "(): the stream was closed; create a new one "
+                          "with cuda.stream()");
+    }
+    return s->handle;
+}
+
+}  // namespace nu

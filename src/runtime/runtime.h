@@ -1,0 +1,41 @@
+// src/runtime/runtime.h: process-wide choice of backend, and streams
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/backend.h"
+
+namespace nu {
+
+// True when NUMBACUDA_UFUNC_ENABLE_CUDASIM=1: the cuda target runs on the host backend.
+bool emulation_requested();
+
+// The backend every device operation goes through, chosen once per process. Throws
+// cuda_support_error (naming NUMBACUDA_UFUNC_ENABLE_CUDASIM) when there is no GPU and
+// emulation is off.
+backend& active_backend();
+// Never throws: false when active_backend() would.
+bool backend_available();
+// Why there is no GPU backend ("" when there is one or emulation is on).
+std::string unavailable_reason();
+
+// A stream as the user holds it. Arrays and staged copies keep a shared_ptr to the state,
+// so a closed stream is detected instead of being used after destruction.
+struct stream_state {
+    stream_handle handle = nullptr;
+    bool owned = false;   // created by us: destroyed by close() or at the last reference
+    bool closed = false;
+    ~stream_state();
+};
+using stream_ref = std::shared_ptr<stream_state>;
+
+stream_ref new_stream();
+// The legacy default stream (handle 0), shared by everyone.
+const stream_ref& default_stream();
+// A stream created by another library (CuPy, Numba, PyTorch); never destroyed by us.
+stream_ref external_stream(stream_handle handle);
+// The handle to enqueue on; throws value_error when the stream was closed.
+stream_handle live_handle(const stream_ref& s, const char* api);
+
+}  // namespace nu
