@@ -1,0 +1,95 @@
+"""``python -m numbacuda_ufunc``: the environment report and a short demo.
+
+Works on any machine: without a GPU it says so and runs the demo on the host backend.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+
+def _line(label: str, value) -> None:
+    print(f"  {label:<22} {value}")
+
+
+def report(core) -> None:
+    from . import __version__
+
+    print(f"numbacuda_ufunc {__version__}  (Python {platform.python_version()}, "
+          f"NumPy {np.__version__})")
+    emulated = core.emulation_enabled()
+    _line("emulation", "on (NUMBACUDA_UFUNC_ENABLE_CUDASIM=1)" if emulated else "off")
+    if core.is_available():
+        if emulated:
+            _line("driver", "not used (host backend)")
+        else:
+            v = core.driver_version()
+            _line("driver", f"CUDA {v // 1000}.{v % 1000 // 10}")
+        for i in range(core.device_count()):
+            info = core.device_info(i)
+            cc = ".".join(map(str, info["compute_capability"]))
+            _line(f"device {i}", f"{info['name']}  cc {cc}  "
+                  f"{info['total_memory'] / 2**30:.1f} GiB  {info['multiprocessors']} SMs")
+    else:
+        _line("GPU", f"none: {core.unavailable_reason()}")
+    toolkit = getattr(core, "toolkit_report", None)
+    if toolkit is not None:
+        for label, value in toolkit().items():
+            _line(label, value)
+
+
+def roundtrip_demo(cuda) -> None:
+    """Host -> device -> host of 64 MiB, timed, checked."""
+    n = 16 * 2**20
+    host = np.random.default_rng(0).random(n, dtype=np.float32)
+    back = np.empty_like(host)
+    dev = cuda.to_device(host)  # warm up the pool and staging buffers
+    best_up = best_down = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        dev = cuda.to_device(host)
+        cuda.synchronize()
+        t1 = time.perf_counter()
+        dev.copy_to_host(back)
+        t2 = time.perf_counter()
+        best_up, best_down = min(best_up, t1 - t0), min(best_down, t2 - t1)
+    ok = np.array_equal(host, back)
+    gb = host.nbytes / 1e9
+    print(f"\nround trip of {host.nbytes / 2**20:.0f} MiB float32: "
+          f"{'correct' if ok else 'WRONG'}")
+    _line("host -> device", f"{gb / best_up:.2f} GB/s")
+    _line("device -> host", f"{gb / best_down:.2f} GB/s")
+    if not ok:
+        raise SystemExit("round trip returned different data")
+
+
+def main() -> int:
+    from . import _core, cuda
+
+    report(_core)
+    if not _core.is_available():
+        print("\nNo GPU: running the demo on the host backend "
+              "(NUMBACUDA_UFUNC_ENABLE_CUDASIM=1).")
+        # The backend is chosen once per process, so the demo runs in a fresh one.
+        import subprocess
+
+        env = dict(os.environ, NUMBACUDA_UFUNC_ENABLE_CUDASIM="1")
+        return subprocess.call([sys.executable, "-m", "numbacuda_ufunc", "--demo-only"], env=env)
+    roundtrip_demo(cuda)
+    return 0
+
+
+def demo_only() -> int:
+    from . import cuda
+
+    roundtrip_demo(cuda)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(demo_only() if "--demo-only" in sys.argv else main())
