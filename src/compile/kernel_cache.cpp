@@ -1,0 +1,208 @@
+// src/compile/kernel_cache.cpp: memory + disk cache, atomic writes, checksummed entries
+//
+// Entry file: "NUCACHE1" | u64 payload size (little endian) | payload | SHA-256(payload).
+// Anything that does not match exactly (short file, wrong size, wrong checksum) is treated
+// as absent and rebuilt, so a crash mid-write or disk corruption never loads bad code.
+#include "compile/kernel_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "compile/embedded_headers.h"
+#include "compile/sha256.h"
+
+#ifndef NU_VERSION
+#define NU_VERSION "0"
+#endif
+
+namespace nu {
+
+namespace {
+
+constexpr char k_magic[8] = {'N', 'U', 'C', 'A', 'C', 'H', 'E', '1'};
+
+std::mutex g_mutex;
+std::map<std::string, std::shared_ptr<const std::string>> g_memory;
+cache_stats g_stats;
+
+bool env_is(const char* name, const char* value) {
+    const char* v = std::getenv(name);
+    return v && std::strcmp(v, value) == 0;
+}
+
+void make_dirs(const std::string& path) {
+    for (std::size_t i = 1; i <= path.size(); ++i) {
+        if (i == path.size() || path[i] == '/') {
+            std::string part = path.substr(0, i);
+            if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return;
+        }
+    }
+}
+
+bool read_file(const std::string& path, std::string& out) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    out.clear();
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        out.append(buf, std::size_t(n));
+    }
+    ::close(fd);
+    return true;
+}
+
+bool write_all(int fd, const char* p, std::size_t n) {
+    while (n > 0) {
+        ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= std::size_t(w);
+    }
+    return true;
+}
+
+// Decodes an entry; false for anything but a complete, checksum-valid file.
+bool decode_entry(const std::string& file, std::string& payload) {
+    constexpr std::size_t header = sizeof k_magic + 8, trailer = 32;
+    if (file.size() < header + trailer || std::memcmp(file.data(), k_magic, sizeof k_magic) != 0)
+        return false;
+    std::uint64_t size = 0;
+    for (int i = 0; i < 8; ++i) size |= std::uint64_t(std::uint8_t(file[8 + i])) << (8 * i);
+    if (size != file.size() - header - trailer) return false;
+    auto digest = sha256().update(file.data() + header, size).digest();
+    if (std::memcmp(digest.data(), file.data() + header + size, 32) != 0) return false;
+    payload.assign(file, header, size);
+    return true;
+}
+
+// Writes to a unique temporary file in the same directory, then renames over the entry:
+// readers see either no file or a complete one.
+void write_entry(const std::string& path, const std::string& payload) {
+    static std::atomic<unsigned> counter{0};
+    std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                      std::to_string(counter.fetch_add(1));
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return;  // read-only cache directory: keep working from memory
+    char size_le[8];
+    std::uint64_t size = payload.size();
+    for (int i = 0; i < 8; ++i) size_le[i] = char(std::uint8_t(size >> (8 * i)));
+    auto digest = sha256().update(payload).digest();
+    bool ok = write_all(fd, k_magic, sizeof k_magic) && write_all(fd, size_le, 8) &&
+              write_all(fd, payload.data(), payload.size()) &&
+              write_all(fd, reinterpret_cast<const char*>(digest.data()), digest.size());
+    ok = (::close(fd) == 0) && ok;
+    if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+const std::string& headers_digest() {
+    static const std::string d = [] {
+        sha256 h;
+        for (const auto& e : embedded_headers()) h.update_field(e.name).update_field(e.text);
+        return h.hex_digest();
+    }();
+    return d;
+}
+
+}  // namespace
+
+std::string cache_dir() {
+    std::string dir;
+    if (const char* v = std::getenv("NUMBACUDA_UFUNC_CACHE_DIR"); v && *v) {
+        dir = v;
+    } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+        dir = std::string(x) + "/numbacuda_ufunc";
+    } else if (const char* h = std::getenv("HOME"); h && *h) {
+        dir = std::string(h) + "/.cache/numbacuda_ufunc";
+    } else {
+        dir = "/tmp/numbacuda_ufunc-cache-" + std::to_string(::getuid());
+    }
+    make_dirs(dir);
+    return dir;
+}
+
+bool disk_cache_enabled() { return !env_is("NUMBACUDA_UFUNC_DISABLE_CACHE", "1"); }
+
+std::string cache_key(const std::string& kind, const std::string& source,
+                      const std::vector<std::string>& options, const std::string& toolchain) {
+    sha256 h;
+    h.update_field("numbacuda_ufunc kernel cache v1").update_field(NU_VERSION);
+    h.update_field(kind).update_field(source).update_field(toolchain);
+    h.update_field(headers_digest());
+    for (const auto& o : options) h.update_field(o);
+    return h.hex_digest();
+}
+
+std::string cache_entry_path(const std::string& key) { return cache_dir() + "/" + key + ".nuc"; }
+
+std::string cached_artifact(const std::string& key, const std::function<std::string()>& build,
+                            bool use_memory) {
+    if (use_memory) {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        auto it = g_memory.find(key);
+        if (it != g_memory.end()) {
+            ++g_stats.memory_hits;
+            return *it->second;
+        }
+    }
+    bool disk = disk_cache_enabled();
+    std::string path = disk ? cache_entry_path(key) : std::string();
+    std::string payload;
+    bool found = false;
+    if (disk) {
+        std::string file;
+        if (read_file(path, file)) {
+            found = decode_entry(file, payload);
+            std::lock_guard<std::mutex> lock(g_mutex);
+            ++(found ? g_stats.disk_hits : g_stats.rejected_entries);
+        }
+    }
+    if (!found) {
+        payload = build();  // outside the lock: builds take seconds and may run in parallel
+        if (disk) write_entry(path, payload);
+    }
+    if (use_memory) {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        g_memory.emplace(key, std::make_shared<const std::string>(payload));
+    }
+    return payload;
+}
+
+void count_compile(compile_kind kind) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    ++(kind == compile_kind::nvrtc ? g_stats.nvrtc_compiles : g_stats.host_compiles);
+}
+
+void count_memory_hit() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    ++g_stats.memory_hits;
+}
+
+cache_stats get_cache_stats() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return g_stats;
+}
+
+void reset_cache_stats() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_stats = cache_stats{};
+}
+
+void clear_memory_cache() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_memory.clear();
+}
+
+}  // namespace nu

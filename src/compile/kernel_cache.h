@@ -1,0 +1,46 @@
+// src/compile/kernel_cache.h: memory + disk cache of compiled kernels (PTX, CUBIN, host .so)
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nu {
+
+struct cache_stats {
+    std::uint64_t memory_hits = 0;
+    std::uint64_t disk_hits = 0;
+    std::uint64_t nvrtc_compiles = 0;
+    std::uint64_t host_compiles = 0;
+    std::uint64_t rejected_entries = 0;  // corrupt or truncated files that were rebuilt
+};
+
+// $NUMBACUDA_UFUNC_CACHE_DIR, else $XDG_CACHE_HOME/numbacuda_ufunc, else
+// ~/.cache/numbacuda_ufunc; created on demand.
+std::string cache_dir();
+
+// False when NUMBACUDA_UFUNC_DISABLE_CACHE=1 (read at each call so tests can flip it).
+bool disk_cache_enabled();
+
+// SHA-256 over every input that changes the artifact: kind, source, options, toolchain id,
+// package version and the embedded headers.
+std::string cache_key(const std::string& kind, const std::string& source,
+                      const std::vector<std::string>& options, const std::string& toolchain);
+
+// Returns the artifact for `key`: from memory, else from disk (checksum verified), else
+// from build(); new artifacts are written to disk atomically. Thread-safe; concurrent
+// builds of one key in several processes all succeed (last rename wins, same bytes).
+std::string cached_artifact(const std::string& key, const std::function<std::string()>& build,
+                            bool use_memory = true);
+
+enum class compile_kind { nvrtc, host };
+void count_compile(compile_kind kind);
+void count_memory_hit();
+cache_stats get_cache_stats();
+void reset_cache_stats();
+void clear_memory_cache();
+
+// Path of the disk entry for a key (whether or not it exists).
+std::string cache_entry_path(const std::string& key);
+
+}  // namespace nu

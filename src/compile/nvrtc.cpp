@@ -1,0 +1,209 @@
+// src/compile/nvrtc.cpp: NVRTC, CUDA C++ -> PTX/CUBIN, with the library loaded by dlopen
+#include "compile/nvrtc.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <nvrtc.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+
+#include "compile/compile_error.h"
+#include "compile/embedded_headers.h"
+#include "compile/kernel_cache.h"
+#include "compile/toolkit.h"
+
+namespace nu {
+
+namespace {
+
+// Only the entry points we call; resolved once, never unloaded (NVRTC keeps global state).
+struct nvrtc_api {
+    std::string path;
+    decltype(&::nvrtcVersion) version;
+    decltype(&::nvrtcGetErrorString) get_error_string;
+    decltype(&::nvrtcCreateProgram) create_program;
+    decltype(&::nvrtcDestroyProgram) destroy_program;
+    decltype(&::nvrtcCompileProgram) compile_program;
+    decltype(&::nvrtcGetProgramLogSize) get_log_size;
+    decltype(&::nvrtcGetProgramLog) get_log;
+    decltype(&::nvrtcGetPTXSize) get_ptx_size;
+    decltype(&::nvrtcGetPTX) get_ptx;
+    decltype(&::nvrtcGetCUBINSize) get_cubin_size;
+    decltype(&::nvrtcGetCUBIN) get_cubin;
+};
+
+template <class F>
+void resolve(void* handle, const char* name, F& out, const std::string& path) {
+    out = reinterpret_cast<F>(::dlsym(handle, name));
+    if (!out) throw std::runtime_error("nvrtc: " + path + " lacks the symbol " + name);
+}
+
+const char* const k_sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                 "libnvrtc.so"};
+
+// First existing libnvrtc in the search directories ("" when none); stat only, no dlopen.
+const std::string& located_path() {
+    static const std::string path = [] {
+        for (const auto& dir : library_search_dirs())
+            for (const char* n : k_sonames)
+                if (file_exists(dir + "/" + n)) return dir + "/" + n;
+        return std::string();
+    }();
+    return path;
+}
+
+const nvrtc_api& api() {
+    static std::once_flag once;
+    static nvrtc_api a;
+    static std::string load_error;
+    std::call_once(once, [] {
+        void* handle = nullptr;
+        std::string tried;
+        if (!located_path().empty()) {
+            handle = ::dlopen(located_path().c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (handle) a.path = located_path();
+            else tried = "\n  " + located_path() + ": " + ::dlerror();
+        }
+        for (const char* n : k_sonames) {  // then the dynamic loader's own search path
+            if (handle) break;
+            handle = ::dlopen(n, RTLD_NOW | RTLD_LOCAL);
+            if (handle) a.path = n;
+        }
+        if (!handle) {
+            load_error =
+                "nvrtc: cannot load libnvrtc (set NUMBACUDA_UFUNC_CUDA_HOME to the CUDA "
+                "toolkit, or pip install nvidia-cuda-nvrtc)" + tried;
+            return;
+        }
+        resolve(handle, "nvrtcVersion", a.version, a.path);
+        resolve(handle, "nvrtcGetErrorString", a.get_error_string, a.path);
+        resolve(handle, "nvrtcCreateProgram", a.create_program, a.path);
+        resolve(handle, "nvrtcDestroyProgram", a.destroy_program, a.path);
+        resolve(handle, "nvrtcCompileProgram", a.compile_program, a.path);
+        resolve(handle, "nvrtcGetProgramLogSize", a.get_log_size, a.path);
+        resolve(handle, "nvrtcGetProgramLog", a.get_log, a.path);
+        resolve(handle, "nvrtcGetPTXSize", a.get_ptx_size, a.path);
+        resolve(handle, "nvrtcGetPTX", a.get_ptx, a.path);
+        resolve(handle, "nvrtcGetCUBINSize", a.get_cubin_size, a.path);
+        resolve(handle, "nvrtcGetCUBIN", a.get_cubin, a.path);
+    });
+    if (!load_error.empty()) throw std::runtime_error(load_error);
+    return a;
+}
+
+void check(nvrtcResult r, const char* call) {
+    if (r != NVRTC_SUCCESS)
+        throw std::runtime_error(std::string("nvrtc: ") + call + " failed: " +
+                                 api().get_error_string(r));
+}
+
+// Destroys the program on every exit path.
+struct program_guard {
+    nvrtcProgram prog = nullptr;
+    ~program_guard() {
+        if (prog) api().destroy_program(&prog);
+    }
+};
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::string> nvrtc_option_list(const nvrtc_options& opts) {
+    std::string cc = std::to_string(opts.cc_major * 10 + opts.cc_minor);
+    std::vector<std::string> o = {
+        "-std=c++17",
+        std::string("--gpu-architecture=") + (opts.cubin ? "sm_" : "compute_") + cc,
+    };
+    if (opts.fastmath) {
+        o.push_back("--use_fast_math");
+    } else {
+        // Exact IEEE results that match NumPy bit for bit: no a*b+c -> fma contraction.
+        o.push_back("--fmad=false");
+    }
+    o.insert(o.end(), opts.extra.begin(), opts.extra.end());
+    return o;
+}
+
+std::string nvrtc_compile(const std::string& source, const nvrtc_options& opts) {
+    const nvrtc_api& n = api();
+    std::vector<const char*> header_text, header_names;
+    for (const auto& h : embedded_headers()) {
+        header_names.push_back(h.name);
+        header_text.push_back(h.text);
+    }
+    program_guard g;
+    check(n.create_program(&g.prog, source.c_str(), "nu_module.cu", int(header_text.size()),
+                           header_text.data(), header_names.data()),
+          "nvrtcCreateProgram");
+    std::vector<std::string> options = nvrtc_option_list(opts);
+    std::vector<const char*> argv;
+    for (const auto& o : options) argv.push_back(o.c_str());
+    nvrtcResult r = n.compile_program(g.prog, int(argv.size()), argv.data());
+
+    std::size_t log_size = 0;
+    check(n.get_log_size(g.prog, &log_size), "nvrtcGetProgramLogSize");
+    std::string log(log_size, '\0');
+    if (log_size > 1) check(n.get_log(g.prog, &log[0]), "nvrtcGetProgramLog");
+    while (!log.empty() && log.back() == '\0') log.pop_back();
+
+    if (r != NVRTC_SUCCESS) {
+        std::string msg = std::string("nvrtc: compilation failed (") + n.get_error_string(r) +
+                          ")\noptions: " + join(options) + "\n" + log;
+        const char* dbg = std::getenv("NUMBACUDA_UFUNC_DEBUG_SOURCE");
+        if (dbg && std::string(dbg) == "1") msg += "\n---- source ----\n" + source;
+        throw compile_error(msg, log);
+    }
+    std::size_t size = 0;
+    std::string out;
+    if (opts.cubin) {
+        check(n.get_cubin_size(g.prog, &size), "nvrtcGetCUBINSize");
+        out.resize(size);
+        check(n.get_cubin(g.prog, &out[0]), "nvrtcGetCUBIN");
+    } else {
+        check(n.get_ptx_size(g.prog, &size), "nvrtcGetPTXSize");
+        out.resize(size);
+        check(n.get_ptx(g.prog, &out[0]), "nvrtcGetPTX");
+        while (!out.empty() && out.back() == '\0') out.pop_back();
+    }
+    return out;
+}
+
+std::pair<int, int> nvrtc_version() {
+    int major = 0, minor = 0;
+    check(api().version(&major, &minor), "nvrtcVersion");
+    return {major, minor};
+}
+
+std::string nvrtc_library_path() { return api().path; }
+
+std::string nvrtc_identity() {
+    // The resolved file name carries the full version (libnvrtc.so.13.0.88); size and
+    // mtime catch an in-place upgrade. Cheap enough for a warm-cache first call.
+    const std::string& p = located_path();
+    if (p.empty()) return "nvrtc:" + nvrtc_library_path();
+    char* real = ::realpath(p.c_str(), nullptr);
+    std::string id = real ? real : p;
+    std::free(real);
+    struct stat st;
+    if (::stat(id.c_str(), &st) == 0)
+        id += ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
+    return id;
+}
+
+std::string nvrtc_build(const std::string& source, const nvrtc_options& opts) {
+    std::string key = cache_key(opts.cubin ? "cubin" : "ptx", source, nvrtc_option_list(opts),
+                                nvrtc_identity());
+    return cached_artifact(key, [&] {
+        count_compile(compile_kind::nvrtc);
+        return nvrtc_compile(source, opts);
+    });
+}
+
+}  // namespace nu

@@ -1,0 +1,38 @@
+// src/compile/nvrtc.h: NVRTC (loaded with dlopen), CUDA C++ -> PTX or CUBIN
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nu {
+
+struct nvrtc_options {
+    int cc_major = 9;
+    int cc_minor = 0;
+    bool cubin = false;     // CUBIN for sm_XY; otherwise PTX for compute_XY
+    bool fastmath = false;  // --use_fast_math; otherwise exact IEEE (no FMA contraction)
+    std::vector<std::string> extra;  // e.g. -rdc=true, -I<dir>
+};
+
+// The full option list handed to nvrtcCompileProgram for these settings.
+std::vector<std::string> nvrtc_option_list(const nvrtc_options& opts);
+
+// Compiles `source` with the embedded src/kernels headers available by name.
+// Returns the PTX text or the CUBIN bytes; throws compile_error with the log and the
+// options on failure, and std::runtime_error when NVRTC cannot be loaded.
+std::string nvrtc_compile(const std::string& source, const nvrtc_options& opts);
+
+// nvrtc_compile through the kernel cache (memory, then disk, then NVRTC). A hit loads no
+// NVRTC at all.
+std::string nvrtc_build(const std::string& source, const nvrtc_options& opts);
+
+// Identifies the NVRTC build for cache keys without loading it (resolved path, size, mtime).
+std::string nvrtc_identity();
+
+// (major, minor) of the loaded NVRTC; loads it on first use.
+std::pair<int, int> nvrtc_version();
+
+// Path of the loaded libnvrtc; loads it on first use.
+std::string nvrtc_library_path();
+
+}  // namespace nu

@@ -1,0 +1,122 @@
+// src/kernels/nu_math.cuh: float/double overloads of the CUDA math API used by translated code
+//
+// Each function picks the single-precision CUDA routine (sinf) for float and the double
+// one (sin) for double, so float32 code never silently runs in double precision on the GPU.
+#pragma once
+
+namespace nu {
+
+#define NU_MATH1(name, f32, f64) \
+    NU_DEVICE float name(float x) { return ::f32(x); } \
+    NU_DEVICE double name(double x) { return ::f64(x); }
+#define NU_MATH2(name, f32, f64) \
+    NU_DEVICE float name(float x, float y) { return ::f32(x, y); } \
+    NU_DEVICE double name(double x, double y) { return ::f64(x, y); }
+
+NU_MATH1(sin, sinf, sin)
+NU_MATH1(cos, cosf, cos)
+NU_MATH1(tan, tanf, tan)
+NU_MATH1(asin, asinf, asin)
+NU_MATH1(acos, acosf, acos)
+NU_MATH1(atan, atanf, atan)
+NU_MATH1(sinh, sinhf, sinh)
+NU_MATH1(cosh, coshf, cosh)
+NU_MATH1(tanh, tanhf, tanh)
+NU_MATH1(asinh, asinhf, asinh)
+NU_MATH1(acosh, acoshf, acosh)
+NU_MATH1(atanh, atanhf, atanh)
+NU_MATH1(exp, expf, exp)
+NU_MATH1(exp2, exp2f, exp2)
+NU_MATH1(expm1, expm1f, expm1)
+NU_MATH1(log, logf, log)
+NU_MATH1(log2, log2f, log2)
+NU_MATH1(log10, log10f, log10)
+NU_MATH1(log1p, log1pf, log1p)
+NU_MATH1(sqrt, sqrtf, sqrt)
+NU_MATH1(cbrt, cbrtf, cbrt)
+NU_MATH1(fabs, fabsf, fabs)
+NU_MATH1(floor, floorf, floor)
+NU_MATH1(ceil, ceilf, ceil)
+NU_MATH1(trunc, truncf, trunc)
+NU_MATH1(rint, rintf, rint)
+NU_MATH1(erf, erff, erf)
+NU_MATH1(erfc, erfcf, erfc)
+NU_MATH1(tgamma, tgammaf, tgamma)
+NU_MATH1(lgamma, lgammaf, lgamma)
+NU_MATH2(atan2, atan2f, atan2)
+NU_MATH2(pow, powf, pow)
+NU_MATH2(hypot, hypotf, hypot)
+NU_MATH2(fmod, fmodf, fmod)
+NU_MATH2(copysign, copysignf, copysign)
+NU_MATH2(fmin, fminf, fmin)
+NU_MATH2(fmax, fmaxf, fmax)
+NU_MATH2(nextafter, nextafterf, nextafter)
+
+#undef NU_MATH1
+#undef NU_MATH2
+
+NU_DEVICE float ldexp(float x, i64 e) { return ::ldexpf(x, int(e < -100000 ? -100000 : e > 100000 ? 100000 : e)); }
+NU_DEVICE double ldexp(double x, i64 e) { return ::ldexp(x, int(e < -100000 ? -100000 : e > 100000 ? 100000 : e)); }
+
+template <class T>
+NU_DEVICE tuple2<T, i64> frexp(T x) {
+    int e = 0;
+    T m = T(::frexp(x, &e));
+    if (!isfinite(x)) return {x, 0};  // Python: frexp(inf) == (inf, 0), frexp(nan) == (nan, 0)
+    return {m, i64(e)};
+}
+// Python's math.modf returns (fractional part, integral part), both with x's sign.
+template <class T>
+NU_DEVICE tuple2<T, T> modf(T x) {
+    T ip;
+    T fp = T(::modf(x, &ip));
+    return {fp, ip};
+}
+
+// NumPy's np.sign: -1, 0 or 1 with the argument's type; NaN stays NaN.
+template <class T>
+NU_DEVICE T sign(T x) {
+    if constexpr (is_float<T>) {
+        if (isnan(x)) return x;
+    }
+    return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+}
+
+// np.maximum/np.minimum propagate NaN from either side (unlike Python's max/min).
+template <class T> NU_DEVICE T np_maximum(T a, T b) {
+    if constexpr (is_float<T>) {
+        if (isnan(a)) return a;
+        if (isnan(b)) return b;
+    }
+    return a >= b ? a : b;
+}
+template <class T> NU_DEVICE T np_minimum(T a, T b) {
+    if constexpr (is_float<T>) {
+        if (isnan(a)) return a;
+        if (isnan(b)) return b;
+    }
+    return a <= b ? a : b;
+}
+
+template <class T> NU_DEVICE bool signbit(T x) { return ::signbit(x); }
+
+// Python's math.radians/degrees multiply by a pre-rounded constant; do the same.
+template <class T> NU_DEVICE T radians(T x) { return x * T(3.141592653589793 / 180.0); }
+template <class T> NU_DEVICE T degrees(T x) { return x * T(180.0 / 3.141592653589793); }
+
+// Float power: C pow for both NumPy and Python semantics (a negative base with a
+// non-integer exponent gives NaN, as for NumPy scalars).
+template <class T> NU_DEVICE T fpow(T a, T b) { return pow(a, b); }
+
+// NumPy's round(x, ndigits): scale, round half to even, unscale.
+template <class T>
+NU_DEVICE T round_digits(T x, i64 ndigits) {
+    if (ndigits >= 0) {
+        T f = T(::pow(10.0, double(ndigits)));
+        return rint(x * f) / f;
+    }
+    T f = T(::pow(10.0, double(-ndigits)));
+    return rint(x / f) * f;
+}
+
+}  // namespace nu
