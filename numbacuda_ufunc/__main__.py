@@ -37,10 +37,14 @@ def report(core) -> None:
                   f"{info['total_memory'] / 2**30:.1f} GiB  {info['multiprocessors']} SMs")
     else:
         _line("GPU", f"none: {core.unavailable_reason()}")
-    toolkit = getattr(core, "toolkit_report", None)
-    if toolkit is not None:
-        for label, value in toolkit().items():
-            _line(label, value)
+    try:
+        major, minor = core.nvrtc_version()
+        _line("NVRTC", f"{major}.{minor}  ({core.nvrtc_library_path()})")
+    except Exception as exc:  # reported, not fatal: host builds still work
+        _line("NVRTC", f"not found: {exc}")
+    _line("CUB headers", core.cub_include_dir() or "not found")
+    disabled = os.environ.get("NUMBACUDA_UFUNC_DISABLE_CACHE") == "1"
+    _line("cache directory", core.cache_dir() + ("  (disabled)" if disabled else ""))
 
 
 def roundtrip_demo(cuda) -> None:

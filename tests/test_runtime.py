@@ -66,6 +66,7 @@ def test_main_job_reports_and_round_trips():
                          text=True, timeout=300, env=dict(os.environ))
     assert out.returncode == 0, out.stderr
     assert "numbacuda_ufunc" in out.stdout and "emulation" in out.stdout
+    assert "NVRTC" in out.stdout and "CUB headers" in out.stdout and "cache directory" in out.stdout
     assert "round trip" in out.stdout and "correct" in out.stdout and "GB/s" in out.stdout
 
 
