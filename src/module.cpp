@@ -15,6 +15,7 @@
 #include "compile/kernel_cache.h"
 #include "compile/nvrtc.h"
 #include "compile/toolkit.h"
+#include "dispatch/ufunc.h"
 #include "runtime/errors.h"
 #include "runtime/runtime.h"
 
@@ -133,10 +134,9 @@ char as_order(const std::string& order, const char* api) {
 }
 
 // A NumPy array as an array_view (no copy; the caller keeps `arr` alive).
-nu::array_view host_view(const py::array& arr, const char* api) {
+nu::array_view host_view(const py::array& arr, const char* what) {
     nu::array_view v;
-    const std::string what = std::string(api) + "()";
-    v.type = nu::dtype_from_typestr(arr.dtype().attr("str").cast<std::string>(), what.c_str());
+    v.type = nu::dtype_from_typestr(arr.dtype().attr("str").cast<std::string>(), what);
     v.data = const_cast<void*>(arr.data());
     for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
         v.shape.push_back(arr.shape(i));
@@ -282,7 +282,7 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
         out = ary.cast<py::array>();
         if (!out.writeable()) throw nu::value_error("copy_to_host(): ary is read-only");
     }
-    nu::array_view host = host_view(out, "copy_to_host");
+    nu::array_view host = host_view(out, "copy_to_host()");
     if (host.type != a.view().type) {
         throw nu::type_error(std::string("copy_to_host(): ary has dtype ") + nu::dtype_name(host.type) +
                              ", the device array has " + nu::dtype_name(a.view().type));
@@ -313,7 +313,7 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
     }
     py::module_ np = py::module_::import("numpy");
     py::array arr = np.attr("asarray")(src);
-    nu::array_view host = host_view(arr, api);
+    nu::array_view host = host_view(arr, (std::string(api) + "()").c_str());
     if (host.type != dst.type) {
         throw nu::type_error(std::string(api) + "(): source has dtype " + nu::dtype_name(host.type) +
                              ", the device array has " + nu::dtype_name(dst.type));
@@ -387,7 +387,7 @@ py::capsule to_dlpack(const nu::device_array& a, py::handle stream) {
 
 py::object element_to_python(const nu::device_array& a) {
     py::array host = empty_host_like(a.view());
-    nu::array_view hv = host_view(host, "__getitem__");
+    nu::array_view hv = host_view(host, "__getitem__()");
     a.copy_to_host(hv, a.stream());
     return host[py::tuple()];  // NumPy scalar
 }
@@ -573,7 +573,7 @@ void bind_array(py::module_& m) {
 
     m.def("to_device", [](const py::array& host, py::handle stream) {
         const nu::stream_ref s = as_stream(stream, "to_device");
-        nu::array_view hv = host_view(host, "to_device");
+        nu::array_view hv = host_view(host, "to_device()");
         const char order = hv.is_f_contiguous() && !hv.is_c_contiguous() ? 'F' : 'C';
         nu::device_array d = nu::device_array::empty(hv.shape, hv.type, order, std::nullopt, s, "to_device");
         py::gil_scoped_release nogil;
@@ -603,6 +603,217 @@ void bind_array(py::module_& m) {
         std::vector<py::ssize_t> strides(st.begin(), st.end());
         return py::array(to_numpy_dtype(t), shp, strides, ptr, owner);
     }, py::arg("shape"), py::arg("dtype"), py::arg("order") = "C");
+}
+
+// ---------------------------------------------------------------- ufuncs
+[[noreturn]] void throw_overflow(const std::string& message) {
+    PyErr_SetString(PyExc_OverflowError, message.c_str());
+    throw py::error_already_set();
+}
+
+std::string arg_name(const nu::ufunc& uf, std::size_t index) {
+    return uf.name() + "(): argument " + std::to_string(index + 1);
+}
+
+// A call argument as an operand. Python scalars are weak; NumPy scalars and 0-d arrays
+// are strong scalars passed by value; device and CAI arrays stay where they are.
+nu::operand to_operand(const nu::ufunc& uf, py::handle arg, std::size_t index, bool* is_cupy) {
+    nu::operand op;
+    const bool host_target = uf.where() != nu::target::cuda;
+    if (py::isinstance<nu::device_array>(arg) || has_cai(arg)) {
+        nu::device_array d = py::isinstance<nu::device_array>(arg)
+                                 ? arg.cast<nu::device_array>()
+                                 : import_cuda_array(arg, arg_name(uf, index).c_str());
+        if (is_cupy != nullptr && !py::isinstance<nu::device_array>(arg)) {
+            const std::string module = py::str(py::type::handle_of(arg).attr("__module__"));
+            *is_cupy = *is_cupy || module.rfind("cupy", 0) == 0;
+        }
+        if (host_target && !nu::active_backend().emulated()) {
+            // cpu/parallel targets compute on the host: bring device data over.
+            py::array host = copy_to_host(d, py::none(), py::int_(0));
+            return to_operand(uf, host, index, nullptr);
+        }
+        op.where = nu::operand::kind::device;
+        op.view = d.view();
+        op.device = std::move(d);
+        return op;
+    }
+    if (PyBool_Check(arg.ptr())) {
+        op.value = nu::make_scalar(arg.ptr() == Py_True);
+        return op;
+    }
+    if (PyLong_Check(arg.ptr())) {  // NumPy integers are not int subclasses
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(arg.ptr(), &overflow);
+        op.weak = nu::weak_kind::integer;
+        if (overflow == 0) {
+            op.value = nu::make_scalar(static_cast<std::int64_t>(v));
+        } else {
+            const unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(arg.ptr()) : 0;
+            if (overflow < 0 || PyErr_Occurred()) {
+                PyErr_Clear();
+                throw_overflow(arg_name(uf, index) + ": Python integer " + repr_of(arg) +
+                               " is out of bounds for every integer type");
+            }
+            op.value = nu::make_scalar(static_cast<std::uint64_t>(u));
+        }
+        return op;
+    }
+    if (PyFloat_CheckExact(arg.ptr())) {  // np.float64 subclasses float but is strong
+        op.weak = nu::weak_kind::floating;
+        op.value = nu::make_scalar(PyFloat_AsDouble(arg.ptr()));
+        return op;
+    }
+    if (PyComplex_CheckExact(arg.ptr())) {
+        op.weak = nu::weak_kind::complex;
+        op.value = nu::make_scalar(PyComplex_RealAsDouble(arg.ptr()), PyComplex_ImagAsDouble(arg.ptr()));
+        return op;
+    }
+    py::array arr;
+    if (py::isinstance<py::array>(arg)) {
+        arr = py::reinterpret_borrow<py::array>(arg);
+    } else {
+        arr = py::module_::import("numpy").attr("asarray")(arg);
+    }
+    const std::string what = arg_name(uf, index);
+    nu::array_view view = host_view(arr, what.c_str());
+    if (view.ndim() == 0) {
+        op.value.type = view.type;
+        std::memcpy(op.value.bytes, view.data, nu::itemsize(view.type));
+        return op;
+    }
+    op.where = nu::operand::kind::host;
+    op.view = view;
+    return op;
+}
+
+// The NumPy dtype a lazy ufunc compiles for, per argument (Python scalars: int64,
+// float64, complex128, as Numba types them).
+py::tuple resolver_types(const std::vector<nu::operand>& ops) {
+    py::tuple t(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) t[i] = to_numpy_dtype(ops[i].type());
+    return t;
+}
+
+py::object call_ufunc(py::object self, py::args args, py::kwargs kwargs) {
+    nu::ufunc& uf = self.cast<nu::ufunc&>();
+    py::object out = py::none();
+    py::object stream = py::int_(0);
+    for (auto item : kwargs) {
+        const std::string key = py::str(item.first);
+        if (key == "out") {
+            out = py::reinterpret_borrow<py::object>(item.second);
+        } else if (key == "stream") {
+            stream = py::reinterpret_borrow<py::object>(item.second);
+        } else {
+            throw nu::type_error(uf.name() + "() got an unexpected keyword argument '" + key + "'");
+        }
+    }
+    std::size_t nargs = args.size();
+    const std::size_t nin = static_cast<std::size_t>(uf.nin());
+    if (nargs == nin + 1 && out.is_none()) out = args[nin];  // NumPy's positional out
+    else if (nargs == nin + 1) throw nu::type_error(uf.name() + "(): cannot specify 'out' as both a positional and keyword argument");
+    if (nargs != nin && nargs != nin + 1) {
+        throw nu::type_error(uf.name() + "() takes " + std::to_string(nin) + " input argument" +
+                             (nin == 1 ? "" : "s") + " (got " + std::to_string(nargs) + ")");
+    }
+    if (py::isinstance<py::tuple>(out)) {
+        if (py::len(out) != 1) {
+            throw nu::type_error(uf.name() + "(): out must be an array or a 1-tuple (got a tuple of " +
+                                 std::to_string(py::len(out)) + ")");
+        }
+        out = out[py::int_(0)];
+    }
+    bool is_cupy = false;
+    std::vector<nu::operand> ops;
+    ops.reserve(nin);
+    bool any_device = false;
+    for (std::size_t i = 0; i < nin; ++i) {
+        ops.push_back(to_operand(uf, args[i], i, &is_cupy));
+        any_device = any_device || ops.back().where == nu::operand::kind::device;
+    }
+    if (uf.select_loop(ops) < 0 && py::hasattr(self, "_resolve")) {
+        self.attr("_resolve")(resolver_types(ops));  // lazy ufunc: compile a loop for these types
+    }
+    const nu::stream_ref s = as_stream(stream, uf.name().c_str());
+
+    nu::operand out_op;
+    py::object result;
+    if (!out.is_none()) {
+        if (py::isinstance<nu::device_array>(out) || has_cai(out)) {
+            out_op = to_operand(uf, out, nin, nullptr);
+        } else if (py::isinstance<py::array>(out)) {
+            py::array arr = py::reinterpret_borrow<py::array>(out);
+            if (!arr.writeable()) throw nu::value_error(uf.name() + "(): out is read-only");
+            out_op.where = nu::operand::kind::host;
+            out_op.view = host_view(arr, (uf.name() + "(): out").c_str());
+        } else {
+            throw nu::type_error(uf.name() + "(): out must be a NumPy or device array (got " +
+                                 repr_of(py::type::handle_of(out)) + ")");
+        }
+        if (out_op.where == nu::operand::kind::scalar) {
+            throw nu::type_error(uf.name() + "(): out must be an array, not a 0-d value");
+        }
+        result = out;
+    }
+    const nu::call_plan plan = uf.plan(ops, out.is_none() ? nullptr : &out_op);
+    if (out.is_none()) {
+        if (any_device && uf.where() == nu::target::cuda) {
+            nu::device_array d = nu::device_array::empty(plan.shape, plan.out_type, plan.order,
+                                                         std::nullopt, s, uf.name().c_str());
+            out_op.where = nu::operand::kind::device;
+            out_op.view = d.view();
+            out_op.device = d;
+            result = py::cast(d);
+            if (is_cupy) result = py::module_::import("cupy").attr("asarray")(result);
+        } else {
+            py::array arr = py::module_::import("numpy").attr("empty")(
+                to_tuple(plan.shape), to_numpy_dtype(plan.out_type), std::string(1, plan.order));
+            out_op.where = nu::operand::kind::host;
+            out_op.view = host_view(arr, (uf.name() + "()").c_str());
+            result = arr;
+        }
+    }
+    {
+        py::gil_scoped_release nogil;
+        uf.execute(plan, ops, out_op, s);
+    }
+    if (out.is_none() && out_op.where == nu::operand::kind::host && plan.shape.empty()) {
+        return result[py::tuple()];  // a 0-d result from host inputs is a NumPy scalar
+    }
+    return result;
+}
+
+void bind_ufunc(py::module_& m) {
+    py::class_<nu::ufunc, std::shared_ptr<nu::ufunc>>(m, "UFunc", py::dynamic_attr(),
+                                                      "Engine side of a vectorize ufunc.")
+        .def(py::init([](std::string name, int nin, const std::string& where, bool fastmath) {
+                 nu::target t = where == "cuda" ? nu::target::cuda
+                                : where == "cpu" ? nu::target::cpu
+                                : where == "parallel" ? nu::target::parallel
+                                : throw nu::value_error("vectorize(): target must be 'cuda', 'cpu' or "
+                                                        "'parallel' (got '" + where + "')");
+                 return std::make_shared<nu::ufunc>(std::move(name), nin, t, fastmath);
+             }),
+             py::arg("name"), py::arg("nin"), py::arg("target"), py::arg("fastmath") = false)
+        .def("_add_loop", [](nu::ufunc& uf, const std::vector<std::string>& in, const std::string& out,
+                             std::string function, std::string source) {
+            nu::loop l;
+            for (const std::string& t : in) l.in.push_back(nu::dtype_from_typestr(t, "add_loop"));
+            l.out = nu::dtype_from_typestr(out, "add_loop");
+            l.function = std::move(function);
+            l.source = std::move(source);
+            uf.add_loop(std::move(l));
+        })
+        .def_property_readonly("nin", &nu::ufunc::nin)
+        .def_property_readonly("nout", [](const nu::ufunc&) { return 1; })
+        .def_property_readonly("nargs", [](const nu::ufunc& uf) { return uf.nin() + 1; })
+        .def_property_readonly("ntypes", [](const nu::ufunc& uf) { return uf.loops().size(); })
+        .def_property_readonly("types", &nu::ufunc::type_strings)
+        .def_property_readonly("target", [](const nu::ufunc& uf) {
+            return uf.where() == nu::target::cuda ? "cuda" : uf.where() == nu::target::cpu ? "cpu" : "parallel";
+        })
+        .def("__call__", &call_ufunc);
 }
 
 // Compilation (NVRTC, host compiler, kernel cache): see src/compile/.
@@ -703,4 +914,5 @@ PYBIND11_MODULE(_core, m) {
     bind_runtime(m);
     bind_array(m);
     bind_compile(m);
+    bind_ufunc(m);
 }

@@ -250,6 +250,23 @@ public:
               reinterpret_cast<CUdeviceptr>(src), bytes, static_cast<CUstream>(s));
     }
 
+    void* load_function(const std::string& image, const std::string& name) override {
+        make_current();
+        CUmodule module = nullptr;
+        NU_CU(m_api, cuModuleLoadData, &module, image.data());
+        CUfunction function = nullptr;
+        NU_CU(m_api, cuModuleGetFunction, &function, module, name.c_str());
+        return function;
+    }
+
+    void launch(void* function, unsigned grid, unsigned block, stream_handle s,
+                void* params) override {
+        make_current();
+        void* args[] = {params};
+        NU_CU(m_api, cuLaunchKernel, static_cast<CUfunction>(function), grid, 1, 1, block, 1, 1, 0,
+              static_cast<CUstream>(s), args, nullptr);
+    }
+
     void* allocate_pinned(std::size_t bytes) override {
         make_current();
         void* ptr = nullptr;

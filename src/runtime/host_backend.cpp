@@ -109,6 +109,13 @@ public:
         std::memmove(dst, src, bytes);
     }
 
+    void* load_function(const std::string&, const std::string& name) override {
+        throw cuda_support_error("the host backend cannot load CUDA kernel " + name);
+    }
+    void launch(void*, unsigned, unsigned, stream_handle, void*) override {
+        throw cuda_support_error("the host backend cannot launch CUDA kernels");
+    }
+
     void* allocate_pinned(std::size_t bytes) override {
         void* ptr = std::aligned_alloc(k_alignment, round_up(bytes ? bytes : 1));
         if (ptr == nullptr) throw out_of_memory("pinned_array(): out of host memory");

@@ -1,0 +1,272 @@
+// src/dispatch/ufunc.cpp: loop selection (NumPy casting, NEP 50 scalars) and the call path
+#include "dispatch/ufunc.h"
+
+#include <cstring>
+#include <limits>
+
+#include "dispatch/broadcast.h"
+#include "runtime/errors.h"
+
+namespace nu {
+namespace {
+
+bool weak_int_fits(const scalar_value& v, dtype t) {
+    // Weak integers arrive as int64, or as uint64 when above INT64_MAX.
+    const bool big = v.type == dtype::uint64;
+    std::int64_t x = 0;
+    std::memcpy(&x, v.bytes, sizeof(x));
+    const int bits = static_cast<int>(itemsize(t) * 8);
+    if (dtype_kind(t) == 'u') {
+        if (big) return bits == 64;
+        return x >= 0 && (bits == 64 || static_cast<std::uint64_t>(x) < (1ull << bits));
+    }
+    if (big) return false;
+    if (bits == 64) return true;
+    const std::int64_t limit = std::int64_t{1} << (bits - 1);
+    return x >= -limit && x < limit;
+}
+
+// Whether a weak Python scalar may take loop type `t`; in the first passes only a loop of
+// its own kind will do (so add(1, 2) picks an integer loop before a float one).
+bool weak_accepts(const operand& op, dtype t, bool own_kind_only) {
+    const char k = dtype_kind(t);
+    switch (op.weak) {
+        case weak_kind::integer:
+            if (k == 'i' || k == 'u') return weak_int_fits(op.value, t);
+            return !own_kind_only && (k == 'f' || k == 'c');
+        case weak_kind::floating:
+            return k == 'f' || (!own_kind_only && k == 'c');
+        case weak_kind::complex:
+            return k == 'c';
+        case weak_kind::none:
+            break;
+    }
+    return false;
+}
+
+bool same_view(const array_view& a, const array_view& b) {
+    return a.data == b.data && a.strides == b.strides && a.shape == b.shape;
+}
+
+bool overlaps(const array_view& a, const array_view& b) {
+    if (a.size() == 0 || b.size() == 0) return false;
+    std::int64_t alo = 0, ahi = 0, blo = 0, bhi = 0;
+    a.byte_extent(&alo, &ahi);
+    b.byte_extent(&blo, &bhi);
+    const char* pa = static_cast<const char*>(a.data);
+    const char* pb = static_cast<const char*>(b.data);
+    return pa + alo < pb + bhi && pb + blo < pa + ahi;
+}
+
+std::string types_of(const std::vector<operand>& inputs) {
+    std::string s;
+    for (const operand& op : inputs) {
+        if (!s.empty()) s += ", ";
+        switch (op.weak) {
+            case weak_kind::integer: s += "int"; break;
+            case weak_kind::floating: s += "float"; break;
+            case weak_kind::complex: s += "complex"; break;
+            case weak_kind::none: s += dtype_name(op.type()); break;
+        }
+    }
+    return s;
+}
+
+}  // namespace
+
+ufunc::ufunc(std::string name, int nin, target where, bool fastmath)
+    : m_name(std::move(name)), m_nin(nin), m_target(where), m_fastmath(fastmath) {}
+
+void ufunc::add_loop(loop l) {
+    NU_ASSERT(static_cast<int>(l.in.size()) == m_nin);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_loops.push_back(std::move(l));
+}
+
+std::vector<std::string> ufunc::type_strings() const {
+    std::vector<std::string> out;
+    for (const loop& l : m_loops) {
+        std::string s;
+        for (dtype t : l.in) s += dtype_char(t);
+        out.push_back(s + "->" + dtype_char(l.out));
+    }
+    return out;
+}
+
+int ufunc::select_loop(const std::vector<operand>& inputs) const {
+    if (static_cast<int>(inputs.size()) != m_nin) return -1;
+    // Pass 0: exact dtypes; pass 1: safe casts; pass 2: weak scalars may also move up a kind.
+    for (int pass = 0; pass < 3; ++pass) {
+        for (std::size_t l = 0; l < m_loops.size(); ++l) {
+            bool ok = true;
+            for (int k = 0; ok && k < m_nin; ++k) {
+                const operand& op = inputs[k];
+                const dtype t = m_loops[l].in[k];
+                if (op.weak != weak_kind::none) {
+                    ok = weak_accepts(op, t, pass < 2);
+                } else {
+                    ok = pass == 0 ? op.type() == t : can_cast_safe(op.type(), t);
+                }
+            }
+            if (ok) return static_cast<int>(l);
+        }
+    }
+    return -1;
+}
+
+std::string ufunc::no_loop_message(const std::vector<operand>& inputs) const {
+    std::string loops;
+    for (const std::string& t : type_strings()) loops += (loops.empty() ? "'" : ", '") + t + "'";
+    return m_name + "(): no loop matches the input types (" + types_of(inputs) +
+           ") with safe casting; the loops are [" + loops + "]";
+}
+
+call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) const {
+    call_plan p;
+    p.loop = select_loop(inputs);
+    if (p.loop < 0) throw type_error(no_loop_message(inputs));
+    p.out_type = m_loops[p.loop].out;
+    std::vector<shape_t> shapes;
+    bool all_fortran = false;
+    for (const operand& op : inputs) {
+        if (!op.is_array()) continue;
+        shapes.push_back(op.view.shape);
+        const bool f = op.view.ndim() > 1 && op.view.is_f_contiguous() && !op.view.is_c_contiguous();
+        all_fortran = shapes.size() == 1 ? f : (all_fortran && f);
+    }
+    p.order = all_fortran ? 'F' : 'C';
+    const std::string api = m_name;
+    if (out == nullptr) {
+        p.shape = broadcast_shapes(shapes, api.c_str());
+        return p;
+    }
+    shapes.push_back(out->view.shape);
+    const shape_t both = broadcast_shapes(shapes, api.c_str());
+    if (both != out->view.shape) {
+        shapes.pop_back();
+        throw value_error(m_name + "(): out has shape " + shape_string(out->view.shape) +
+                          ", but the inputs broadcast to " +
+                          shape_string(broadcast_shapes(shapes, api.c_str())));
+    }
+    if (!can_cast_same_kind(p.out_type, out->view.type)) {
+        throw type_error(m_name + "(): cannot cast the loop's output " + dtype_name(p.out_type) +
+                         " to out's dtype " + dtype_name(out->view.type) +
+                         " with casting rule 'same_kind'");
+    }
+    p.shape = out->view.shape;
+    return p;
+}
+
+const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_kernels.find(v);
+    if (it != m_kernels.end()) return *it->second;
+    const loop& l = m_loops[v.loop];
+    std::string entry = l.function + (v.ndim == 0 ? "_contig" : "_strided" + std::to_string(v.ndim));
+    const std::string source = elementwise_source(l.function, l.source, l.out, l.in, v, entry);
+    auto k = std::make_unique<elementwise_kernel>(
+        build_elementwise(source, entry, host, m_fastmath, vector_width(v.out, v.in)));
+    return *m_kernels.emplace(v, std::move(k)).first->second;
+}
+
+void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
+                    const stream_ref& stream) {
+    const std::int64_t n = checked_size(plan.shape, m_name.c_str());
+    if (n == 0) return;
+    const loop& l = m_loops[plan.loop];
+    const bool host = m_target != target::cuda || active_backend().emulated();
+    const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
+
+    // Operand views the kernel will use; temporaries live until the launch is queued
+    // (their frees are stream-ordered after it).
+    std::vector<device_array> temporaries;
+    auto on_device = [&](const array_view& v) {
+        device_array tmp = device_array::empty(v.shape, v.type, 'C', std::nullopt, stream, m_name.c_str());
+        tmp.copy_from_host(v, stream);
+        temporaries.push_back(tmp);
+        return tmp.view();
+    };
+    array_view out_view = out.view;
+    device_array staged_out;
+    if (!host && out.where == operand::kind::host) {
+        staged_out = device_array::empty(out.view.shape, out.view.type, plan.order, std::nullopt,
+                                         stream, m_name.c_str());
+        out_view = staged_out.view();
+    }
+
+    elementwise_variant v;
+    v.loop = plan.loop;
+    v.out = out.view.type;
+    std::vector<array_view> views(inputs.size());
+    std::vector<scalar_value> values(inputs.size());
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const operand& op = inputs[k];
+        if (!op.is_array()) {
+            values[k] = convert_scalar(op.value, l.in[k]);
+            v.scalars |= 1ull << (k + 1);
+            v.in.push_back(l.in[k]);
+            continue;
+        }
+        views[k] = op.view;
+        if (!host && op.where == operand::kind::host) views[k] = on_device(op.view);
+        // An input that partly overlaps the output is read from a copy (NumPy does the same).
+        if (overlaps(views[k], out_view) &&
+            !same_view(views[k], array_view{out_view.data, views[k].type, out_view.shape, out_view.strides})) {
+            device_array tmp = device_array::empty(views[k].shape, views[k].type, 'C', std::nullopt,
+                                                   stream, m_name.c_str());
+            if (host && op.where == operand::kind::host) {
+                tmp.copy_from_host(views[k], stream);
+            } else {
+                tmp.copy_from_device(device_array(nullptr, views[k], stream), stream);
+            }
+            temporaries.push_back(tmp);
+            views[k] = tmp.view();
+        }
+        v.in.push_back(views[k].type);
+    }
+
+    // Iteration space: output first, then the inputs, broadcast and coalesced.
+    shape_t shape = plan.shape;
+    std::vector<shape_t> strides;
+    strides.push_back(out_view.strides);
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        strides.push_back(inputs[k].is_array()
+                              ? broadcast_strides(views[k].shape, views[k].strides, shape)
+                              : shape_t(shape.size(), 0));
+    }
+    coalesce_dims(shape, strides);
+    bool contiguous = shape.size() <= 1;
+    for (std::size_t k = 0; contiguous && k < strides.size(); ++k) {
+        const bool is_scalar = k > 0 && !inputs[k - 1].is_array();
+        const dtype t = k == 0 ? v.out : v.in[k - 1];
+        contiguous = is_scalar || shape.empty() || strides[k][0] == static_cast<std::int64_t>(itemsize(t));
+    }
+    v.ndim = contiguous ? 0 : static_cast<int>(shape.size());
+    v.index64 = n > std::numeric_limits<std::int32_t>::max();
+
+    const int vec = vector_width(v.out, v.in);
+    bool aligned = contiguous && vec > 1;
+    auto check_alignment = [&](const void* p, dtype t) {
+        aligned = aligned && reinterpret_cast<std::uintptr_t>(p) % (itemsize(t) * vec) == 0;
+    };
+    check_alignment(out_view.data, v.out);
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        if (inputs[k].is_array()) check_alignment(views[k].data, v.in[k]);
+    }
+
+    const elementwise_kernel& kern = kernel(v, host);
+    elementwise_params params(n, aligned, contiguous ? shape_t{n} : shape);
+    params.add(out_view.data, nullptr, contiguous ? shape_t{static_cast<long long>(itemsize(v.out))} : strides[0]);
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        if (inputs[k].is_array()) {
+            params.add(views[k].data, nullptr,
+                       contiguous ? shape_t{static_cast<long long>(itemsize(v.in[k]))} : strides[k + 1]);
+        } else {
+            params.add(nullptr, values[k].bytes, {});
+        }
+    }
+    launch_elementwise(kern, params, n, host, m_target == target::parallel, aligned, s);
+    if (staged_out.buffer()) staged_out.copy_to_host(out.view, stream);
+}
+
+}  // namespace nu

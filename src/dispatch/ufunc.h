@@ -1,0 +1,88 @@
+// src/dispatch/ufunc.h: a ufunc's loops, loop selection and its elementwise call path
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "array/device_array.h"
+#include "dispatch/casting.h"
+#include "launch/elementwise_launch.h"
+
+namespace nu {
+
+enum class target { cuda, cpu, parallel };
+
+// One compiled signature: the translated __device__ function and its types.
+struct loop {
+    std::vector<dtype> in;
+    dtype out = dtype::float64;
+    std::string function;  // name of the translated function in `source`
+    std::string source;    // the function and the helpers it calls
+};
+
+// Python int, float and complex arguments are weak (NEP 50): they take the loop's type.
+enum class weak_kind { none, integer, floating, complex };
+
+// One call argument as the engine sees it.
+struct operand {
+    enum class kind { device, host, scalar } where = kind::scalar;
+    array_view view;             // arrays: data, dtype, shape, strides
+    device_array device;         // keeps device memory alive (kind::device)
+    scalar_value value;          // kind::scalar: the value in its own dtype
+    weak_kind weak = weak_kind::none;
+
+    bool is_array() const { return where != kind::scalar; }
+    dtype type() const { return is_array() ? view.type : value.type; }
+};
+
+struct call_plan {
+    int loop = -1;
+    shape_t shape;       // broadcast shape: the result's shape
+    dtype out_type = dtype::float64;
+    char order = 'C';    // memory order for a new result ('F' when every input is)
+};
+
+class ufunc {
+public:
+    ufunc(std::string name, int nin, target where, bool fastmath);
+
+    const std::string& name() const { return m_name; }
+    int nin() const { return m_nin; }
+    target where() const { return m_target; }
+    bool fastmath() const { return m_fastmath; }
+
+    void add_loop(loop l);
+    const std::vector<loop>& loops() const { return m_loops; }
+    std::vector<std::string> type_strings() const;  // NumPy style: "ff->f"
+
+    // The first loop for these inputs: exact match, then safe casts (weak scalars take the
+    // loop's type when they fit); -1 when none.
+    int select_loop(const std::vector<operand>& inputs) const;
+    // Loop, broadcast shape and result type; `out` (when given) fixes the shape. Throws
+    // type_error when no loop matches and value_error when shapes do not broadcast.
+    call_plan plan(const std::vector<operand>& inputs, const operand* out) const;
+    // Runs the loop into `out` (shape == plan.shape). Host arrays are read and written in
+    // place on the host backend and staged through device memory on a GPU.
+    void execute(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
+                 const stream_ref& stream);
+
+    std::string no_loop_message(const std::vector<operand>& inputs) const;
+
+private:
+    const elementwise_kernel& kernel(const elementwise_variant& v, bool host);
+
+    std::string m_name;
+    int m_nin;
+    target m_target;
+    bool m_fastmath;
+    std::vector<loop> m_loops;
+    std::mutex m_mutex;  // guards m_kernels: calls may come from several threads
+    std::unordered_map<elementwise_variant, std::unique_ptr<elementwise_kernel>,
+                       elementwise_variant_hash>
+        m_kernels;
+};
+
+}  // namespace nu

@@ -1,0 +1,80 @@
+// src/launch/elementwise_launch.h: elementwise kernel variants: source, build, launch
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "array/array_view.h"
+#include "runtime/backend.h"
+
+namespace nu {
+
+class host_library;
+
+// What distinguishes two kernels of one loop. The element types are the operands' own
+// (the kernel converts to and from the loop's types), so inputs are never cast on the
+// host or in a separate pass.
+struct elementwise_variant {
+    int loop = 0;
+    int ndim = 0;                    // 0: contiguous 1-d; else strided over ndim dims
+    unsigned long long scalars = 0;  // bit k: operand k (0 = output) passed by value
+    bool index64 = false;            // more than 2^31 - 1 elements
+    dtype out = dtype::float64;
+    std::vector<dtype> in;
+
+    bool operator==(const elementwise_variant& o) const {
+        return loop == o.loop && ndim == o.ndim && scalars == o.scalars &&
+               index64 == o.index64 && out == o.out && in == o.in;
+    }
+};
+
+struct elementwise_variant_hash {
+    std::size_t operator()(const elementwise_variant& v) const;
+};
+
+using host_entry = void (*)(const void* params, long long begin, long long end);
+
+struct elementwise_kernel {
+    void* function = nullptr;  // CUfunction (CUDA backend)
+    host_entry entry = nullptr;  // host backend
+    std::shared_ptr<host_library> library;  // keeps `entry` loaded
+    int vec = 1;  // elements per vector access in the contiguous variant
+};
+
+const char* c_type_name(dtype t);  // "nu::f32"
+
+// Elements per thread step of the contiguous variant: one 16-byte access of the widest
+// operand. Must agree with elementwise.cuh's k_vec.
+int vector_width(dtype out, const std::vector<dtype>& in);
+
+// The translation unit for one variant: the header, the translated function, a functor
+// and one entry point named `entry`.
+std::string elementwise_source(const std::string& function, const std::string& function_source,
+                               dtype loop_out, const std::vector<dtype>& loop_in,
+                               const elementwise_variant& v, const std::string& entry);
+
+// Builds (through the kernel cache) and loads one variant.
+elementwise_kernel build_elementwise(const std::string& source, const std::string& entry,
+                                     bool host, bool fastmath, int vec);
+
+// Parameter block of elementwise.cuh's ew_params, as 8-byte words.
+class elementwise_params {
+public:
+    elementwise_params(long long n, bool aligned, const shape_t& shape);
+    // Appends one operand (output first): pointer, by-value scalar bytes, strides.
+    void add(const void* ptr, const unsigned char* scalar16, const shape_t& strides);
+    void* data() { return m_words.data(); }
+
+private:
+    std::size_t m_dims;
+    std::vector<long long> m_words;
+};
+
+// Runs `n` elements: on the host (split over all cores when `parallel`), or on the device
+// with a grid sized to the device.
+void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,
+                        bool host, bool parallel, bool vectorized, stream_handle stream);
+
+}  // namespace nu
