@@ -394,13 +394,13 @@ def _numpy_call(tr, node, fname, args):
             raise tr.error(node, f"{api} of complex numbers is not supported")
         if fname == "fmod" and not is_float(r):
             raise tr.error(node, f"np.fmod() of integers is not supported (got {r})")
-        if not is_float(r) and fname not in ("maximum", "minimum"):
-            r2 = r
-        else:
-            r2 = r
         name = _NP2[fname]
-        code = (f"nu::{name}<{ctype(r2)}>" if name.startswith("np_") else f"nu::{name}")
-        return Val(f"{code}({', '.join(tr.cast(node, x, r2) for x in args)})", r2)
+        if not is_float(r) and fname in ("fmax", "fmin"):
+            name = "np_maximum" if fname == "fmax" else "np_minimum"  # same without NaN
+        elif not is_float(r) and not name.startswith("np_"):
+            raise tr.error(node, f"{api} of integers is not supported (got {r})")
+        code = (f"nu::{name}<{ctype(r)}>" if name.startswith("np_") else f"nu::{name}")
+        return Val(f"{code}({', '.join(tr.cast(node, x, r) for x in args)})", r)
     if fname in ("abs", "absolute"):
         if is_complex(a.type):
             return Val(_call("abs", tr.cast(node, a, complex_of(a.type) if isinstance(a.type, Weak) else a.type)), r)

@@ -17,7 +17,7 @@ from ..errors import CompileError
 from ..types import Scalar, parse_signature
 from ._source import error_at, load_source
 from ._translator import FunctionTranslator
-from ._types import TupleType, strong, typecode
+from ._types import BOTTOM, TupleType, strong, typecode
 
 __all__ = ["HEADER", "TranslatedFunction", "translate"]
 
@@ -46,7 +46,7 @@ class _Record:
         self.fn = fn
         self.arg_types = arg_types
         self.name = name
-        self.return_type = None
+        self.return_type = BOTTOM  # known after the first inference pass
         self.prototype = None
         self.definition = None
         self.in_progress = True
