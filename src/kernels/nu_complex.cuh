@@ -142,15 +142,17 @@ template <class T> NU_DEVICE complex<T> pow(complex<T> a, complex<T> b) {
     }
     if (b.im == 0 && b.re == T(i64(b.re)) && fabs(b.re) < T(100)) {
         i64 n = i64(b.re);
-        bool inv = n < 0;
-        if (inv) n = -n;
+        if (n == 1) return a;
+        if (n == 2) return a * a;
+        if (n == 3) return a * (a * a);
+        if (n < 0) n = -n;
         complex<T> r{T(1), T(0)}, p = a;
-        while (n) {
-            if (n & 1) r = r * p;
-            n >>= 1;
-            if (n) p = p * p;
+        for (i64 mask = 1;; mask <<= 1) {  // NumPy's loop, multiplication order included
+            if (n & mask) r = r * p;
+            if (n < (mask << 1)) break;
+            p = p * p;
         }
-        return inv ? complex<T>{T(1), T(0)} / r : r;
+        return b.re < 0 ? complex<T>{T(1), T(0)} / r : r;
     }
     complex<T> l = log(a);
     return exp(l * b);

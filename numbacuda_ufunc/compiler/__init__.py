@@ -1,0 +1,8 @@
+"""The translator: Python scalar functions -> typed CUDA C++ ``__device__`` functions.
+
+Pure Python; never imports the C++ engine. See :func:`translate`.
+"""
+
+from .translate import HEADER, TranslatedFunction, translate
+
+__all__ = ["HEADER", "TranslatedFunction", "translate"]

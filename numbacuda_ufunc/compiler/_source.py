@@ -1,0 +1,129 @@
+"""Finding a function's source and AST, and reporting errors that point at the user's code.
+
+The whole file is parsed (once per file version) and the function's node is picked by its
+first line, so lambdas inside multi-line expressions, nested functions and decorated
+functions are all found with their true line numbers. Functions defined by ``exec`` or in
+a bare REPL have no source and get a CompileError that says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import linecache
+import textwrap
+
+from ..errors import CompileError
+
+__all__ = ["FunctionSource", "error_at", "load_source"]
+
+
+class FunctionSource:
+    """The AST node of one function plus what error messages need."""
+
+    def __init__(self, node, filename: str, lines: list[str], name: str, line_offset: int = 0):
+        self.node = node  # ast.FunctionDef or ast.Lambda
+        self.filename = filename
+        self.lines = lines
+        self.name = name
+        self.line_offset = line_offset  # added to node line numbers (getsource fallback)
+
+    def line_text(self, lineno: int) -> str:
+        i = lineno - 1
+        return self.lines[i].rstrip("\n") if 0 <= i < len(self.lines) else ""
+
+    def text(self) -> str:
+        """Source of the function (for hashing)."""
+        return ast.dump(self.node, include_attributes=False)
+
+
+def error_at(src: FunctionSource, node, message: str) -> CompileError:
+    """``file.py:12: <message> in function 'f'`` followed by the offending source line."""
+    lineno = getattr(node, "lineno", None) or getattr(src.node, "lineno", 0)
+    lineno += src.line_offset
+    line = src.line_text(lineno)
+    text = f"{src.filename}:{lineno}: {message} in function '{src.name}'"
+    if line.strip():
+        text += "\n    " + line.strip()
+    return CompileError(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_file(filename: str, text: str):
+    return ast.parse(text, filename)
+
+
+def _candidates(tree, code):
+    firstline = code.co_firstlineno
+    is_lambda = code.co_name == "<lambda>"
+    for node in ast.walk(tree):
+        if is_lambda and isinstance(node, ast.Lambda) and node.lineno == firstline:
+            yield node
+        elif (not is_lambda and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and node.name == code.co_name):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first == firstline or node.lineno == firstline:
+                yield node
+
+
+def _arg_names(node) -> list[str]:
+    a = node.args
+    return [x.arg for x in a.posonlyargs + a.args]
+
+
+def _pick(cands, code):
+    names = list(code.co_varnames[:code.co_argcount])
+    cands = [c for c in cands if _arg_names(c) == names]
+    if len(cands) > 1:
+        # Several lambdas with the same parameters on one line: the body's column tells.
+        cols = {p[2] for p in code.co_positions()
+                if p[2] is not None and p[0] == code.co_firstlineno}
+        exact = [c for c in cands
+                 if isinstance(c, ast.Lambda) and c.body.col_offset in cols]
+        if len(exact) == 1:
+            return exact[0]
+        return None
+    return cands[0] if cands else None
+
+
+def load_source(fn, api: str = "translate()") -> FunctionSource:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise CompileError(f"{api}: expected a Python function (got {fn!r})")
+    name = "lambda" if code.co_name == "<lambda>" else code.co_name
+    filename = code.co_filename
+    lines = linecache.getlines(filename, fn.__globals__)
+    if lines:
+        try:
+            tree = _parse_file(filename, "".join(lines))
+        except SyntaxError:
+            tree = None
+        if tree is not None:
+            node = _pick(list(_candidates(tree, code)), code)
+            if node is not None:
+                return FunctionSource(node, filename, lines, name)
+    # The file changed since import, or a lambda we cannot single out: fall back to
+    # inspect.getsource of the function alone.
+    try:
+        text = textwrap.dedent(inspect.getsource(fn))
+        src_lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise CompileError(
+            f"{api}: the source of function '{name}' is unavailable (defined with exec(), "
+            f"in a bare interactive session, or in a file that no longer exists); define it "
+            f"in a module or a notebook cell") from None
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        raise CompileError(
+            f"{api}: cannot isolate the source of '{name}' at {filename}:{start}; define it "
+            f"with def on its own lines") from None
+    code_like = code
+    node = _pick([n for n in ast.walk(tree)
+                  if (isinstance(n, ast.Lambda) if code.co_name == "<lambda>"
+                      else isinstance(n, ast.FunctionDef) and n.name == code.co_name)], code_like)
+    if node is None:
+        raise CompileError(f"{api}: cannot isolate the source of '{name}' at {filename}:{start}")
+    all_lines = [""] * (start - 1) + list(src_lines)
+    return FunctionSource(node, filename, all_lines, name, line_offset=start - 1)

@@ -1,0 +1,780 @@
+"""One Python function -> one typed C++ __device__ function.
+
+A FunctionTranslator walks the function's AST twice over the same code path: first in
+inference mode, repeated until the types of all locals and of the return value stop
+changing (a loop can widen a variable on a later iteration), then once in emission mode
+with the final types, producing C++ text. Expressions are translated to (code, type)
+values; operators and library calls become calls of the helpers in src/kernels/.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import cmath
+import inspect
+import math
+import types as pytypes
+
+import numpy as np
+
+from ..types import Scalar
+from ._library import call_library, lookup_attribute, lookup_global_function
+from ._source import error_at
+from ._types import (
+    BOTTOM,
+    WEAK_BOOL,
+    WEAK_FLOAT,
+    WEAK_INT,
+    Bottom,
+    PromotionError,
+    TupleType,
+    Weak,
+    binary_result,
+    ctype,
+    is_complex,
+    is_int_like,
+    kind_of,
+    strong,
+    unary_result,
+    unify,
+)
+from ._values import (
+    BuiltinRef,
+    LibFuncRef,
+    ModuleRef,
+    PyFuncRef,
+    Ref,
+    TypeRef,
+    Val,
+    cast_code,
+    const_val,
+)
+
+__all__ = ["FunctionTranslator"]
+
+_BINOPS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+    ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+    ast.LShift: "<<", ast.RShift: ">>",
+}
+_HELPERS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod",
+            "<<": "lshift", ">>": "rshift"}
+_CMPOPS = {ast.Lt: ("<", "lt"), ast.LtE: ("<=", "le"), ast.Gt: (">", "gt"),
+           ast.GtE: (">=", "ge"), ast.Eq: ("==", "eq"), ast.NotEq: ("!=", "ne")}
+_UNSUPPORTED_STMT = {
+    "Try": "try", "TryStar": "try", "With": "with", "AsyncWith": "async with",
+    "Raise": "raise", "Assert": "assert", "FunctionDef": "nested def",
+    "AsyncFunctionDef": "nested def", "ClassDef": "class", "Import": "import",
+    "ImportFrom": "import", "Global": "global", "Nonlocal": "nonlocal", "Delete": "del",
+    "Match": "match", "AsyncFor": "async for",
+}
+_UNSUPPORTED_EXPR = {
+    "ListComp": "list comprehension", "SetComp": "set comprehension",
+    "DictComp": "dict comprehension", "GeneratorExp": "generator expression",
+    "Yield": "yield", "YieldFrom": "yield from", "Await": "await", "Lambda": "lambda",
+    "List": "list", "Dict": "dict", "Set": "set", "JoinedStr": "f-string",
+    "FormattedValue": "f-string", "NamedExpr": "assignment expression (:=)",
+    "Starred": "starred expression", "Slice": "slice",
+}
+_MAX_PASSES = 32
+
+
+def _cname(name: str) -> str:
+    return "v_" + (name if name.isascii() else "u" + name.encode().hex())
+
+
+def _local_names(fn_node) -> set[str]:
+    names = set()
+    for node in ast.walk(fn_node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+class FunctionTranslator:
+    """Types and emits one function for one tuple of argument types."""
+
+    def __init__(self, ctx, fn, src, arg_types, record, declared_return=None):
+        self.ctx = ctx
+        self.fn = fn
+        self.src = src
+        self.node = src.node
+        self.arg_types = tuple(arg_types)
+        self.record = record
+        self.declared_return = declared_return
+        self.arg_names = [a.arg for a in self.node.args.posonlyargs + self.node.args.args]
+        self.locals = _local_names(self.node) | set(self.arg_names)
+        self.vars = dict(zip(self.arg_names, self.arg_types))
+        self.ret = BOTTOM
+        self.returns_none = False
+        self.emitting = False
+        self.lines = []
+        self.depth = 1
+        self.counter = 0
+
+    # ---- driver ----------------------------------------------------------------------------
+    def run(self) -> str:
+        a = self.node.args
+        if a.vararg or a.kwarg or a.kwonlyargs:
+            raise self.error(self.node, "*args, **kwargs and keyword-only parameters are not "
+                                        "supported")
+        if len(self.arg_names) != len(self.arg_types):
+            raise self.error(self.node, f"function '{self.src.name}' takes "
+                                        f"{len(self.arg_names)} arguments (got "
+                                        f"{len(self.arg_types)} argument types)")
+        body = self.node.body if isinstance(self.node, ast.FunctionDef) else None
+        for _ in range(_MAX_PASSES):
+            before = (dict(self.vars), self.ret)
+            self.ret, self.returns_none = BOTTOM, False
+            self.lines = []
+            self._body_or_lambda(body)
+            self.record.return_type = self._final_return()
+            if (dict(self.vars), self.ret) == before:
+                break
+        else:
+            raise self.error(self.node, "types of the local variables do not settle")
+        if isinstance(self.ret, Bottom) and not self.returns_none and body is not None:
+            self.ret = None
+        if isinstance(self.ret, Bottom):
+            raise self.error(self.node, "cannot infer the return type (recursion without a "
+                                        "base case that returns first?)")
+        for name, t in self.vars.items():
+            if isinstance(t, Bottom):
+                raise self.error(self.node, f"local variable '{name}' is read before any "
+                                            f"assignment")
+        self.record.return_type = self._final_return()
+        self.emitting = True
+        self.lines = []
+        self._body_or_lambda(body)
+        return self._assemble()
+
+    def _body_or_lambda(self, body):
+        if body is None:  # lambda: a single expression
+            v = self.expr(self.node.body)
+            self._return_value(self.node.body, v)
+        else:
+            if not self._always_returns(body) and not isinstance(self.ret, Bottom) \
+                    and self.ret is not None and self.emitting:
+                raise self.error(body[-1], "the function can reach its end without returning "
+                                           "a value (it would return None)")
+            self.block(body)
+
+    def _final_return(self):
+        if self.declared_return is not None:
+            return self.declared_return
+        if self.ret is None or isinstance(self.ret, Bottom):
+            return self.ret
+        return strong(self.ret)
+
+    def _assemble(self) -> str:
+        ret = self.record.return_type
+        params, prologue = [], []
+        for name, t in zip(self.arg_names, self.arg_types):
+            final = self.vars[name]
+            if final == t or ctype(final) == ctype(t) and kind_of(final) == kind_of(t):
+                params.append(f"{ctype(t)} {_cname(name)}")
+            else:
+                params.append(f"{ctype(t)} p_{_cname(name)}")
+                prologue.append(f"    {ctype(final)} {_cname(name)} = "
+                                f"{cast_code(Val('p_' + _cname(name), t), final)};")
+        decls = [f"    {ctype(t)} {_cname(n)}{{}};" for n, t in self.vars.items()
+                 if n not in self.arg_names]
+        self.record.prototype = (f"__device__ {ctype(ret)} {self.record.name}"
+                                 f"({', '.join(params)})")
+        tail = [] if ret is None or not self._needs_tail else [f"    return {ctype(ret)}{{}};"]
+        return "\n".join([self.record.prototype + " {"] + prologue + decls + self.lines + tail
+                         + ["}"])
+
+    @property
+    def _needs_tail(self):
+        # C++ compilers warn about a missing return after loops that always return.
+        return isinstance(self.node, ast.FunctionDef)
+
+    def _always_returns(self, stmts) -> bool:
+        if not stmts:
+            return False
+        last = stmts[-1]
+        if isinstance(last, ast.Return):
+            return True
+        if isinstance(last, ast.If):
+            return self._always_returns(last.body) and self._always_returns(last.orelse)
+        if isinstance(last, ast.While):
+            test = last.test
+            return (isinstance(test, ast.Constant) and test.value is True and not any(
+                isinstance(n, ast.Break) for n in ast.walk(last)))
+        return False
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def error(self, node, message):
+        return error_at(self.src, node, message)
+
+    def promote(self, node, thunk):
+        try:
+            return thunk()
+        except PromotionError as exc:
+            raise self.error(node, str(exc)) from None
+
+    def cast(self, node, v, t) -> str:
+        try:
+            return cast_code(v, t)
+        except PromotionError as exc:
+            raise self.error(node, str(exc)) from None
+
+    def truth(self, v) -> str:
+        if kind_of(v.type) == "b":
+            return v.code
+        return f"nu::truth({v.code})"
+
+    def temp(self, prefix="nu_t") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def emit(self, line):
+        if self.emitting:
+            self.lines.append("    " * self.depth + line)
+
+    def _numeric(self, node, v, what):
+        if isinstance(v.type, Bottom):
+            return False
+        if v.type is None:
+            raise self.error(node, f"{what}: the value is None (a function without a return "
+                                   f"value?)")
+        if isinstance(v.type, Ref):
+            raise self.error(node, f"{what}: {v.type.name} is not a number")
+        if isinstance(v.type, TupleType):
+            raise self.error(node, f"{what}: tuples are not supported here (got {v.type})")
+        return True
+
+    # ---- statements ------------------------------------------------------------------------
+    def block(self, stmts):
+        for i, s in enumerate(stmts):
+            if (i == 0 and isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                    and isinstance(s.value.value, str)):
+                continue  # docstring
+            self.stmt(s)
+
+    def stmt(self, s):
+        kind = type(s).__name__
+        if kind in _UNSUPPORTED_STMT:
+            raise self.error(s, f"unsupported construct '{_UNSUPPORTED_STMT[kind]}'")
+        handler = getattr(self, "stmt_" + kind, None)
+        if handler is None:
+            raise self.error(s, f"unsupported statement '{kind}'")
+        handler(s)
+
+    def stmt_Pass(self, s):
+        pass
+
+    def stmt_Break(self, s):
+        self.emit("break;")
+
+    def stmt_Continue(self, s):
+        self.emit("continue;")
+
+    def stmt_Expr(self, s):
+        v = self.expr(s.value)
+        if v.code:
+            self.emit(f"{v.code};" if v.type is None else f"(void)({v.code});")
+
+    def stmt_Return(self, s):
+        if s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None):
+            if self.ret is not None and not isinstance(self.ret, Bottom) and self.emitting:
+                raise self.error(s, "the function returns a value on some paths and None on "
+                                    "others")
+            self.returns_none = True
+            if self.declared_return is not None:
+                raise self.error(s, f"the function returns None but must return "
+                                    f"{self.declared_return}")
+            self.emit("return;")
+            return
+        self._return_value(s, self.expr(s.value))
+
+    def _return_value(self, node, v):
+        if isinstance(v.type, Bottom):
+            return
+        if v.type is None or isinstance(v.type, Ref):
+            raise self.error(node, f"cannot return {v.type.name if v.type else 'None'}")
+        if self.returns_none:
+            raise self.error(node, "the function returns a value on some paths and None on "
+                                   "others")
+        self.ret = self.promote(node, lambda: unify(self.ret, v.type)) \
+            if not isinstance(self.ret, Bottom) else v.type
+        if self.emitting:
+            target = self.record.return_type
+            code = self.cast(node, v, target)
+            if isinstance(self.node, ast.Lambda):
+                self.lines.append(f"    return {code};")
+            else:
+                self.emit(f"return {code};")
+
+    def assign_name(self, node, name, v):
+        if isinstance(v.type, Bottom):
+            self.vars.setdefault(name, BOTTOM)
+            return
+        if v.type is None or isinstance(v.type, Ref):
+            raise self.error(node, f"cannot assign {v.type.name if v.type else 'None'} to a "
+                                   f"variable ('{name}')")
+        old = self.vars.get(name, BOTTOM)
+        try:
+            new = unify(old, v.type)
+        except PromotionError:
+            raise self.error(node, f"variable '{name}' is assigned incompatible types "
+                                   f"{old} and {v.type}") from None
+        if not self.emitting:
+            self.vars[name] = new
+        else:
+            self.emit(f"{_cname(name)} = {self.cast(node, v, self.vars[name])};")
+
+    def assign_target(self, target, v):
+        if isinstance(target, ast.Name):
+            self.assign_name(target, target.id, v)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(v.type, Bottom):
+                for t in target.elts:
+                    self.assign_target(t, Val("0", BOTTOM))
+                return
+            if not isinstance(v.type, TupleType) or len(v.type.items) != len(target.elts):
+                raise self.error(target, f"cannot unpack {v.type} into {len(target.elts)} "
+                                         f"names")
+            tmp = self.temp()
+            self.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
+            for i, (t, it) in enumerate(zip(target.elts, v.type.items)):
+                self.assign_target(t, Val(f"{tmp}.v{i}", it))
+        else:
+            raise self.error(target, f"assignment to {type(target).__name__.lower()} is not "
+                                     f"supported (only to names and tuples of names)")
+
+    def stmt_Assign(self, s):
+        targets = s.targets
+        # a, b = b, a + b: evaluate every right-hand value before assigning any name.
+        if (len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List))
+                and isinstance(s.value, (ast.Tuple, ast.List))):
+            if len(targets[0].elts) != len(s.value.elts):
+                raise self.error(s, f"cannot unpack {len(s.value.elts)} values into "
+                                    f"{len(targets[0].elts)} names")
+            temps = []
+            for e in s.value.elts:
+                v = self.expr(e)
+                if isinstance(v.type, (Bottom, TupleType)) or not self._numeric(e, v, "value"):
+                    temps.append(v)
+                    continue
+                tmp = self.temp()
+                self.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
+                temps.append(Val(tmp, v.type, v.const))
+            for t, v in zip(targets[0].elts, temps):
+                self.assign_target(t, v)
+            return
+        v = self.expr(s.value)
+        if len(targets) > 1 and not isinstance(v.type, Bottom) and v.const is None \
+                and not isinstance(v.type, (Ref, type(None))):
+            tmp = self.temp()
+            self.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
+            v = Val(tmp, v.type)
+        for t in targets:
+            self.assign_target(t, v)
+
+    def stmt_AnnAssign(self, s):
+        if s.value is not None:
+            self.assign_target(s.target, self.expr(s.value))
+
+    def stmt_AugAssign(self, s):
+        if not isinstance(s.target, ast.Name):
+            raise self.error(s, "augmented assignment is supported only to names")
+        cur = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s))
+        v = self.binop(s, _BINOPS[type(s.op)] if type(s.op) in _BINOPS else None, cur,
+                       self.expr(s.value))
+        self.assign_name(s, s.target.id, v)
+
+    def stmt_If(self, s):
+        test = self.expr(s.test)
+        self._numeric(s.test, test, "if condition")
+        self.emit(f"if ({self.truth(test)}) {{")
+        self._nested(s.body)
+        if s.orelse:
+            self.emit("} else {")
+            self._nested(s.orelse)
+        self.emit("}")
+
+    def _nested(self, stmts):
+        self.depth += 1
+        self.block(stmts)
+        self.depth -= 1
+
+    def stmt_While(self, s):
+        if s.orelse:
+            raise self.error(s, "unsupported construct 'while ... else'")
+        test = self.expr(s.test)
+        self._numeric(s.test, test, "while condition")
+        self.emit(f"while ({self.truth(test)}) {{")
+        self._nested(s.body)
+        self.emit("}")
+
+    def stmt_For(self, s):
+        if s.orelse:
+            raise self.error(s, "unsupported construct 'for ... else'")
+        it = s.iter
+        ref = self.expr(it.func) if isinstance(it, ast.Call) else None
+        if not (isinstance(ref, Val) and isinstance(ref.type, BuiltinRef)
+                and ref.type.fname == "range"):
+            raise self.error(s, "for loops are supported only over range(...)")
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.error(s, f"range() takes 1 to 3 positional arguments "
+                                f"(got {len(it.args)})")
+        vals = [self.expr(a) for a in it.args]
+        for a, v in zip(it.args, vals):
+            if not isinstance(v.type, Bottom) and (not self._numeric(a, v, "range()")
+                                                   or not is_int_like(v.type)):
+                raise self.error(a, f"range() arguments must be integers (got {v.type})")
+        codes = [self.cast(it, v, WEAK_INT) if not isinstance(v.type, Bottom) else "0"
+                 for v in vals]
+        start, stop, step = (["0LL", codes[0], "1LL"] if len(codes) == 1 else
+                             [codes[0], codes[1], "1LL"] if len(codes) == 2 else codes)
+        step_const = vals[2].const if len(vals) == 3 else 1
+        if step_const == 0:
+            raise self.error(it, "range() arg 3 must not be zero")
+        i, n, st = self.temp("nu_i"), self.temp("nu_stop"), self.temp("nu_step")
+        if step_const is None:
+            cond = f"({st} > 0 ? {i} < {n} : ({st} < 0 && {i} > {n}))"
+        else:
+            cond = f"{i} < {n}" if step_const > 0 else f"{i} > {n}"
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"const nu::i64 {n} = {stop};")
+        self.emit(f"const nu::i64 {st} = {step};")
+        # Python semantics: the body may rebind the loop variable without affecting the
+        # iteration, so the counter is a hidden variable copied into the target.
+        self.emit(f"for (nu::i64 {i} = {start}; {cond}; {i} += {st}) {{")
+        self.depth += 1
+        if not isinstance(s.target, ast.Name):
+            raise self.error(s.target, "the target of a for loop must be a name")
+        self.assign_name(s.target, s.target.id, Val(i, WEAK_INT))
+        self.block(s.body)
+        self.depth -= 1
+        self.emit("}")
+        self.depth -= 1
+        self.emit("}")
+
+    # ---- expressions -----------------------------------------------------------------------
+    def expr(self, e) -> Val:
+        kind = type(e).__name__
+        if kind in _UNSUPPORTED_EXPR:
+            raise self.error(e, f"unsupported construct '{_UNSUPPORTED_EXPR[kind]}'")
+        handler = getattr(self, "expr_" + kind, None)
+        if handler is None:
+            raise self.error(e, f"unsupported expression '{kind}'")
+        return handler(e)
+
+    def expr_Constant(self, e):
+        if e.value is None:
+            return Val("", None)
+        if isinstance(e.value, (str, bytes)):
+            raise self.error(e, "unsupported construct 'string'")
+        v = self.promote(e, lambda: const_val(e.value))
+        if v is None:
+            raise self.error(e, f"unsupported constant {e.value!r}")
+        return v
+
+    def expr_Name(self, e):
+        name = e.id
+        if name in self.locals:
+            if name not in self.vars:
+                if self.emitting:
+                    raise self.error(e, f"local variable '{name}' is read before assignment")
+                return Val("0", BOTTOM)
+            return Val(_cname(name), self.vars[name])
+        return self.global_value(e, name)
+
+    def global_value(self, node, name):
+        fn = self.fn
+        code = fn.__code__
+        if name in code.co_freevars:
+            cell = fn.__closure__[code.co_freevars.index(name)]
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                raise self.error(node, f"free variable '{name}' is not bound yet") from None
+        elif name in fn.__globals__:
+            value = fn.__globals__[name]
+        elif hasattr(builtins, name):
+            value = getattr(builtins, name)
+        else:
+            raise self.error(node, f"name '{name}' is not defined")
+        return self.classify(node, name, value)
+
+    def classify(self, node, name, value) -> Val:
+        """A compile-time Python object as a Val (constant) or a Ref (module, function...)."""
+        if isinstance(value, pytypes.ModuleType):
+            if value in (math, cmath, np):
+                return Val("", ModuleRef(value))
+            raise self.error(node, f"module '{value.__name__}' cannot be used in a translated "
+                                   f"function (supported: math, cmath, numpy)")
+        try:
+            v = const_val(value)
+        except PromotionError as exc:
+            raise self.error(node, str(exc)) from None
+        if v is not None:
+            return v
+        ref = lookup_global_function(value) if callable(value) else None
+        if ref is not None:
+            return Val("", ref)
+        if isinstance(value, Scalar):
+            return Val("", TypeRef(value))
+        if isinstance(value, type) and issubclass(value, np.generic):
+            r = lookup_attribute(np, value.__name__)
+            if isinstance(r, TypeRef):
+                return Val("", r)
+        py = getattr(value, "py_func", None)  # cuda.jit(device=True) / Numba dispatchers
+        if isinstance(py, pytypes.FunctionType):
+            return Val("", PyFuncRef(py))
+        if isinstance(value, pytypes.FunctionType):
+            return Val("", PyFuncRef(value))
+        raise self.error(node, f"'{name}' has unsupported type {type(value).__name__} "
+                               f"(translated functions can use numbers, tuples of numbers, "
+                               f"math/cmath/numpy and other functions)")
+
+    def expr_Attribute(self, e):
+        base = self.expr(e.value)
+        if isinstance(base.type, ModuleRef):
+            r = lookup_attribute(base.type.module, e.attr)
+            if r is None:
+                raise self.error(e, f"{base.type.module.__name__}.{e.attr} is not supported")
+            return r if isinstance(r, Val) else Val("", r)
+        if isinstance(base.type, Bottom):
+            return Val("0", BOTTOM)
+        if e.attr in ("real", "imag") and self._numeric(e, base, f".{e.attr}"):
+            t = base.type
+            if is_complex(t):
+                part = WEAK_FLOAT if isinstance(t, Weak) else \
+                    Scalar("float32" if t.name == "complex64" else "float64",
+                           "f4" if t.name == "complex64" else "f8")
+                return Val(f"({base.code}).{'re' if e.attr == 'real' else 'im'}", part)
+            if e.attr == "real":
+                return base
+            return Val(self.cast(e, Val("0", WEAK_INT, 0), t), t, 0)
+        raise self.error(e, f"attribute '.{e.attr}' is not supported on {base.type}")
+
+    def expr_Subscript(self, e):
+        base = self.expr(e.value)
+        if isinstance(base.type, Bottom):
+            return Val("0", BOTTOM)
+        if not isinstance(base.type, TupleType):
+            raise self.error(e, f"indexing is supported only on tuples (got {base.type})")
+        idx = self.expr(e.slice)
+        if not isinstance(idx.const, int) or isinstance(idx.const, bool):
+            raise self.error(e, "tuples can be indexed only with integer constants")
+        n = len(base.type.items)
+        i = idx.const + n if idx.const < 0 else idx.const
+        if not 0 <= i < n:
+            raise self.error(e, f"tuple index {idx.const} out of range for {base.type}")
+        const = base.const[i] if isinstance(base.const, tuple) else None
+        return Val(f"({base.code}).v{i}", base.type.items[i], const)
+
+    def expr_Tuple(self, e):
+        vals = [self.expr(x) for x in e.elts]
+        if any(isinstance(v.type, Bottom) for v in vals):
+            return Val("0", BOTTOM)
+        for x, v in zip(e.elts, vals):
+            self._numeric(x, v, "tuple item")
+        tt = TupleType(v.type for v in vals)
+        ct = self.promote(e, lambda: ctype(tt))
+        const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
+        return Val(f"{ct}{{{', '.join(v.code for v in vals)}}}", tt, const)
+
+    def expr_UnaryOp(self, e):
+        v = self.expr(e.operand)
+        if not self._numeric(e.operand, v, "operand"):
+            return Val("0", BOTTOM)
+        if isinstance(e.op, ast.Not):
+            return Val(f"(!{self.truth(v)})", WEAK_BOOL)
+        op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(e.op)]
+        r = self.promote(e, lambda: unary_result(op, v.type))
+        if v.const is not None and isinstance(v.type, Weak) and isinstance(r, Weak):
+            folded = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}[op](v.const)
+            c = self.promote(e, lambda: const_val(folded))
+            if c is not None:
+                return c
+        code = self.cast(e, v, r)
+        if op == "-":
+            return Val(f"nu::neg<{ctype(r)}>({code})", r)
+        if op == "~":
+            return Val(f"nu::invert<{ctype(r)}>({code})", r)
+        return Val(code, r)
+
+    def op_type(self, op, a, b):
+        return binary_result(op, a, b)
+
+    def binop(self, node, op, a, b) -> Val:
+        if op is None:
+            raise self.error(node, "unsupported operator '@'")
+        if not (self._numeric(node, a, f"operator {op}") and
+                self._numeric(node, b, f"operator {op}")):
+            return Val("0", BOTTOM)
+        r = self.promote(node, lambda: binary_result(op, a.type, b.type))
+        if (op == "**" and isinstance(r, Weak) and r.kind == "i" and b.const is not None
+                and b.const < 0):
+            r = WEAK_FLOAT  # Python: 2 ** -1 == 0.5
+        if (isinstance(a.type, Weak) and isinstance(b.type, Weak) and a.const is not None
+                and b.const is not None):
+            folded = self._fold(op, a.const, b.const)
+            if folded is not None:
+                return folded
+        ct = ctype(r)
+        ca, cb = self.cast(node, a, r), self.cast(node, b, r)
+        if op in _HELPERS:
+            return Val(f"nu::{_HELPERS[op]}<{ct}>({ca}, {cb})", r)
+        if op == "**":
+            helper = "ipow" if is_int_like(r) else "fpow"
+            return Val(f"nu::{helper}<{ct}>({ca}, {cb})", r)
+        return Val(f"{ct}({ca} {op} {cb})", r)  # & | ^
+
+    def _fold(self, op, x, y):
+        import operator as o
+        f = {"+": o.add, "-": o.sub, "*": o.mul, "/": o.truediv, "//": o.floordiv,
+             "%": o.mod, "**": o.pow, "&": o.and_, "|": o.or_, "^": o.xor,
+             "<<": o.lshift, ">>": o.rshift}[op]
+        try:
+            if op == "**" and isinstance(y, int) and abs(y) > 256:
+                return None
+            value = f(x, y)
+        except (ArithmeticError, ValueError, TypeError):
+            return None  # left to run time (e.g. 1 // 0 gives 0, as NumPy does)
+        try:
+            return const_val(value)
+        except PromotionError:
+            return None
+
+    def expr_BinOp(self, e):
+        op = _BINOPS.get(type(e.op))
+        return self.binop(e, op, self.expr(e.left), self.expr(e.right))
+
+    def _compare2(self, node, op, a, b):
+        sym, name = op
+        r = self.promote(node, lambda: binary_result(sym, a.type, b.type))
+        if is_int_like(a.type) and is_int_like(b.type):
+            ca = a.code if a.const is None or not isinstance(a.type, Weak) else \
+                self.cast(node, a, strong(a.type))
+            cb = b.code if b.const is None or not isinstance(b.type, Weak) else \
+                self.cast(node, b, strong(b.type))
+            return f"nu::{name}({ca}, {cb})", r
+        common = self.promote(node, lambda: unify(a.type, b.type))
+        return f"nu::{name}({self.cast(node, a, common)}, {self.cast(node, b, common)})", r
+
+    def expr_Compare(self, e):
+        vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
+        for node, v in zip([e.left] + e.comparators, vals):
+            if not self._numeric(node, v, "comparison"):
+                return Val("0", BOTTOM)
+        ops = []
+        for op in e.ops:
+            if type(op) not in _CMPOPS:
+                raise self.error(e, f"unsupported comparison '{type(op).__name__}' (is, in "
+                                    f"and their negations are not supported)")
+            ops.append(_CMPOPS[type(op)])
+        if len(ops) == 1:
+            code, r = self._compare2(e, ops[0], vals[0], vals[1])
+            return Val(f"({code})" if not code.startswith("nu::") else code, r)
+        # a < b < c: each operand evaluated once, later ones only if needed (Python).
+        names = [self.temp("nu_c") for _ in vals]
+        parts, rtype = [f"const auto {names[0]} = {vals[0].code};"], None
+        for k, op in enumerate(ops):
+            parts.append(f"const auto {names[k + 1]} = {vals[k + 1].code};")
+            code, r = self._compare2(e, op, Val(names[k], vals[k].type),
+                                     Val(names[k + 1], vals[k + 1].type))
+            rtype = r if rtype is None else unify(rtype, r)
+            last = k == len(ops) - 1
+            parts.append(f"return {code};" if last else f"if (!{code}) return false;")
+        return Val(f"([&]() -> bool {{ {' '.join(parts)} }}())", rtype)
+
+    def expr_BoolOp(self, e):
+        vals = [self.expr(v) for v in e.values]
+        for node, v in zip(e.values, vals):
+            if not self._numeric(node, v, "and/or operand"):
+                return Val("0", BOTTOM)
+        is_and = isinstance(e.op, ast.And)
+        if all(kind_of(v.type) == "b" for v in vals):
+            r = vals[0].type
+            for v in vals[1:]:
+                r = unify(r, v.type)
+            joiner = " && " if is_and else " || "
+            return Val("(" + joiner.join(v.code for v in vals) + ")", r)
+        # Python value semantics: `a and b` is a if a is falsy, else b (types unified).
+        acc = vals[-1]
+        for v in reversed(vals[:-1]):
+            r = self.promote(e, lambda v=v, acc=acc: unify(v.type, acc.type))
+            t = self.temp()
+            keep = f"nu::truth({t})" if is_and else f"!nu::truth({t})"
+            first = self.cast(e, Val(t, v.type), r)
+            code = (f"([&]() -> {ctype(r)} {{ const {ctype(v.type)} {t} = {v.code}; "
+                    f"return {keep} ? {self.cast(e, acc, r)} : {first}; }}())")
+            acc = Val(code, r)
+        return acc
+
+    def expr_IfExp(self, e):
+        test, a, b = self.expr(e.test), self.expr(e.body), self.expr(e.orelse)
+        for node, v in ((e.test, test), (e.body, a), (e.orelse, b)):
+            if not self._numeric(node, v, "conditional expression"):
+                if isinstance(v.type, Bottom):
+                    return Val("0", BOTTOM)
+        r = self.promote(e, lambda: unify(a.type, b.type))
+        return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
+
+    def expr_Call(self, e):
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "conjugate":
+            base = self.expr(e.func.value)
+            if not isinstance(base.type, ModuleRef):
+                if e.args or e.keywords:
+                    raise self.error(e, ".conjugate() takes no arguments")
+                if not self._numeric(e, base, ".conjugate()"):
+                    return Val("0", BOTTOM)
+                return Val(f"nu::conj({base.code})", base.type)
+        f = self.expr(e.func)
+        args = [self.expr(a) for a in e.args]
+        if any(isinstance(a, ast.Starred) for a in e.args):
+            raise self.error(e, "unsupported construct 'starred argument'")
+        kwargs = {}
+        for k in e.keywords:
+            if k.arg is None:
+                raise self.error(e, "unsupported construct '**kwargs in a call'")
+            kwargs[k.arg] = self.expr(k.value)
+        if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
+            return Val("0", BOTTOM)
+        ref = f.type
+        if isinstance(ref, (BuiltinRef, LibFuncRef)):
+            return call_library(self, e, ref, args, kwargs)
+        if isinstance(ref, TypeRef):
+            if kwargs or len(args) > 1:
+                raise self.error(e, f"{ref.scalar.name}() takes one argument")
+            if not args:
+                return Val(self.cast(e, Val("0", WEAK_INT, 0), ref.scalar), ref.scalar)
+            self._numeric(e, args[0], f"{ref.scalar.name}()")
+            return Val(self.cast(e, args[0], ref.scalar), ref.scalar)
+        if isinstance(ref, PyFuncRef):
+            return self.call_function(e, ref.fn, args, kwargs)
+        raise self.error(e, f"{getattr(ref, 'name', ref)} is not callable")
+
+    def call_function(self, node, fn, args, kwargs):
+        try:
+            sig = inspect.signature(fn)
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(node, f"wrong arguments for '{fn.__name__}': {exc}") from None
+        bound.apply_defaults()
+        vals = []
+        for pname, v in bound.arguments.items():
+            if not isinstance(v, Val):
+                c = self.promote(node, lambda v=v: const_val(v))
+                if c is None:
+                    raise self.error(node, f"default value of parameter '{pname}' of "
+                                           f"'{fn.__name__}' is not a number ({v!r})")
+                v = c
+            self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()") \
+                if not isinstance(v.type, TupleType) else None
+            vals.append(v)
+        types = tuple(v.type for v in vals)
+        rec = self.ctx.function(fn, types, self, node)
+        code = f"{rec.name}({', '.join(v.code for v in vals)})"
+        rt = rec.return_type
+        if isinstance(rt, Bottom):
+            return Val("0", BOTTOM)
+        return Val(code, rt)

@@ -1,0 +1,285 @@
+"""Types the translator reasons with, and NumPy 2 promotion rules.
+
+Besides the strong NumPy scalar types of :mod:`numbacuda_ufunc.types` (``int8`` ...), a
+value may be *weak*: a Python ``bool``/``int``/``float``/``complex`` (a literal, a loop
+index from ``range``, the result of ``int()`` or ``math.floor``...). NEP 50 lets a weak
+value adopt the type of the strong operand it meets (``x * 2.0`` stays ``float32``).
+
+Result types are not tabulated by hand: :func:`binary_result` asks NumPy itself, by
+applying the operator to sample values of the operand types, so the translator agrees
+with the Python function run on NumPy scalars (the oracle) by construction.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import warnings
+
+import numpy as np
+
+from ..types import SCALARS, Scalar, bool_, complex128, float32, float64, from_dtype, int64
+
+__all__ = [
+    "BOTTOM",
+    "WEAK_BOOL",
+    "WEAK_COMPLEX",
+    "WEAK_FLOAT",
+    "WEAK_INT",
+    "Bottom",
+    "PromotionError",
+    "TupleType",
+    "Weak",
+    "binary_result",
+    "call_result",
+    "complex_of",
+    "ctype",
+    "float_of",
+    "is_complex",
+    "is_float",
+    "is_int_like",
+    "is_numeric",
+    "kind_of",
+    "sample_value",
+    "strong",
+    "typecode",
+    "unary_result",
+    "unify",
+]
+
+
+class Weak:
+    """A Python scalar type: kind 'b' (bool), 'i' (int), 'f' (float) or 'c' (complex)."""
+
+    _names = {"b": "bool", "i": "int", "f": "float", "c": "complex"}
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.name = f"python {self._names[kind]}"
+
+    def __repr__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, Weak) and other.kind == self.kind
+
+    def __hash__(self):
+        return hash(("weak", self.kind))
+
+
+class TupleType:
+    """A tuple of types (results of divmod/frexp, tuple-valued locals and returns)."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+        self.name = "tuple(" + ", ".join(str(t) for t in self.items) + ")"
+
+    def __repr__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, TupleType) and other.items == self.items
+
+    def __hash__(self):
+        return hash(("tuple", self.items))
+
+
+class Bottom:
+    """Not yet known (a local read before any assignment was typed, during inference)."""
+
+    name = "unknown"
+
+    def __repr__(self):
+        return self.name
+
+
+WEAK_BOOL, WEAK_INT, WEAK_FLOAT, WEAK_COMPLEX = Weak("b"), Weak("i"), Weak("f"), Weak("c")
+BOTTOM = Bottom()
+
+_CTYPES = {
+    "bool": "bool", "int8": "nu::i8", "int16": "nu::i16", "int32": "nu::i32",
+    "int64": "nu::i64", "uint8": "nu::u8", "uint16": "nu::u16", "uint32": "nu::u32",
+    "uint64": "nu::u64", "float32": "nu::f32", "float64": "nu::f64",
+    "complex64": "nu::c64", "complex128": "nu::c128",
+}
+_CODES = {
+    "bool": "b1", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
+    "uint16": "u2", "uint32": "u4", "uint64": "u8", "float32": "f4", "float64": "f8",
+    "complex64": "c8", "complex128": "c16",
+}
+_WEAK_STRONG = {"b": bool_, "i": int64, "f": float64, "c": complex128}
+
+
+class PromotionError(TypeError):
+    """NumPy rejects this combination of operand types."""
+
+
+def strong(t):
+    """The NumPy type a weak type is stored as (Python int -> int64, ...)."""
+    if isinstance(t, Weak):
+        return _WEAK_STRONG[t.kind]
+    if isinstance(t, TupleType):
+        return TupleType(strong(x) for x in t.items)
+    return t
+
+
+def ctype(t) -> str:
+    """The C++ type that holds values of ``t``."""
+    if isinstance(t, TupleType):
+        n = len(t.items)
+        if not 2 <= n <= 4:
+            raise PromotionError(f"tuples of {n} values are not supported (2 to 4)")
+        return f"nu::tuple{n}<" + ", ".join(ctype(x) for x in t.items) + ">"
+    if t is None:
+        return "void"
+    return _CTYPES[strong(t).name]
+
+
+def typecode(t) -> str:
+    """Short code used in generated symbol names (f8, i4, wi for a Python int...)."""
+    if isinstance(t, Weak):
+        return "w" + t.kind
+    if isinstance(t, TupleType):
+        return "t" + "".join(typecode(x) for x in t.items) + "e"
+    return _CODES[t.name]
+
+
+def kind_of(t) -> str:
+    """'b', 'i' (signed or unsigned), 'f' or 'c'; '' for tuples."""
+    if isinstance(t, Weak):
+        return t.kind
+    if isinstance(t, Scalar):
+        return "i" if t.kind in "iu" else t.kind
+    return ""
+
+
+def is_int_like(t) -> bool:
+    return kind_of(t) in ("b", "i")
+
+
+def is_float(t) -> bool:
+    return kind_of(t) == "f"
+
+
+def is_complex(t) -> bool:
+    return kind_of(t) == "c"
+
+
+def is_numeric(t) -> bool:
+    return kind_of(t) in ("b", "i", "f", "c")
+
+
+def sample_value(t):
+    """A value of type ``t`` to probe NumPy's promotion with."""
+    if isinstance(t, Weak):
+        return {"b": True, "i": 1, "f": 1.0, "c": 1.0 + 0j}[t.kind]
+    return t.dtype.type(1)
+
+
+def _type_of_value(v):
+    # bool before int: bool is an int subclass.
+    for py, weak in ((bool, WEAK_BOOL), (int, WEAK_INT), (float, WEAK_FLOAT),
+                     (complex, WEAK_COMPLEX)):
+        if type(v) is py:
+            return weak
+    if isinstance(v, np.generic):
+        dt = v.dtype
+        if dt == np.float16:
+            # NumPy computes some integer ufuncs in half precision; we have no half type in
+            # the generated code and compute in float32 (more precise, never less).
+            return float32
+        return from_dtype(dt)
+    if isinstance(v, tuple):
+        return TupleType(_type_of_value(x) for x in v)
+    raise PromotionError(f"unexpected result {type(v).__name__}")
+
+
+def _probe(fn, *types):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return _type_of_value(fn(*(sample_value(t) for t in types)))
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise PromotionError(str(exc)) from None
+
+
+_BINARY_OPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_,
+    "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne,
+}
+_UNARY_OPS = {"-": operator.neg, "+": operator.pos, "~": operator.invert, "not": operator.not_}
+
+
+@functools.cache
+def binary_result(op: str, a, b):
+    """Type of ``a <op> b`` for operand types a, b; PromotionError when NumPy refuses."""
+    for t in (a, b):
+        if not is_numeric(t):
+            raise PromotionError(f"unsupported operand type {t}")
+    return _probe(_BINARY_OPS[op], a, b)
+
+
+@functools.cache
+def unary_result(op: str, a):
+    if not is_numeric(a):
+        raise PromotionError(f"unsupported operand type {a}")
+    return _probe(_UNARY_OPS[op], a)
+
+
+def call_result(fn, *types):
+    """Type of ``fn(*samples)``: used for NumPy functions (np.sqrt, np.arctan2...)."""
+    for t in types:
+        if not is_numeric(t):
+            raise PromotionError(f"unsupported argument type {t}")
+    return _probe(fn, *types)
+
+
+def float_of(*types):
+    """Float type a math function computes in (Numba's rule): float32 stays float32, ints
+    and bools go to float64, all-weak arguments stay a weak float."""
+    if all(isinstance(t, Weak) for t in types):
+        return WEAK_FLOAT
+    if any(is_complex(t) for t in types):
+        raise PromotionError("complex argument (use cmath for complex numbers)")
+    strong_ts = [t for t in types if isinstance(t, Scalar)]
+    if strong_ts and all(t == float32 for t in strong_ts):
+        return float32
+    return float64
+
+
+def complex_of(*types):
+    """Complex type a cmath function computes in: complex64 stays, else complex128."""
+    if all(isinstance(t, Weak) for t in types):
+        return WEAK_COMPLEX
+    strong_ts = [t for t in types if isinstance(t, Scalar)]
+    if strong_ts and all(t.name in ("complex64", "float32") for t in strong_ts):
+        return from_dtype(np.complex64)
+    return complex128
+
+
+def unify(a, b):
+    """The type that holds values of both a and b (a variable assigned both, two branches
+    of a conditional, several returns). NumPy promotion, weak types adopting strong ones."""
+    if a == b:
+        return a
+    if isinstance(a, Bottom):
+        return b
+    if isinstance(b, Bottom):
+        return a
+    if isinstance(a, TupleType) or isinstance(b, TupleType):
+        if (isinstance(a, TupleType) and isinstance(b, TupleType)
+                and len(a.items) == len(b.items)):
+            return TupleType(unify(x, y) for x, y in zip(a.items, b.items))
+        raise PromotionError(f"cannot unify {a} and {b}")
+    if a is None or b is None:
+        raise PromotionError(f"cannot unify {a or 'None'} and {b or 'None'}")
+    if isinstance(a, Weak) and isinstance(b, Weak):
+        order = "bifc"
+        return a if order.index(a.kind) > order.index(b.kind) else b
+    return binary_result("+", a, b) if not (a == bool_ and b == bool_) else bool_
+
+
+assert all(t.name in _CTYPES for t in SCALARS)

@@ -1,0 +1,152 @@
+"""Public entry of the translator: ``translate(pyfunc, arg_types) -> TranslatedFunction``.
+
+The result holds the C++ of the function and of every Python function it calls
+(translated recursively, one specialisation per tuple of argument types), ready to be
+compiled after ``#include "nu_scalar.cuh"`` by NVRTC or by the host backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import weakref
+from dataclasses import dataclass, field
+
+from ..errors import CompileError
+from ..types import Scalar, parse_signature
+from ._source import error_at, load_source
+from ._translator import FunctionTranslator
+from ._types import BOTTOM, TupleType, strong, typecode
+
+__all__ = ["HEADER", "TranslatedFunction", "translate"]
+
+HEADER = '#include "nu_scalar.cuh"\n'
+
+
+@dataclass(frozen=True)
+class TranslatedFunction:
+    """A translated function: ``name`` is its C++ symbol (``nu_<pyname>_<types>_<hash8>``)."""
+
+    name: str
+    py_name: str
+    arg_types: tuple
+    return_type: object  # a Scalar, a TupleType, or None (no return value)
+    source: str  # prototypes + definitions of this function and its helpers, no #include
+    helpers: tuple = field(default=())  # symbols of the Python functions it calls
+
+    @property
+    def cuda_source(self) -> str:
+        """A complete translation unit for NVRTC (or, after the host prelude, for g++)."""
+        return HEADER + self.source
+
+
+class _Record:
+    def __init__(self, fn, arg_types, name):
+        self.fn = fn
+        self.arg_types = arg_types
+        self.name = name
+        self.return_type = BOTTOM  # known after the first inference pass
+        self.prototype = None
+        self.definition = None
+        self.in_progress = True
+
+
+class _Context:
+    """Translation of one entry function and everything it calls."""
+
+    def __init__(self):
+        self.records = {}
+        self.order = []  # callees before callers
+        self.stack = []
+
+    def function(self, fn, arg_types, caller=None, node=None, declared_return=None):
+        key = (fn, arg_types, declared_return)
+        rec = self.records.get(key)
+        if rec is not None:
+            return rec
+        for active in self.stack:
+            if active.fn is fn and caller is not None:
+                raise caller.error(node, f"recursive call of '{fn.__name__}' with changing "
+                                         f"argument types ({', '.join(map(str, active.arg_types))}"
+                                         f" -> {', '.join(map(str, arg_types))}) is not supported")
+        if len(self.stack) > 64:
+            raise caller.error(node, "calls nested more than 64 functions deep")
+        src = load_source(fn)
+        digest = hashlib.sha256(repr((fn.__module__, fn.__qualname__, src.text(),
+                                      [str(t) for t in arg_types],
+                                      str(declared_return))).encode()).hexdigest()[:8]
+        pyname = re.sub(r"\W", "_", src.name) if src.name.isascii() else "fn"
+        codes = "".join(typecode(t) for t in arg_types) or "v"
+        rec = _Record(fn, arg_types, f"nu_{pyname}_{codes}_{digest}")
+        self.records[key] = rec
+        self.stack.append(rec)
+        try:
+            rec.definition = FunctionTranslator(self, fn, src, arg_types, rec,
+                                                declared_return).run()
+        finally:
+            self.stack.pop()
+        rec.in_progress = False
+        self.order.append(rec)
+        return rec
+
+
+def _source_of(records) -> str:
+    protos = [r.prototype + ";" for r in records]
+    # Guards let many translated functions share one translation unit (tests and loops
+    # batch them) even when they call the same helper.
+    defs = [f"#ifndef NU_DEFINED_{r.name}\n#define NU_DEFINED_{r.name}\n{r.definition}\n#endif"
+            for r in records]
+    return "\n".join(protos) + "\n\n" + "\n\n".join(defs) + "\n"
+
+
+_cache_lock = threading.Lock()
+_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _as_types(arg_types):
+    if isinstance(arg_types, str):
+        arg_types = parse_signature(arg_types).args
+    out = []
+    for t in arg_types:
+        if isinstance(t, str):
+            t = parse_signature(f"({t},)").args[0]
+        if not isinstance(t, (Scalar, TupleType)):
+            raise CompileError(f"translate(): argument types must be scalar types such as "
+                               f"float32 (got {t!r})")
+        out.append(t)
+    return tuple(out)
+
+
+def translate(pyfunc, arg_types, return_type=None) -> TranslatedFunction:
+    """Translate ``pyfunc`` for the given argument types.
+
+    ``return_type`` (a scalar type) makes the C++ function return that type, casting each
+    returned value as NumPy would; by default the return type is inferred. Raises
+    CompileError (a TypeError) for anything outside the supported subset.
+    """
+    fn = getattr(pyfunc, "py_func", pyfunc)
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise CompileError(f"translate(): expected a Python function (got {pyfunc!r})")
+    types = _as_types(arg_types)
+    if return_type is not None and not isinstance(return_type, Scalar):
+        raise CompileError(f"translate(): return_type must be a scalar type (got "
+                           f"{return_type!r})")
+    key = (types, return_type)
+    with _cache_lock:
+        hit = _cache.get(fn, {}).get(key)
+    if hit is not None:
+        return hit
+    ctx = _Context()
+    rec = ctx.function(fn, types, declared_return=return_type)
+    ret = rec.return_type
+    tf = TranslatedFunction(
+        name=rec.name, py_name=fn.__name__, arg_types=types,
+        return_type=strong(ret) if ret is not None else None,
+        source=_source_of(ctx.order), helpers=tuple(r.name for r in ctx.order[:-1]))
+    with _cache_lock:
+        _cache.setdefault(fn, {})[key] = tf
+    return tf
+
+
+__all__ += ["error_at"]

@@ -1,0 +1,257 @@
+"""Control flow, locals, tuples, builtins and calls between functions, run on the host
+backend (and compiled by NVRTC) against the Python function on NumPy scalars."""
+
+import math
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import (
+    bool_, float32, float64, int8, int16, int32, int64, uint8, uint32, uint64,
+)
+from numbacuda_ufunc.compiler import translate
+
+import _hostrun as hr
+
+SCALE = 3
+
+
+def collatz_steps(n):
+    steps = 0
+    while n > 1 and steps < 1000:
+        if n % 2 == 0:
+            n //= 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def sum_range_step(a, b):
+    s = 0
+    for i in range(a, b, 3):
+        s += i
+    for j in range(b, a, -2):
+        s -= j
+    return s
+
+
+def break_continue(n):
+    total = 0
+    for i in range(100):
+        if i >= n:
+            break
+        if i % 3 == 0:
+            continue
+        total += i * i
+    return total
+
+
+def widen_in_loop(x):
+    acc = 0
+    for k in range(4):
+        acc = acc + x / (k + 1)
+    return acc
+
+
+def branchy(x, y):
+    if x > y:
+        r = x - y
+    elif x == y:
+        r = 0
+    else:
+        r = y * 2.5
+    return r
+
+
+def several_returns(x):
+    if x < 0:
+        return -1
+    if x == 0:
+        return 0.5
+    return x
+
+
+def chained(a, b, c):
+    return a < b <= c != a
+
+
+def and_or_values(a, b):
+    return (a and b) or (b - a)
+
+
+def conditional_expr(x):
+    return x * 2 if x > 10 else (x if x > 0 else -x)
+
+
+def tuple_swap(a, b):
+    a, b = b, a + b
+    a, b = b, a + b
+    return a * 100 + b
+
+
+def aug_on_argument(x):
+    x *= 2
+    x += 1
+    x //= 3
+    return x
+
+
+def builtins_mix(x, y):
+    return abs(x - y) + min(x, y, 3) - max(x, y) + int(float(x) / 2) + round(y / 3)
+
+
+def use_divmod(a, b):
+    q, r = divmod(a, b)
+    return q * 10 + r
+
+
+def use_pow(a, b):
+    return pow(a, 2) + pow(b, 3)
+
+
+def use_bool(x):
+    return bool(x) + (not x) + int(x > 2)
+
+
+def helper_scale(v, k=SCALE):
+    return v * k
+
+
+def helper_poly(v):
+    return helper_scale(v) + helper_scale(v, 2) * v
+
+
+def calls_helpers(x):
+    return helper_poly(x) - helper_scale(x)
+
+
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+
+def uses_fib(n):
+    return fib(n % 15)
+
+
+def python_minmax_nan(x, y):
+    return min(x, y) + max(y, x) * 0.5
+
+
+def pass_and_docstring(x):
+    """Docstrings are ignored."""
+    if x > 0:
+        pass
+    else:
+        x = -x
+    return x
+
+
+def nested_loops(n):
+    c = 0
+    i = 0
+    while i < n:
+        for j in range(i):
+            if (i + j) % 5 == 0:
+                c += 1
+        i += 1
+    return c
+
+
+def closure_factory(k):
+    def scaled(x):
+        return x * k + math.pi
+    return scaled
+
+
+closure_fn = closure_factory(0.5)
+
+
+def lam(x):
+    return x
+
+
+lambda_fn = lambda x, y: x * y - 1  # noqa: E731
+
+
+INT_IN = np.array([0, 1, -1, 2, 5, 7, 27, 97, -5, 100, 13, 6], "i8")
+FLOAT_IN = np.array([0.0, -0.0, 1.5, -2.5, 3.0, 10.0, 11.0, 1e10, np.nan, np.inf, -np.inf,
+                     0.1, 2.0], "f8")
+
+SPECS = [
+    (collatz_steps, (int64,), [INT_IN]),
+    (collatz_steps, (uint32,), [np.abs(INT_IN)]),
+    (sum_range_step, (int32, int32), hr.pairs(int8, int8)),
+    (break_continue, (int16,), [INT_IN]),
+    (widen_in_loop, (int32,), [INT_IN]),
+    (widen_in_loop, (float32,), [FLOAT_IN]),
+    (branchy, (float32, float32), [FLOAT_IN, FLOAT_IN[::-1]]),
+    (branchy, (int32, int8), [INT_IN, INT_IN[::-1]]),
+    (several_returns, (int64,), [INT_IN]),
+    (several_returns, (float32,), [FLOAT_IN]),
+    (chained, (int32, int64, float64), [INT_IN, INT_IN[::-1], FLOAT_IN[:12]]),
+    (and_or_values, (int32, int32), [INT_IN % 3, INT_IN[::-1] % 2]),
+    (and_or_values, (float64, float64), [FLOAT_IN, FLOAT_IN[::-1]]),
+    (conditional_expr, (int8,), [INT_IN]),
+    (conditional_expr, (float64,), [FLOAT_IN]),
+    (tuple_swap, (int64, int64), [INT_IN, INT_IN[::-1]]),
+    (aug_on_argument, (int8,), [INT_IN]),
+    (aug_on_argument, (float32,), [FLOAT_IN]),
+    (builtins_mix, (int32, int32), [INT_IN, INT_IN[::-1]]),
+    (builtins_mix, (float64, float64), [FLOAT_IN[:8], FLOAT_IN[1:9]]),
+    (use_divmod, (int32, int32), hr.pairs(int8, int8)),
+    (use_divmod, (float64, float64), hr.pairs(float64, float64)),
+    (use_pow, (int64, int16), [INT_IN, INT_IN]),
+    (use_bool, (float64,), [FLOAT_IN]),
+    (use_bool, (int8,), [INT_IN]),
+    (calls_helpers, (int32,), [INT_IN]),
+    (calls_helpers, (float32,), [FLOAT_IN]),
+    (uses_fib, (int64,), [np.abs(INT_IN)]),
+    (python_minmax_nan, (float64, float64), hr.pairs(float64, float64)),
+    (python_minmax_nan, (uint8, int8), hr.pairs(uint8, int8)),
+    (pass_and_docstring, (float64,), [FLOAT_IN]),
+    (nested_loops, (int32,), [np.abs(INT_IN) % 40]),
+    (closure_fn, (float64,), [FLOAT_IN]),
+    (lambda_fn, (float32, int64), [FLOAT_IN[:12], INT_IN]),
+    (lambda_fn, (uint64, uint64), [np.abs(INT_IN), np.abs(INT_IN)]),
+]
+CASES = [(hr.Case(fn, types), arrays) for fn, types, arrays in SPECS]
+
+
+@pytest.fixture(scope="module")
+def built():
+    hr.build([c for c, _ in CASES])
+
+
+@pytest.mark.parametrize("case,arrays", CASES, ids=[
+    f"{c.fn.__name__}-{'-'.join(t.name for t in c.arg_types)}" for c, _ in CASES])
+def test_function_matches_python(built, case, arrays):
+    hr.check(case, *arrays)
+
+
+def test_loop_widening_types_are_unified():
+    assert translate(widen_in_loop, (int32,)).return_type == float64
+    assert translate(widen_in_loop, (float32,)).return_type == float32
+    assert translate(several_returns, (int64,)).return_type == float64
+    assert translate(branchy, (int32, int8)).return_type == float64
+
+
+def test_helpers_are_translated_once_per_type():
+    tf = translate(calls_helpers, (int32,))
+    assert tf.name.startswith("nu_calls_helpers_i4_")
+    # helper_scale(v) and helper_scale(v, 2) share one specialisation (int32, Python int).
+    assert [h.split("_")[1:3] for h in tf.helpers] == [["helper", "scale"], ["helper", "poly"]]
+    assert tf.source.count("#define NU_DEFINED_") == 3
+
+
+def test_recursion_with_constant_types():
+    tf = translate(fib, (int64,))
+    assert tf.return_type == int64
+
+
+def test_bool_arguments():
+    case = hr.Case(use_bool, (bool_,))
+    hr.build([case], nvrtc=False)
+    hr.check(case, np.array([True, False]))
