@@ -1,0 +1,146 @@
+"""``vectorize``: Python scalar functions as NumPy-semantics ufuncs on the GPU.
+
+The decorator translates the function for each signature at decoration (or, without
+signatures, for each new tuple of input dtypes at first call) and registers the loops
+with the C++ engine; calls go from ``ufunc(*args)`` to the kernel launch without running
+Python code.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from . import _core
+from .compiler import translate
+from .types import Scalar, Signature, from_dtype, parse_signature
+
+__all__ = ["vectorize", "UFunc"]
+
+TARGETS = ("cuda", "cpu", "parallel")
+_OPTIONS = ("signatures", "target", "identity", "fastmath", "cache", "nopython", "forceobj")
+
+
+def _arity(pyfunc, api: str) -> int:
+    try:
+        params = inspect.signature(pyfunc).parameters.values()
+    except (TypeError, ValueError):
+        raise TypeError(f"{api}: expected a Python function (got {pyfunc!r})") from None
+    for p in params:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty:
+            raise TypeError(f"{api}: '{pyfunc.__name__}' must take only plain positional "
+                            f"parameters (got '{p}')")
+    return len(params)
+
+
+def _signature_list(signatures, api: str) -> list:
+    if signatures is None:
+        return []
+    if isinstance(signatures, (str, Signature)):
+        signatures = [signatures]
+    try:
+        return [parse_signature(s) for s in signatures]
+    except TypeError as exc:
+        raise TypeError(f"{api}: {exc}") from None
+
+
+class UFunc(_core.UFunc):
+    """A ufunc made by :func:`vectorize`. Call it like a NumPy ufunc:
+    ``f(*inputs, out=None, stream=0)``."""
+
+    def __init__(self, pyfunc, signatures, target, identity, fastmath, cache):
+        api = f"vectorize({pyfunc.__name__!r})" if hasattr(pyfunc, "__name__") else "vectorize()"
+        nin = _arity(pyfunc, api)
+        if target not in TARGETS:
+            raise ValueError(f"{api}: target must be one of {', '.join(TARGETS)} (got {target!r})")
+        super().__init__(pyfunc.__name__, nin, target, bool(fastmath))
+        self.py_func = pyfunc
+        self.__name__ = pyfunc.__name__
+        self.__qualname__ = getattr(pyfunc, "__qualname__", pyfunc.__name__)
+        self.__module__ = getattr(pyfunc, "__module__", None)
+        self.__doc__ = pyfunc.__doc__
+        self.__wrapped__ = pyfunc
+        self.identity = identity
+        self.fastmath = bool(fastmath)
+        self.cache = cache  # the kernel cache is always on; NUMBACUDA_UFUNC_DISABLE_CACHE=1 disables it
+        self._translated = {}
+        for sig in _signature_list(signatures, api):
+            self.add(sig)
+        if not self._translated:
+            self._resolve = self._compile_for  # lazy: the engine calls back on a new dtype tuple
+
+    @property
+    def signatures(self) -> list:
+        return list(self._translated)
+
+    def add(self, sig) -> None:
+        """Translate and register one more loop (Numba's ``ufunc.add``)."""
+        sig = parse_signature(sig)
+        api = f"vectorize({self.__name__!r})"
+        if len(sig.args) != self.nin:
+            raise TypeError(f"{api}: signature {sig} has {len(sig.args)} argument(s), the "
+                            f"function takes {self.nin}")
+        for t in (*sig.args, *([sig.return_type] if sig.return_type is not None else [])):
+            if not isinstance(t, Scalar):
+                raise TypeError(f"{api}: vectorize signatures take scalar types only (got {t} "
+                                f"in {sig}); use guvectorize for arrays")
+        tf = translate(self.py_func, sig.args, sig.return_type)
+        ret = sig.return_type or tf.return_type
+        if not isinstance(ret, Scalar):
+            raise TypeError(f"{api}: the function must return one scalar value (got {ret})")
+        full = Signature(ret, sig.args)
+        self._add_loop([a.dtype.str for a in sig.args], ret.dtype.str, tf.name, tf.source)
+        self._translated[full] = tf
+
+    def _compile_for(self, dtypes) -> None:
+        self.add(Signature(None, tuple(from_dtype(d) for d in dtypes)))
+
+    def inspect_cuda(self) -> dict:
+        """Signature -> the CUDA C++ of the translated function (with its helpers)."""
+        return {str(sig): tf.cuda_source for sig, tf in self._translated.items()}
+
+    def inspect_ptx(self, cc=(9, 0)) -> dict:
+        """Signature -> PTX of the translated function for compute capability ``cc``
+        (NVRTC, no GPU needed)."""
+        return {str(sig): _core.compile_ptx(tf.cuda_source + _ptx_anchor(tf), tuple(cc),
+                                            self.fastmath)
+                for sig, tf in self._translated.items()}
+
+    def __repr__(self):
+        return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"
+
+
+def _ptx_anchor(tf) -> str:
+    # A __device__ function alone emits no PTX; an extern "C" kernel that calls it keeps it.
+    args = ", ".join(f"{_c_type(t)} a{i}" for i, t in enumerate(tf.arg_types))
+    call = ", ".join(f"a{i}" for i in range(len(tf.arg_types)))
+    ret = _c_type(tf.return_type)
+    return (f'\nextern "C" __global__ void {tf.name}_ptx({ret}* out{", " if args else ""}{args})'
+            f" {{ *out = {tf.name}({call}); }}\n")
+
+
+def _c_type(t) -> str:
+    return {"b": "nu::b1", "i": "nu::i", "u": "nu::u", "f": "nu::f", "c": "nu::c"}[t.kind] + (
+        "" if t.kind == "b" else str(t.bits))
+
+
+def vectorize(signatures=None, target="cuda", identity=None, fastmath=False, cache=True,
+              **options):
+    """Numba's ``@vectorize``: make a ufunc from a scalar Python function.
+
+    ``@vectorize`` or ``@vectorize()`` is lazy (a loop per new input dtype tuple);
+    ``@vectorize(["float32(float32, float32)", ...], target="cuda")`` compiles eagerly.
+    Targets: ``"cuda"`` (the GPU, or the host backend under
+    NUMBACUDA_UFUNC_ENABLE_CUDASIM=1), ``"cpu"`` (host, one thread), ``"parallel"``
+    (host, all cores).
+    """
+    for name in options:
+        if name not in _OPTIONS:
+            raise TypeError(f"vectorize() got an unexpected option {name!r} (options: "
+                            f"{', '.join(_OPTIONS[:5])})")
+    if callable(signatures) and not isinstance(signatures, (str, Signature)):
+        return UFunc(signatures, None, target, identity, fastmath, cache)  # bare @vectorize
+
+    def decorate(pyfunc):
+        return UFunc(pyfunc, signatures, target, identity, fastmath, cache)
+
+    return decorate
