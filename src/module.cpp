@@ -98,7 +98,38 @@ nu::dtype as_dtype(py::handle obj, const char* api) {
     return nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what.c_str());
 }
 
-py::dtype to_numpy_dtype(nu::dtype t) { return py::dtype(nu::typestr(t)); }
+py::dtype to_numpy_dtype(nu::dtype t) {
+    // Built once: dtype objects are immutable, and parsing a typestr per call shows up in
+    // the ufunc call overhead.
+    static const auto* cache = [] {
+        auto* table = new std::vector<py::dtype>();
+        for (int i = 0; i <= static_cast<int>(nu::dtype::complex128); ++i) {
+            table->push_back(py::dtype(nu::typestr(static_cast<nu::dtype>(i))));
+        }
+        return table;
+    }();
+    return (*cache)[static_cast<std::size_t>(t)];
+}
+
+// NumPy's type numbers of the dtypes ufuncs use, in nu::dtype order; -1 for the others.
+int dtype_from_type_num(int num, std::size_t size) {
+    switch (num) {
+        case 0: return static_cast<int>(nu::dtype::bool_);
+        case 1: return static_cast<int>(nu::dtype::int8);
+        case 2: return static_cast<int>(nu::dtype::uint8);
+        case 3: return static_cast<int>(nu::dtype::int16);
+        case 4: return static_cast<int>(nu::dtype::uint16);
+        case 5: case 7: case 9:  // int, long, long long: by size
+            return static_cast<int>(size == 4 ? nu::dtype::int32 : size == 8 ? nu::dtype::int64 : nu::dtype::int16);
+        case 6: case 8: case 10:
+            return static_cast<int>(size == 4 ? nu::dtype::uint32 : size == 8 ? nu::dtype::uint64 : nu::dtype::uint16);
+        case 11: return static_cast<int>(nu::dtype::float32);
+        case 12: return static_cast<int>(nu::dtype::float64);
+        case 14: return static_cast<int>(nu::dtype::complex64);
+        case 15: return static_cast<int>(nu::dtype::complex128);
+        default: return -1;
+    }
+}
 
 nu::shape_t as_shape(py::handle obj, const char* api, const char* what = "shape") {
     nu::shape_t shape;
@@ -136,7 +167,14 @@ char as_order(const std::string& order, const char* api) {
 // A NumPy array as an array_view (no copy; the caller keeps `arr` alive).
 nu::array_view host_view(const py::array& arr, const char* what) {
     nu::array_view v;
-    v.type = nu::dtype_from_typestr(arr.dtype().attr("str").cast<std::string>(), what);
+    const py::dtype dt = arr.dtype();
+    const char order = dt.byteorder();
+    const int code = dtype_from_type_num(dt.num(), static_cast<std::size_t>(dt.itemsize()));
+    if (code >= 0 && order != '>' && order != '<') {
+        v.type = static_cast<nu::dtype>(code);  // native order: the fast path of every call
+    } else {
+        v.type = nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what);
+    }
     v.data = const_cast<void*>(arr.data());
     for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
         v.shape.push_back(arr.shape(i));
@@ -145,10 +183,15 @@ nu::array_view host_view(const py::array& arr, const char* what) {
     return v;
 }
 
+py::array new_host_array(const nu::shape_t& shape, nu::dtype t, char order) {
+    const nu::shape_t strides = nu::contiguous_strides(shape, nu::itemsize(t), order);
+    return py::array(to_numpy_dtype(t), std::vector<py::ssize_t>(shape.begin(), shape.end()),
+                     std::vector<py::ssize_t>(strides.begin(), strides.end()));
+}
+
 py::array empty_host_like(const nu::array_view& v) {
     const bool fortran = v.is_f_contiguous() && !v.is_c_contiguous();
-    py::module_ np = py::module_::import("numpy");
-    return np.attr("empty")(to_tuple(v.shape), to_numpy_dtype(v.type), fortran ? "F" : "C");
+    return new_host_array(v.shape, v.type, fortran ? 'F' : 'C');
 }
 
 // ---------------------------------------------------------------- device arrays
@@ -620,7 +663,8 @@ std::string arg_name(const nu::ufunc& uf, std::size_t index) {
 nu::operand to_operand(const nu::ufunc& uf, py::handle arg, std::size_t index, bool* is_cupy) {
     nu::operand op;
     const bool host_target = uf.where() != nu::target::cuda;
-    if (py::isinstance<nu::device_array>(arg) || has_cai(arg)) {
+    const bool is_ndarray = py::isinstance<py::array>(arg);  // cheap, and spares a failing getattr
+    if (!is_ndarray && (py::isinstance<nu::device_array>(arg) || has_cai(arg))) {
         nu::device_array d = py::isinstance<nu::device_array>(arg)
                                  ? arg.cast<nu::device_array>()
                                  : import_cuda_array(arg, arg_name(uf, index).c_str());
@@ -670,7 +714,7 @@ nu::operand to_operand(const nu::ufunc& uf, py::handle arg, std::size_t index, b
         return op;
     }
     py::array arr;
-    if (py::isinstance<py::array>(arg)) {
+    if (is_ndarray) {
         arr = py::reinterpret_borrow<py::array>(arg);
     } else {
         arr = py::module_::import("numpy").attr("asarray")(arg);
@@ -740,7 +784,7 @@ py::object call_ufunc(py::object self, py::args args, py::kwargs kwargs) {
     nu::operand out_op;
     py::object result;
     if (!out.is_none()) {
-        if (py::isinstance<nu::device_array>(out) || has_cai(out)) {
+        if (!py::isinstance<py::array>(out) && (py::isinstance<nu::device_array>(out) || has_cai(out))) {
             out_op = to_operand(uf, out, nin, nullptr);
         } else if (py::isinstance<py::array>(out)) {
             py::array arr = py::reinterpret_borrow<py::array>(out);
@@ -767,8 +811,7 @@ py::object call_ufunc(py::object self, py::args args, py::kwargs kwargs) {
             result = py::cast(d);
             if (is_cupy) result = py::module_::import("cupy").attr("asarray")(result);
         } else {
-            py::array arr = py::module_::import("numpy").attr("empty")(
-                to_tuple(plan.shape), to_numpy_dtype(plan.out_type), std::string(1, plan.order));
+            py::array arr = new_host_array(plan.shape, plan.out_type, plan.order);
             out_op.where = nu::operand::kind::host;
             out_op.view = host_view(arr, (uf.name() + "()").c_str());
             result = arr;

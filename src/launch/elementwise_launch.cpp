@@ -112,7 +112,8 @@ int multiprocessors() {
 void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,
                         bool host, bool parallel, bool vectorized, stream_handle stream) {
     if (host) {
-        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        // hardware_concurrency() reads sysfs: once per process, not per launch.
+        static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
         if (!parallel || cores == 1 || n < k_parallel_min) {
             k.entry(params.data(), 0, n);
             return;
