@@ -856,6 +856,8 @@ void bind_ufunc(py::module_& m) {
         .def_property_readonly("target", [](const nu::ufunc& uf) {
             return uf.where() == nu::target::cuda ? "cuda" : uf.where() == nu::target::cpu ? "cpu" : "parallel";
         })
+        .def("_kernel_sources", &nu::ufunc::kernel_sources,
+             "(entry, source) of every kernel variant built so far.")
         .def("__call__", &call_ufunc);
 }
 

@@ -140,13 +140,17 @@ call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) co
         p.shape = broadcast_shapes(shapes, api.c_str());
         return p;
     }
-    shapes.push_back(out->view.shape);
-    const shape_t both = broadcast_shapes(shapes, api.c_str());
-    if (both != out->view.shape) {
-        shapes.pop_back();
-        throw value_error(m_name + "(): out has shape " + shape_string(out->view.shape) +
-                          ", but the inputs broadcast to " +
-                          shape_string(broadcast_shapes(shapes, api.c_str())));
+    // The inputs broadcast to out's shape; out itself is never broadcast.
+    const shape_t in_shape = broadcast_shapes(shapes, api.c_str());
+    const shape_t& out_shape = out->view.shape;
+    bool fits = in_shape.size() <= out_shape.size();
+    for (std::size_t i = 0; fits && i < in_shape.size(); ++i) {
+        const std::int64_t o = out_shape[out_shape.size() - in_shape.size() + i];
+        fits = in_shape[i] == o || in_shape[i] == 1;
+    }
+    if (!fits) {
+        throw value_error(m_name + "(): out has shape " + shape_string(out_shape) +
+                          ", but the inputs broadcast to " + shape_string(in_shape));
     }
     if (!can_cast_same_kind(p.out_type, out->view.type)) {
         throw type_error(m_name + "(): cannot cast the loop's output " + dtype_name(p.out_type) +
@@ -155,6 +159,13 @@ call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) co
     }
     p.shape = out->view.shape;
     return p;
+}
+
+std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& kv : m_kernels) out.emplace_back(kv.second->name, kv.second->source);
+    return out;
 }
 
 const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host) {

@@ -70,6 +70,8 @@ public:
                  const stream_ref& stream);
 
     std::string no_loop_message(const std::vector<operand>& inputs) const;
+    // (entry, source) of every kernel variant built so far.
+    std::vector<std::pair<std::string, std::string>> kernel_sources();
 
 private:
     const elementwise_kernel& kernel(const elementwise_variant& v, bool host);

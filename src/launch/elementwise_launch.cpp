@@ -57,6 +57,8 @@ elementwise_kernel build_elementwise(const std::string& source, const std::strin
                                      bool host, bool fastmath, int vec) {
     elementwise_kernel k;
     k.vec = vec;
+    k.name = entry;
+    k.source = source;
     if (host) {
         std::vector<std::string> options;
         if (fastmath) options.push_back("-ffast-math");

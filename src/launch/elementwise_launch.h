@@ -41,6 +41,8 @@ struct elementwise_kernel {
     host_entry entry = nullptr;  // host backend
     std::shared_ptr<host_library> library;  // keeps `entry` loaded
     int vec = 1;  // elements per vector access in the contiguous variant
+    std::string name;    // entry symbol, for inspection and profilers
+    std::string source;  // the generated translation unit (tests compile it with NVRTC too)
 };
 
 const char* c_type_name(dtype t);  // "nu::f32"
