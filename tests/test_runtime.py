@@ -10,7 +10,7 @@ import pytest
 from numbacuda_ufunc import cuda
 from numbacuda_ufunc.errors import CudaSupportError, NumbaCudaUfuncError
 
-from .conftest import HAVE_GPU
+from conftest import HAVE_GPU
 
 
 def run_python(code: str, emulate: bool):
