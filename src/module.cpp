@@ -400,7 +400,7 @@ py::capsule to_dlpack(const nu::device_array& a, py::handle stream) {
         nu::active_backend().synchronize_stream(a.stream() ? a.stream()->handle : nullptr);
     }
     const nu::array_view& v = a.view();
-    auto* h = new dlpack_holder{a, v.shape, {}, {}};
+    auto* h = new dlpack_holder{a, {v.shape.begin(), v.shape.end()}, {}, {}};
     const auto item = static_cast<std::int64_t>(nu::itemsize(v.type));
     for (std::int64_t s : v.strides) h->strides.push_back(s / item);
     DLTensor& t = h->tensor.dl_tensor;
