@@ -109,6 +109,9 @@ class UFunc(_core.UFunc):
         return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"
 
 
+_core.install_fast_call(UFunc)
+
+
 def _ptx_anchor(tf) -> str:
     # A __device__ function alone emits no PTX; an extern "C" kernel that calls it keeps it.
     args = ", ".join(f"{_c_type(t)} a{i}" for i, t in enumerate(tf.arg_types))

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "dispatch/broadcast.h"
+#include "runtime/blocking.h"
 #include "runtime/errors.h"
 
 namespace nu {
@@ -175,8 +176,12 @@ const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host)
     const loop& l = m_loops[v.loop];
     std::string entry = l.function + (v.ndim == 0 ? "_contig" : "_strided" + std::to_string(v.ndim));
     const std::string source = elementwise_source(l.function, l.source, l.out, l.in, v, entry);
-    auto k = std::make_unique<elementwise_kernel>(
-        build_elementwise(source, entry, host, m_fastmath, vector_width(v.out, v.in)));
+    std::unique_ptr<elementwise_kernel> k;
+    {
+        blocking_section compiling;  // milliseconds (cache) to seconds (compiler)
+        k = std::make_unique<elementwise_kernel>(
+            build_elementwise(source, entry, host, m_fastmath, vector_width(v.out, v.in)));
+    }
     return *m_kernels.emplace(v, std::move(k)).first->second;
 }
 
