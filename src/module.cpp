@@ -274,9 +274,15 @@ nu::device_array import_cuda_array(py::handle obj, const char* api) {
     }
     nu::stream_ref stream = nu::default_stream();
     if (d.contains("stream") && !d["stream"].is_none()) {
-        // The producer's pending work on its stream must finish before we read.
-        stream = as_stream(d["stream"], api);
-        backend.synchronize_stream(nu::live_handle(stream, api));
+        // The producer's pending work on its stream must finish before we read. Work on
+        // the legacy default stream (1, CuPy's default) is already ordered before ours:
+        // the legacy stream synchronizes with every blocking stream, so no wait is needed.
+        py::object producer = d["stream"];
+        if (!is_integer(producer) || producer.cast<std::uintptr_t>() != 1) {
+            stream = as_stream(producer, api);
+            backend.synchronize_stream(nu::live_handle(stream, api));
+            stream = nu::default_stream();
+        }
     }
     std::int64_t lo = 0, hi = 0;
     v.byte_extent(&lo, &hi);
