@@ -618,7 +618,7 @@ class FunctionTranslator:
             r = WEAK_FLOAT  # Python: 2 ** -1 == 0.5
         if (isinstance(a.type, Weak) and isinstance(b.type, Weak) and a.const is not None
                 and b.const is not None):
-            folded = self._fold(op, a.const, b.const)
+            folded = self.promote(node, lambda: self._fold(op, a.const, b.const))
             if folded is not None:
                 return folded
         ct = ctype(r)
@@ -644,7 +644,9 @@ class FunctionTranslator:
         try:
             return const_val(value)
         except PromotionError:
-            return None
+            # Python's exact big-integer result would silently wrap at run time.
+            raise PromotionError(f"integer constant expression {x!r} {op} {y!r} = {value} "
+                                 f"does not fit in 64 bits") from None
 
     def expr_BinOp(self, e):
         op = _BINOPS.get(type(e.op))
