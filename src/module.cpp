@@ -469,6 +469,11 @@ void bind_runtime(py::module_& m) {
     m.def("device_count", [] { return nu::backend_available() ? nu::active_backend().device_count() : 0; });
     m.def("current_device", [] { return nu::active_backend().current_device(); });
     m.def("select_device", [](int i) { nu::active_backend().select_device(i); });
+    m.def("current_device_cc", [] {
+        nu::backend& b = nu::active_backend();
+        const nu::device_info info = b.device(b.current_device());
+        return py::make_tuple(info.cc_major, info.cc_minor);
+    }, "(major, minor) of the current device; the host backend reports (9, 0).");
     m.def("synchronize", [] {
         py::gil_scoped_release nogil;
         nu::active_backend().synchronize();

@@ -74,6 +74,24 @@ def test_numba_doc_examples_sinc_and_discriminant():
     np.testing.assert_allclose(discriminant(a, b, c), np.sqrt(b ** 2 - 4 * a * c), rtol=1e-6)
 
 
+@cuda.jit(device=True)
+def clamp(x, lo, hi):
+    return max(lo, min(x, hi))
+
+
+def test_device_function_helpers_and_plain_python_helpers():
+    def scaled(x):  # an undecorated Python function is translated too
+        return x * 3.0
+
+    @vectorize(["float32(float32)", "float64(float64)"], target="cuda")
+    def squash(x):
+        return clamp(scaled(x), -1.0, 1.0)
+
+    x = np.linspace(-1, 1, 50, dtype=np.float32)
+    np.testing.assert_array_equal(squash(x), np.clip(x * np.float32(3.0), -1, 1))
+    assert clamp(5, 0, 2) == 2  # still callable from Python
+
+
 # ---------------------------------------------------------------- semantics vs the oracle
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
