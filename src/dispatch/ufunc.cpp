@@ -192,6 +192,19 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
     const loop& l = m_loops[plan.loop];
     const bool host = m_target != target::cuda || active_backend().emulated();
     const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
+    if (!host) {
+        const int current = active_backend().current_device();
+        auto check_device = [&](const operand& op, const std::string& what) {
+            const device_buffer* b = op.device.buffer().get();
+            if (op.where == operand::kind::device && b && b->device() >= 0 && b->device() != current) {
+                throw value_error(m_name + "(): " + what + " is on device " + std::to_string(b->device()) +
+                                  ", but the current device is " + std::to_string(current) +
+                                  " (use cuda.select_device() or copy it)");
+            }
+        };
+        for (std::size_t k = 0; k < inputs.size(); ++k) check_device(inputs[k], "argument " + std::to_string(k + 1));
+        check_device(out, "out");
+    }
 
     // Operand views the kernel will use; temporaries live until the launch is queued
     // (their frees are stream-ordered after it).
