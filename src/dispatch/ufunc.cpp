@@ -165,7 +165,7 @@ call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) co
 std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
     std::lock_guard<std::mutex> lock(m_mutex);
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& kv : m_kernels) out.emplace_back(kv.second->name, kv.second->source);
+    for (const auto& kv : m_kernels) out.emplace_back(kv.second->kernel.name, kv.second->kernel.source);
     return out;
 }
 
@@ -180,7 +180,7 @@ const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host)
     {
         blocking_section compiling;  // milliseconds (cache) to seconds (compiler)
         k = std::make_unique<elementwise_kernel>(
-            build_elementwise(source, entry, host, m_fastmath, vector_width(v.out, v.in)));
+            elementwise_kernel{build_kernel(source, entry, host, m_fastmath), vector_width(v.out, v.in)});
     }
     return *m_kernels.emplace(v, std::move(k)).first->second;
 }
