@@ -11,40 +11,6 @@
 namespace nu {
 namespace {
 
-bool weak_int_fits(const scalar_value& v, dtype t) {
-    // Weak integers arrive as int64, or as uint64 when above INT64_MAX.
-    const bool big = v.type == dtype::uint64;
-    std::int64_t x = 0;
-    std::memcpy(&x, v.bytes, sizeof(x));
-    const int bits = static_cast<int>(itemsize(t) * 8);
-    if (dtype_kind(t) == 'u') {
-        if (big) return bits == 64;
-        return x >= 0 && (bits == 64 || static_cast<std::uint64_t>(x) < (1ull << bits));
-    }
-    if (big) return false;
-    if (bits == 64) return true;
-    const std::int64_t limit = std::int64_t{1} << (bits - 1);
-    return x >= -limit && x < limit;
-}
-
-// Whether a weak Python scalar may take loop type `t`; in the first passes only a loop of
-// its own kind will do (so add(1, 2) picks an integer loop before a float one).
-bool weak_accepts(const operand& op, dtype t, bool own_kind_only) {
-    const char k = dtype_kind(t);
-    switch (op.weak) {
-        case weak_kind::integer:
-            if (k == 'i' || k == 'u') return weak_int_fits(op.value, t);
-            return !own_kind_only && (k == 'f' || k == 'c');
-        case weak_kind::floating:
-            return k == 'f' || (!own_kind_only && k == 'c');
-        case weak_kind::complex:
-            return k == 'c';
-        case weak_kind::none:
-            break;
-    }
-    return false;
-}
-
 bool same_view(const array_view& a, const array_view& b) {
     return a.data == b.data && a.strides == b.strides && a.shape == b.shape;
 }
@@ -57,20 +23,6 @@ bool overlaps(const array_view& a, const array_view& b) {
     const char* pa = static_cast<const char*>(a.data);
     const char* pb = static_cast<const char*>(b.data);
     return pa + alo < pb + bhi && pb + blo < pa + ahi;
-}
-
-std::string types_of(const std::vector<operand>& inputs) {
-    std::string s;
-    for (const operand& op : inputs) {
-        if (!s.empty()) s += ", ";
-        switch (op.weak) {
-            case weak_kind::integer: s += "int"; break;
-            case weak_kind::floating: s += "float"; break;
-            case weak_kind::complex: s += "complex"; break;
-            case weak_kind::none: s += dtype_name(op.type()); break;
-        }
-    }
-    return s;
 }
 
 }  // namespace
@@ -96,29 +48,14 @@ std::vector<std::string> ufunc::type_strings() const {
 
 int ufunc::select_loop(const std::vector<operand>& inputs) const {
     if (static_cast<int>(inputs.size()) != m_nin) return -1;
-    // Pass 0: exact dtypes; pass 1: safe casts; pass 2: weak scalars may also move up a kind.
-    for (int pass = 0; pass < 3; ++pass) {
-        for (std::size_t l = 0; l < m_loops.size(); ++l) {
-            bool ok = true;
-            for (int k = 0; ok && k < m_nin; ++k) {
-                const operand& op = inputs[k];
-                const dtype t = m_loops[l].in[k];
-                if (op.weak != weak_kind::none) {
-                    ok = weak_accepts(op, t, pass < 2);
-                } else {
-                    ok = pass == 0 ? op.type() == t : can_cast_safe(op.type(), t);
-                }
-            }
-            if (ok) return static_cast<int>(l);
-        }
-    }
-    return -1;
+    return first_matching_loop(m_loops, [](const loop& l) -> const std::vector<dtype>& { return l.in; },
+                               inputs);
 }
 
 std::string ufunc::no_loop_message(const std::vector<operand>& inputs) const {
     std::string loops;
     for (const std::string& t : type_strings()) loops += (loops.empty() ? "'" : ", '") + t + "'";
-    return m_name + "(): no loop matches the input types (" + types_of(inputs) +
+    return m_name + "(): no loop matches the input types (" + operand_types(inputs) +
            ") with safe casting; the loops are [" + loops + "]";
 }
 
