@@ -684,15 +684,21 @@ void bind_array(py::module_& m) {
     throw py::error_already_set();
 }
 
-std::string arg_name(const nu::ufunc& uf, std::size_t index) {
-    return uf.name() + "(): argument " + std::to_string(index + 1);
+// Who is converting arguments: the ufunc or gufunc's name and target.
+struct caller {
+    const std::string& name;
+    nu::target where;
+};
+
+std::string arg_name(const caller& uf, std::size_t index) {
+    return uf.name + "(): argument " + std::to_string(index + 1);
 }
 
 // A call argument as an operand. Python scalars are weak; NumPy scalars and 0-d arrays
 // are strong scalars passed by value; device and CAI arrays stay where they are.
-nu::operand to_operand(const nu::ufunc& uf, py::handle arg, std::size_t index, bool* is_cupy) {
+nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy) {
     nu::operand op;
-    const bool host_target = uf.where() != nu::target::cuda;
+    const bool host_target = uf.where != nu::target::cuda;
     const bool is_ndarray = py::isinstance<py::array>(arg);  // cheap, and spares a failing getattr
     if (!is_ndarray && (is_device_array(arg) || has_cai(arg))) {
         nu::device_array d = is_device_array(arg)
@@ -761,6 +767,66 @@ nu::operand to_operand(const nu::ufunc& uf, py::handle arg, std::size_t index, b
     return op;
 }
 
+// The `out=` and `stream=` keywords shared by ufunc and gufunc calls.
+struct call_keywords {
+    py::object out = py::none();
+    py::object stream = py::int_(0);
+};
+
+call_keywords parse_keywords(const std::string& name, py::handle kwargs) {
+    call_keywords kw;
+    if (!kwargs) return kw;
+    for (auto item : py::reinterpret_borrow<py::dict>(kwargs)) {
+        const std::string key = py::str(item.first);
+        if (key == "out") {
+            kw.out = py::reinterpret_borrow<py::object>(item.second);
+        } else if (key == "stream") {
+            kw.stream = py::reinterpret_borrow<py::object>(item.second);
+        } else {
+            throw nu::type_error(name + "() got an unexpected keyword argument '" + key + "'");
+        }
+    }
+    return kw;
+}
+
+// An output array the caller passed: host (writable) or device.
+nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what) {
+    nu::operand op;
+    if (!py::isinstance<py::array>(out) && (is_device_array(out) || has_cai(out))) {
+        op = to_operand(who, out, index, nullptr);
+    } else if (py::isinstance<py::array>(out)) {
+        py::array arr = py::reinterpret_borrow<py::array>(out);
+        if (!arr.writeable()) throw nu::value_error(who.name + "(): " + what + " is read-only");
+        op.where = nu::operand::kind::host;
+        op.view = host_view(arr, (who.name + "(): " + what).c_str());
+    } else {
+        throw nu::type_error(who.name + "(): " + what + " must be a NumPy or device array (got " +
+                             repr_of(py::type::handle_of(out)) + ")");
+    }
+    if (op.where == nu::operand::kind::scalar) {
+        throw nu::type_error(who.name + "(): " + what + " must be an array, not a 0-d value");
+    }
+    return op;
+}
+
+// A new result: a device array (CuPy when an input was CuPy) when `on_device`, else NumPy.
+py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype type, char order,
+                      bool on_device, bool is_cupy, const nu::stream_ref& s, nu::operand* op) {
+    if (on_device) {
+        nu::device_array d = nu::device_array::empty(shape, type, order, std::nullopt, s, who.name.c_str());
+        op->where = nu::operand::kind::device;
+        op->view = d.view();
+        op->device = d;
+        py::object result = py::cast(d);
+        if (is_cupy) result = py::module_::import("cupy").attr("asarray")(result);
+        return result;
+    }
+    py::array arr = new_host_array(shape, type, order);
+    op->where = nu::operand::kind::host;
+    op->view = host_view(arr, (who.name + "()").c_str());
+    return std::move(arr);
+}
+
 // The NumPy dtype a lazy ufunc compiles for, per argument (Python scalars: int64,
 // float64, complex128, as Numba types them).
 py::tuple resolver_types(const std::vector<nu::operand>& ops) {
@@ -771,22 +837,15 @@ py::tuple resolver_types(const std::vector<nu::operand>& ops) {
 
 py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
     nu::ufunc& uf = self.cast<nu::ufunc&>();
-    py::object out = py::none();
-    py::object stream = py::int_(0);
-    if (kwargs) for (auto item : py::reinterpret_borrow<py::dict>(kwargs)) {
-        const std::string key = py::str(item.first);
-        if (key == "out") {
-            out = py::reinterpret_borrow<py::object>(item.second);
-        } else if (key == "stream") {
-            stream = py::reinterpret_borrow<py::object>(item.second);
-        } else {
-            throw nu::type_error(uf.name() + "() got an unexpected keyword argument '" + key + "'");
-        }
-    }
-    std::size_t nargs = args.size();
+    const caller who{uf.name(), uf.where()};
+    call_keywords kw = parse_keywords(uf.name(), kwargs);
+    py::object out = kw.out;
+    const std::size_t nargs = args.size();
     const std::size_t nin = static_cast<std::size_t>(uf.nin());
-    if (nargs == nin + 1 && out.is_none()) out = args[nin];  // NumPy's positional out
-    else if (nargs == nin + 1) throw nu::type_error(uf.name() + "(): cannot specify 'out' as both a positional and keyword argument");
+    if (nargs == nin + 1 && !out.is_none()) {
+        throw nu::type_error(uf.name() + "(): cannot specify 'out' as both a positional and keyword argument");
+    }
+    if (nargs == nin + 1) out = args[nin];  // NumPy's positional out
     if (nargs != nin && nargs != nin + 1) {
         throw nu::type_error(uf.name() + "() takes " + std::to_string(nin) + " input argument" +
                              (nin == 1 ? "" : "s") + " (got " + std::to_string(nargs) + ")");
@@ -803,49 +862,21 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
     ops.reserve(nin);
     bool any_device = false;
     for (std::size_t i = 0; i < nin; ++i) {
-        ops.push_back(to_operand(uf, args[i], i, &is_cupy));
+        ops.push_back(to_operand(who, args[i], i, &is_cupy));
         any_device = any_device || ops.back().where == nu::operand::kind::device;
     }
     if (uf.select_loop(ops) < 0 && py::hasattr(self, "_resolve")) {
         self.attr("_resolve")(resolver_types(ops));  // lazy ufunc: compile a loop for these types
     }
-    const nu::stream_ref s = as_stream(stream, uf.name().c_str());
+    const nu::stream_ref s = as_stream(kw.stream, uf.name().c_str());
 
     nu::operand out_op;
-    py::object result;
-    if (!out.is_none()) {
-        if (!py::isinstance<py::array>(out) && (is_device_array(out) || has_cai(out))) {
-            out_op = to_operand(uf, out, nin, nullptr);
-        } else if (py::isinstance<py::array>(out)) {
-            py::array arr = py::reinterpret_borrow<py::array>(out);
-            if (!arr.writeable()) throw nu::value_error(uf.name() + "(): out is read-only");
-            out_op.where = nu::operand::kind::host;
-            out_op.view = host_view(arr, (uf.name() + "(): out").c_str());
-        } else {
-            throw nu::type_error(uf.name() + "(): out must be a NumPy or device array (got " +
-                                 repr_of(py::type::handle_of(out)) + ")");
-        }
-        if (out_op.where == nu::operand::kind::scalar) {
-            throw nu::type_error(uf.name() + "(): out must be an array, not a 0-d value");
-        }
-        result = out;
-    }
+    py::object result = out;
+    if (!out.is_none()) out_op = output_operand(who, out, nin, "out");
     const nu::call_plan plan = uf.plan(ops, out.is_none() ? nullptr : &out_op);
     if (out.is_none()) {
-        if (any_device && uf.where() == nu::target::cuda) {
-            nu::device_array d = nu::device_array::empty(plan.shape, plan.out_type, plan.order,
-                                                         std::nullopt, s, uf.name().c_str());
-            out_op.where = nu::operand::kind::device;
-            out_op.view = d.view();
-            out_op.device = d;
-            result = py::cast(d);
-            if (is_cupy) result = py::module_::import("cupy").attr("asarray")(result);
-        } else {
-            py::array arr = new_host_array(plan.shape, plan.out_type, plan.order);
-            out_op.where = nu::operand::kind::host;
-            out_op.view = host_view(arr, (uf.name() + "()").c_str());
-            result = arr;
-        }
+        result = new_result(who, plan.shape, plan.out_type, plan.order,
+                            any_device && uf.where() == nu::target::cuda, is_cupy, s, &out_op);
     }
     // Releasing the GIL costs about a tenth of a small host-backend call; it matters for
     // device launches and long host loops (and first calls, which compile), not there.

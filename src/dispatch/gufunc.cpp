@@ -1,0 +1,263 @@
+// src/dispatch/gufunc.cpp: core dimension checks, loop broadcasting and gufunc launches
+#include "dispatch/gufunc.h"
+
+#include <algorithm>
+
+#include "dispatch/broadcast.h"
+#include "dispatch/device_cast.h"
+#include "launch/elementwise_launch.h"
+#include "runtime/blocking.h"
+#include "runtime/errors.h"
+
+namespace nu {
+namespace {
+
+std::string layout_of(const std::vector<core_dim>& core, const std::vector<std::string>& names) {
+    std::string s = "(";
+    for (std::size_t j = 0; j < core.size(); ++j) {
+        if (j) s += ",";
+        s += core[j].name >= 0 ? names[core[j].name] : std::to_string(core[j].fixed);
+    }
+    return s + ")";
+}
+
+shape_t leading(const shape_t& shape, std::size_t core) {
+    return shape_t(shape.begin(), shape.end() - static_cast<std::ptrdiff_t>(core));
+}
+
+}  // namespace
+
+gufunc::gufunc(std::string name, int nin, int nout, std::vector<std::vector<core_dim>> core,
+               std::vector<std::string> dim_names, target where, bool fastmath,
+               std::vector<int> writable_inputs)
+    : m_name(std::move(name)),
+      m_nin(nin),
+      m_nout(nout),
+      m_core(std::move(core)),
+      m_dim_names(std::move(dim_names)),
+      m_target(where),
+      m_fastmath(fastmath),
+      m_writable(std::move(writable_inputs)) {
+    NU_ASSERT(static_cast<int>(m_core.size()) == nin + nout);
+}
+
+bool gufunc::writable(int input) const {
+    return std::find(m_writable.begin(), m_writable.end(), input) != m_writable.end();
+}
+
+void gufunc::add_loop(gufunc_loop l) {
+    NU_ASSERT(static_cast<int>(l.types.size()) == m_nin + m_nout);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_loops.push_back(std::move(l));
+}
+
+std::vector<std::string> gufunc::type_strings() const {
+    std::vector<std::string> out;
+    for (const gufunc_loop& l : m_loops) {
+        std::string s;
+        for (int k = 0; k < m_nin + m_nout; ++k) {
+            if (k == m_nin) s += "->";
+            s += dtype_char(l.types[k]);
+        }
+        out.push_back(s);
+    }
+    return out;
+}
+
+int gufunc::select_loop(const std::vector<operand>& inputs) const {
+    if (static_cast<int>(inputs.size()) != m_nin) return -1;
+    return first_matching_loop(
+        m_loops, [](const gufunc_loop& l) -> const std::vector<dtype>& { return l.types; }, inputs);
+}
+
+std::string gufunc::no_loop_message(const std::vector<operand>& inputs) const {
+    std::string loops;
+    for (const std::string& t : type_strings()) loops += (loops.empty() ? "'" : ", '") + t + "'";
+    return m_name + "(): no loop matches the input types (" + operand_types(inputs) +
+           ") with safe casting; the loops are [" + loops + "]";
+}
+
+gufunc_plan gufunc::plan(int loop, const std::vector<operand>& inputs,
+                         const std::vector<const operand*>& outputs) const {
+    gufunc_plan p;
+    p.loop = loop;
+    p.sizes.assign(m_dim_names.size(), -1);
+    std::vector<shape_t> loop_shapes;
+    auto bind = [&](const shape_t& shape, int k, const std::string& what) {
+        const std::vector<core_dim>& core = m_core[k];
+        if (shape.size() < core.size()) {
+            throw value_error(m_name + "(): " + what + " has " + std::to_string(shape.size()) +
+                              " dimension(s), but its core signature " + layout_of(core, m_dim_names) +
+                              " needs at least " + std::to_string(core.size()));
+        }
+        const std::size_t first = shape.size() - core.size();
+        for (std::size_t j = 0; j < core.size(); ++j) {
+            const std::int64_t size = shape[first + j];
+            const core_dim& cd = core[j];
+            if (cd.name < 0) {
+                if (size != cd.fixed) {
+                    throw value_error(m_name + "(): " + what + " has size " + std::to_string(size) +
+                                      " in core dimension " + std::to_string(j) + ", but the layout " +
+                                      layout_of(core, m_dim_names) + " fixes it to " +
+                                      std::to_string(cd.fixed));
+                }
+                continue;
+            }
+            std::int64_t& bound = p.sizes[cd.name];
+            if (bound < 0) {
+                bound = size;
+            } else if (bound != size) {
+                throw value_error(m_name + "(): dimension '" + m_dim_names[cd.name] + "' of " + what +
+                                  " has size " + std::to_string(size) + ", but an earlier argument gave it size " +
+                                  std::to_string(bound));
+            }
+        }
+        loop_shapes.push_back(leading(shape, core.size()));
+    };
+    for (int k = 0; k < m_nin; ++k) {
+        bind(inputs[k].is_array() ? inputs[k].view.shape : shape_t{}, k,
+             "argument " + std::to_string(k + 1));
+    }
+    for (int k = 0; k < m_nout; ++k) {
+        if (outputs[k] != nullptr) bind(outputs[k]->view.shape, m_nin + k, "output " + std::to_string(k + 1));
+    }
+    p.loop_shape = broadcast_shapes(loop_shapes, m_name.c_str());
+    for (int k = 0; k < m_nout; ++k) {
+        shape_t full = p.loop_shape;
+        for (const core_dim& cd : m_core[m_nin + k]) {
+            const std::int64_t size = cd.name >= 0 ? p.sizes[cd.name] : cd.fixed;
+            if (size < 0) {
+                throw value_error(m_name + "(): cannot infer the size of dimension '" + m_dim_names[cd.name] +
+                                  "' of output " + std::to_string(k + 1) +
+                                  ": it appears in no input; pass the output with out=");
+            }
+            full.push_back(size);
+        }
+        if (outputs[k] != nullptr && outputs[k]->view.shape != full) {
+            throw value_error(m_name + "(): output " + std::to_string(k + 1) + " has shape " +
+                              shape_string(outputs[k]->view.shape) + ", but the call needs " +
+                              shape_string(full) + " (outputs are not broadcast)");
+        }
+        p.out_shapes.push_back(full);
+    }
+    return p;
+}
+
+std::vector<std::pair<std::string, std::string>> gufunc::kernel_sources() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& kv : m_kernels) out.emplace_back(kv.second->name, kv.second->source);
+    return out;
+}
+
+const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const long long key = static_cast<long long>(loop) * 64 + nloop;
+    auto it = m_kernels.find(key);
+    if (it != m_kernels.end()) return *it->second;
+    const gufunc_loop& l = m_loops[loop];
+    const std::string entry = l.function + "_gufunc" + std::to_string(nloop);
+    int words = 1 + nloop;
+    std::string args;
+    for (int k = 0; k < m_nin + m_nout; ++k) {
+        const int core = l.kinds[k] == arg_kind::view ? static_cast<int>(m_core[k].size()) : 0;
+        words += 1 + nloop + 2 * core;
+        args += std::string(", nu::garg<") + c_type_name(l.types[k]) + ", " + std::to_string(core) + ", " +
+                std::to_string(static_cast<int>(l.kinds[k])) + ">";
+    }
+    std::string src = "#include \"gufunc.cuh\"\n\n" + l.source + "\n\n";
+    src += "struct nu_op {\n"
+           "    template <class... A>\n"
+           "    __device__ __forceinline__ void operator()(A... a) const { " + l.function + "(a...); }\n"
+           "};\n\n";
+    src += "NU_GUFUNC_ENTRY(" + entry + ", " + std::to_string(words) + ", nu::gufunc<nu_op, " +
+           std::to_string(nloop) + args + ">)\n";
+    std::unique_ptr<compiled_kernel> k;
+    {
+        blocking_section compiling;
+        k = std::make_unique<compiled_kernel>(build_kernel(src, entry, host, m_fastmath));
+    }
+    return *m_kernels.emplace(key, std::move(k)).first->second;
+}
+
+void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
+                     const std::vector<operand>& outputs, const stream_ref& stream) {
+    const std::int64_t n = checked_size(plan.loop_shape, m_name.c_str());
+    const gufunc_loop& l = m_loops[plan.loop];
+    const bool emulated = active_backend().emulated();
+    const bool host = m_target != target::cuda || emulated;
+    const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
+    const int nops = m_nin + m_nout;
+
+    // Views the kernel uses. Host data goes to device memory on a GPU; under emulation a
+    // host input is still copied (unless writable), so writes the kernel makes to it are
+    // lost exactly as on a GPU (Numba's semantics).
+    std::vector<device_array> keep;
+    keep.reserve(2 * static_cast<std::size_t>(nops));
+    std::vector<array_view> views(static_cast<std::size_t>(nops));
+    std::vector<std::pair<std::size_t, const array_view*>> copy_back;  // (operand, host view)
+    for (int k = 0; k < nops; ++k) {
+        const operand& op = k < m_nin ? inputs[k] : outputs[k - m_nin];
+        array_view v = op.view;
+        const bool is_host = op.where == operand::kind::host;
+        const bool is_output = k >= m_nin;
+        const bool stage = is_host && m_target == target::cuda &&
+                           (!emulated || (!is_output && !writable(k)));
+        if (stage) {
+            device_array tmp = device_array::empty(v.shape, v.type, 'C', std::nullopt, stream, m_name.c_str());
+            tmp.copy_from_host(v, stream);  // outputs are read-write: their contents go too
+            keep.push_back(tmp);
+            if (!emulated && (is_output || writable(k))) copy_back.emplace_back(k, &op.view);
+            v = tmp.view();
+        } else if (op.where == operand::kind::device && v.type != l.types[k]) {
+            // A device array of another dtype: convert on the device (and back for outputs).
+            device_array converted = cast_to(op.device, l.types[k], stream);
+            keep.push_back(converted);
+            v = converted.view();
+            if (is_output) copy_back.emplace_back(k, nullptr);
+        }
+        views[k] = v;
+    }
+    if (n > 0) {
+        // Loop dimensions: broadcast, then coalesced like an elementwise iteration space.
+        shape_t shape = plan.loop_shape;
+        std::vector<shape_t> strides;
+        for (int k = 0; k < nops; ++k) {
+            const std::size_t core = m_core[k].size();
+            const shape_t& full_shape = views[k].shape;
+            const shape_t& full_strides = views[k].strides;
+            strides.push_back(broadcast_strides(leading(full_shape, core), leading(full_strides, core), shape));
+        }
+        // Outputs first decide the iteration order, as for ufuncs.
+        std::rotate(strides.begin(), strides.begin() + m_nin, strides.end());
+        coalesce_dims(shape, strides);
+        std::rotate(strides.begin(), strides.end() - m_nin, strides.end());
+        const int nloop = static_cast<int>(shape.size());
+        const compiled_kernel& kern = kernel(plan.loop, nloop, host);
+
+        std::vector<long long> words;
+        words.push_back(n);
+        for (std::int64_t d : shape) words.push_back(d);
+        for (int k = 0; k < nops; ++k) {
+            words.push_back(reinterpret_cast<long long>(views[k].data));
+            for (std::int64_t st : strides[k]) words.push_back(st);
+            if (l.kinds[k] != arg_kind::view) continue;
+            const std::size_t core = m_core[k].size();
+            const std::size_t first = views[k].shape.size() - core;
+            for (std::size_t j = 0; j < core; ++j) words.push_back(views[k].shape[first + j]);
+            for (std::size_t j = 0; j < core; ++j) words.push_back(views[k].strides[first + j]);
+        }
+        launch_kernel(kern, words.data(), n, host, m_target == target::parallel, 128, 1, s);
+    }
+    // Results back where they belong: host arrays on a GPU, converted device outputs.
+    for (const auto& [k, host_view] : copy_back) {
+        const device_array staged(nullptr, views[k], stream);  // view of a kept temporary
+        if (host_view != nullptr) {
+            staged.copy_to_host(*host_view, stream);
+        } else {
+            cast_into(outputs[k - m_nin].device, staged, stream);
+        }
+    }
+}
+
+}  // namespace nu

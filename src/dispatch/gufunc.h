@@ -1,0 +1,86 @@
+// src/dispatch/gufunc.h: generalized ufuncs: core dimensions, loop broadcasting, launch
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dispatch/operand.h"
+#include "dispatch/ufunc.h"
+#include "launch/kernel.h"
+
+namespace nu {
+
+// One core dimension of an operand's layout: a named dimension or a fixed size.
+struct core_dim {
+    int name = -1;           // index into the gufunc's dimension names; -1 when fixed
+    std::int64_t fixed = -1;  // the size of a fixed dimension such as the 3 of (n,3)
+};
+
+// How the translated function receives an operand (see gufunc.cuh's garg).
+enum class arg_kind { view = 0, scalar = 1, one_element = 2 };
+
+struct gufunc_loop {
+    std::vector<dtype> types;     // inputs then outputs
+    std::vector<arg_kind> kinds;  // per operand
+    std::string function;
+    std::string source;
+};
+
+struct gufunc_plan {
+    int loop = -1;
+    shape_t loop_shape;                // broadcast loop dimensions
+    std::vector<std::int64_t> sizes;   // of each named dimension
+    std::vector<shape_t> out_shapes;   // full shapes of the outputs
+    char order = 'C';
+};
+
+class gufunc {
+public:
+    gufunc(std::string name, int nin, int nout, std::vector<std::vector<core_dim>> core,
+           std::vector<std::string> dim_names, target where, bool fastmath,
+           std::vector<int> writable_inputs);
+
+    const std::string& name() const { return m_name; }
+    int nin() const { return m_nin; }
+    int nout() const { return m_nout; }
+    target where() const { return m_target; }
+    const std::vector<gufunc_loop>& loops() const { return m_loops; }
+    std::vector<std::string> type_strings() const;
+    bool writable(int input) const;
+
+    void add_loop(gufunc_loop l);
+    int select_loop(const std::vector<operand>& inputs) const;
+    std::string no_loop_message(const std::vector<operand>& inputs) const;
+
+    // Core dimension sizes, loop shape and output shapes; `outputs[k]` is null for an output
+    // to allocate. Throws value_error naming the argument, dimension and sizes on mismatch.
+    gufunc_plan plan(int loop, const std::vector<operand>& inputs,
+                     const std::vector<const operand*>& outputs) const;
+
+    // Runs the loop. Inputs and outputs already have the loop's dtypes (device arrays of
+    // another dtype are converted on the device); outputs are read-write.
+    void execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
+                 const std::vector<operand>& outputs, const stream_ref& stream);
+
+    std::vector<std::pair<std::string, std::string>> kernel_sources();
+
+private:
+    const compiled_kernel& kernel(int loop, int nloop, bool host);
+
+    std::string m_name;
+    int m_nin;
+    int m_nout;
+    std::vector<std::vector<core_dim>> m_core;
+    std::vector<std::string> m_dim_names;
+    target m_target;
+    bool m_fastmath;
+    std::vector<int> m_writable;
+    std::vector<gufunc_loop> m_loops;
+    std::mutex m_mutex;
+    std::unordered_map<long long, std::unique_ptr<compiled_kernel>> m_kernels;  // (loop, nloop)
+};
+
+}  // namespace nu
