@@ -20,8 +20,15 @@ import random
 
 from numbacuda_ufunc import types as nt
 from numbacuda_ufunc.compiler._types import (
-    WEAK_BOOL, WEAK_FLOAT, WEAK_INT, PromotionError, Weak, binary_result, kind_of,
-    unary_result, unify,
+    WEAK_BOOL,
+    WEAK_FLOAT,
+    WEAK_INT,
+    PromotionError,
+    Weak,
+    binary_result,
+    kind_of,
+    unary_result,
+    unify,
 )
 
 DTYPES = [nt.bool_, nt.int8, nt.int16, nt.int32, nt.int64, nt.uint8, nt.uint16, nt.uint32,
@@ -41,7 +48,7 @@ CASTS = {"np.float32": nt.float32, "np.float64": nt.float64, "np.int16": nt.int1
 def _is_constant(text):
     try:
         eval(text, {"__builtins__": {}}, {})
-    except Exception:
+    except (NameError, ArithmeticError, TypeError, ValueError, SyntaxError):
         return False
     return True
 
@@ -78,7 +85,7 @@ class Gen:
             if op in ("<<", ">>"):
                 if isinstance(ta, Weak) and isinstance(tb, Weak):
                     continue  # Python would build a huge exact integer
-                b, tb = f"({b} & 7)" if kind_of(tb) in "bi" else b, tb
+                b = f"({b} & 7)" if kind_of(tb) in "bi" else b
             if op in ("*", "**") and isinstance(ta, Weak) and isinstance(tb, Weak):
                 continue  # unbounded Python ints on one side, int64 on the other
             try:
@@ -165,7 +172,7 @@ class Gen:
         if c < 0.85:
             return self.call(env, depth)
         if c < 0.92:
-            t_, tt = self.compare(env, depth - 1)
+            t_, _ = self.compare(env, depth - 1)
             a, ta = self.expr(env, depth - 1)
             b, tb = self.expr(env, depth - 1)
             try:

@@ -8,11 +8,10 @@ import importlib.util
 import math
 import random
 
-import numpy as np
-import pytest
-
 import _fuzzgen
 import _hostrun as hr
+import numpy as np
+
 from numbacuda_ufunc.errors import CompileError
 
 BATCH = 200  # functions per translation unit (g++ and NVRTC cost ~1 s per unit)
