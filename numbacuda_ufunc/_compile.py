@@ -13,7 +13,7 @@ from .compiler._types import ctype
 from .errors import CompileError
 from .types import Scalar, parse_signature
 
-__all__ = ["compile_ptx", "core", "DEFAULT_CC"]
+__all__ = ["DEFAULT_CC", "compile_ptx", "core"]
 
 # Used when no device is present and no cc is given: the newest architecture that every
 # supported NVRTC (CUDA 12.0+) can target.
@@ -58,8 +58,8 @@ def _default_cc():
     if cur is not None:
         try:
             return tuple(cur())
-        except Exception:  # no device: fall through to the default
-            pass
+        except RuntimeError:  # CudaSupportError/CudaError: no usable device
+            return DEFAULT_CC
     return DEFAULT_CC
 
 
@@ -69,7 +69,7 @@ def compile_ptx(pyfunc, sig, device=True, cc=None, fastmath=False, **options):
     as in Numba, must not return a value). No GPU is needed."""
     bad = set(options) - {"debug", "lineinfo", "opt", "abi", "abi_info", "output"}
     if bad:
-        raise TypeError(f"compile_ptx(): unexpected keyword argument '{sorted(bad)[0]}'")
+        raise TypeError(f"compile_ptx(): unexpected keyword argument '{min(bad)}'")
     if options.get("output", "ptx") != "ptx":
         raise TypeError(f"compile_ptx(): only output='ptx' is supported "
                         f"(got {options['output']!r})")

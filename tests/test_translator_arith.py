@@ -2,16 +2,26 @@
 scalars: NumPy 2 promotion, weak literals, wrap-around, Python floor division/modulo,
 integer division by zero -> 0, IEEE floats. Exact comparison (signed zeros included)."""
 
+import _hostrun as hr
 import numpy as np
 import pytest
 
 from numbacuda_ufunc import (
-    bool_, complex64, complex128, float32, float64, int8, int16, int32, int64, uint8, uint16,
-    uint32, uint64,
+    bool_,
+    complex64,
+    complex128,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from numbacuda_ufunc.compiler import translate
-
-import _hostrun as hr
 
 
 def op_add(a, b):

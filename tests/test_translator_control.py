@@ -3,15 +3,23 @@ backend (and compiled by NVRTC) against the Python function on NumPy scalars."""
 
 import math
 
+import _hostrun as hr
 import numpy as np
 import pytest
 
 from numbacuda_ufunc import (
-    bool_, float32, float64, int8, int16, int32, int64, uint8, uint32, uint64,
+    bool_,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint32,
+    uint64,
 )
 from numbacuda_ufunc.compiler import translate
-
-import _hostrun as hr
 
 SCALE = 3
 
@@ -173,7 +181,7 @@ def lam(x):
     return x
 
 
-lambda_fn = lambda x, y: x * y - 1  # noqa: E731
+lambda_fn = lambda x, y: x * y - 1
 
 
 INT_IN = np.array([0, 1, -1, 2, 5, 7, 27, 97, -5, 100, 13, 6], "i8")

@@ -17,7 +17,7 @@ UNDEFINED_LATER = 1
 def uses_try(x):
     try:
         return x
-    except Exception:
+    except ValueError:
         return 0
 
 
@@ -27,7 +27,7 @@ def uses_with(x):
 
 
 def uses_listcomp(x):
-    t = [i for i in range(3)]
+    t = [i for i in range(3)]  # noqa: F841
     return x
 
 
@@ -40,17 +40,17 @@ def uses_yield(x):
 
 
 def uses_string(x):
-    s = "abc"
+    s = "abc"  # noqa: F841
     return x
 
 
 def uses_list(x):
-    a = [x, x]
+    a = [x, x]  # noqa: F841
     return x
 
 
 def uses_dict(x):
-    d = {1: x}
+    d = {1: x}  # noqa: F841
     return x
 
 
@@ -84,7 +84,7 @@ def cannot_unify(x):
     if x > 0:
         t = (x, x)
     else:
-        t = x
+        t = x  # noqa: F841
     return x
 
 
@@ -149,7 +149,7 @@ def test_unsupported_construct_raises_compile_error(fn, pattern):
         translate(fn, (int32,))
     message = str(info.value)
     # file:line: ... in function 'name', then the offending source line
-    assert f"test_translator_errors.py:" in message
+    assert "test_translator_errors.py:" in message
     assert f"in function '{fn.__name__}'" in message
     assert message.count("\n") >= 1
     assert isinstance(info.value, TypeError)
@@ -170,7 +170,7 @@ def test_wrong_number_of_argument_types():
 
 def test_source_unavailable_for_exec():
     ns = {}
-    exec("def f(x):\n    return x + 1\n", ns)
+    exec("def f(x):\n    return x + 1\n", ns)  # noqa: S102 - the point of the test
     with pytest.raises(CompileError, match=r"source of function 'f' is unavailable"):
         translate(ns["f"], (int32,))
 

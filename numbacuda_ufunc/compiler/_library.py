@@ -155,7 +155,7 @@ def call_library(tr, node, ref, args, kwargs):
         raise tr.error(node, f"builtin '{ref.fname}' is not supported")
     allowed = {"round": {"ndigits"}}.get(getattr(ref, "fname", ""), set())
     if isinstance(ref, BuiltinRef) and set(kwargs) - allowed or not isinstance(ref, BuiltinRef) and kwargs:
-        bad = sorted(set(kwargs) - allowed)[0]
+        bad = min(set(kwargs) - allowed)
         raise tr.error(node, f"keyword argument '{bad}' of {fname} is not supported")
     for a in args:
         if not isinstance(a.type, (Weak, TupleType)) and not hasattr(a.type, "dtype"):

@@ -77,8 +77,8 @@ def _pick(cands, code):
     cands = [c for c in cands if _arg_names(c) == names]
     if len(cands) > 1:
         # Several lambdas with the same parameters on one line: the body's column tells.
-        cols = {p[2] for p in code.co_positions()
-                if p[2] is not None and p[0] == code.co_firstlineno}
+        positions = getattr(code, "co_positions", lambda: ())()  # Python 3.11+
+        cols = {p[2] for p in positions if p[2] is not None and p[0] == code.co_firstlineno}
         exact = [c for c in cands
                  if isinstance(c, ast.Lambda) and c.body.col_offset in cols]
         if len(exact) == 1:

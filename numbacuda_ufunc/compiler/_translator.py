@@ -382,7 +382,7 @@ class FunctionTranslator:
         if not isinstance(s.target, ast.Name):
             raise self.error(s, "augmented assignment is supported only to names")
         cur = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s))
-        v = self.binop(s, _BINOPS[type(s.op)] if type(s.op) in _BINOPS else None, cur,
+        v = self.binop(s, _BINOPS.get(type(s.op)), cur,
                        self.expr(s.value))
         self.assign_name(s, s.target.id, v)
 
@@ -718,8 +718,7 @@ class FunctionTranslator:
         test, a, b = self.expr(e.test), self.expr(e.body), self.expr(e.orelse)
         for node, v in ((e.test, test), (e.body, a), (e.orelse, b)):
             if not self._numeric(node, v, "conditional expression"):
-                if isinstance(v.type, Bottom):
-                    return Val("0", BOTTOM)
+                return Val("0", BOTTOM)
         r = self.promote(e, lambda: unify(a.type, b.type))
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 import warnings
+from typing import ClassVar
 
 import numpy as np
 
@@ -51,7 +52,7 @@ __all__ = [
 class Weak:
     """A Python scalar type: kind 'b' (bool), 'i' (int), 'f' (float) or 'c' (complex)."""
 
-    _names = {"b": "bool", "i": "int", "f": "float", "c": "complex"}
+    _names: ClassVar[dict] = {"b": "bool", "i": "int", "f": "float", "c": "complex"}
 
     def __init__(self, kind: str):
         self.kind = kind

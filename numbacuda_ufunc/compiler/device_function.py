@@ -60,7 +60,7 @@ def jit(func_or_sig=None, device=False, fastmath=False, **options):
     ``@jit("f8(f8)", device=True)`` or ``jit(fn, device=True)``."""
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
-        raise TypeError(f"cuda.jit(): unexpected keyword argument '{sorted(unknown)[0]}'")
+        raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
     if not device:
         raise CompileError("cuda.jit(): only device functions are supported so far; pass "
                            "device=True (got device=False)")
