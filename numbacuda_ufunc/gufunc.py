@@ -1,0 +1,234 @@
+"""``guvectorize``: generalized ufuncs with NumPy layout signatures such as
+``(m,n),(n,p)->(m,p)``.
+
+Each thread runs the Python function once on views of its loop index, as in Numba; the
+loop dimensions broadcast like NumPy's (Numba refuses that). The call path is C++.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import _core
+from .compiler import translate
+from .types import Array, Scalar, Signature, parse_signature
+from .ufunc import TARGETS, _arity
+
+__all__ = ["guvectorize", "GUFunc", "parse_layout"]
+
+_OPTIONS = ("target", "fastmath", "cache", "writable_args", "nopython", "forceobj",
+            "identity", "is_dynamic")
+_TOKEN = re.compile(r"\s*(?:(?P<arrow>->)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)|(?P<num>\d+)|(?P<punct>[(),]))")
+
+
+def parse_layout(layout: str):
+    """NumPy's gufunc signature grammar: ``"(m,n),(n,p)->(m,p)"``, ``"()->()"``,
+    ``"(n)->(),()"``, fixed sizes ``"(n,3)"``, whitespace anywhere.
+
+    Returns (inputs, outputs): lists of operands, each a tuple of core dimensions (a name
+    or an int). Raises ValueError naming the offending token.
+    """
+    if not isinstance(layout, str):
+        raise TypeError(f"guvectorize(): layout must be a string such as '(m,n)->(n)' "
+                        f"(got {layout!r})")
+    tokens = []
+    pos = 0
+    text = layout.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise ValueError(f"guvectorize(): malformed layout {layout!r}: unexpected "
+                             f"{text[pos:].strip()[:1]!r} at position {pos}")
+        tokens.append((m.lastgroup, m.group(m.lastgroup), m.start(m.lastgroup)))
+        pos = m.end()
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+
+    def fail(i, expected):
+        got = repr(tokens[i][1]) if i < len(tokens) else "the end"
+        raise ValueError(f"guvectorize(): malformed layout {layout!r}: expected {expected}, "
+                         f"got {got}")
+
+    def operand_list(i):
+        ops = []
+        while True:
+            if i >= len(tokens) or tokens[i][1] != "(":
+                fail(i, "'('")
+            i += 1
+            dims = []
+            if i < len(tokens) and tokens[i][1] == ")":
+                i += 1
+            else:
+                while True:
+                    if i >= len(tokens) or tokens[i][0] not in ("name", "num"):
+                        fail(i, "a dimension name or size")
+                    kind, value, _ = tokens[i]
+                    dims.append(int(value) if kind == "num" else value)
+                    i += 1
+                    if i < len(tokens) and tokens[i][1] == ",":
+                        i += 1
+                        continue
+                    if i < len(tokens) and tokens[i][1] == ")":
+                        i += 1
+                        break
+                    fail(i, "',' or ')'")
+            ops.append(tuple(dims))
+            if i < len(tokens) and tokens[i][1] == ",":
+                i += 1
+                continue
+            return ops, i
+
+    inputs, i = operand_list(0)
+    if i >= len(tokens) or tokens[i][0] != "arrow":
+        fail(i, "'->'")
+    outputs, i = operand_list(i + 1)
+    if i != len(tokens):
+        fail(i, "the end")
+    return inputs, outputs
+
+
+def _loop_kinds(sig: Signature, core, api: str):
+    """How each operand reaches the function: 0 array view, 1 scalar by value, 2 a `()`
+    core as a one-element array (gufunc.cuh's garg)."""
+    nin_out = len(core)
+    if len(sig.args) != nin_out:
+        raise TypeError(f"{api}: signature {sig} has {len(sig.args)} argument(s), the layout "
+                        f"has {nin_out} operand(s)")
+    kinds = []
+    for k, (t, dims) in enumerate(zip(sig.args, core)):
+        if isinstance(t, Scalar):
+            if dims:
+                raise TypeError(f"{api}: argument {k + 1} of {sig} is a scalar but its core "
+                                f"dimensions are {_fmt(dims)}")
+            kinds.append(1)
+        elif isinstance(t, Array) and t.ndim == len(dims):
+            kinds.append(0)
+        elif isinstance(t, Array) and not dims and t.ndim == 1:
+            kinds.append(2)
+        else:
+            raise TypeError(f"{api}: argument {k + 1} of {sig} has {t.ndim} dimension(s) but "
+                            f"its core dimensions are {_fmt(dims)}")
+    return kinds
+
+
+def _fmt(dims) -> str:
+    return "(" + ",".join(map(str, dims)) + ")"
+
+
+class GUFunc(_core.GUFunc):
+    """A gufunc made by :func:`guvectorize`: ``g(*inputs)``, ``g(*inputs, *outputs)``,
+    ``g(*inputs, out=o)`` or ``out=(o1, o2)``; ``stream=``."""
+
+    def __init__(self, pyfunc, signatures, layout, target, fastmath, cache, writable_args):
+        api = f"guvectorize({getattr(pyfunc, '__name__', pyfunc)!r})"
+        if target not in TARGETS:
+            raise ValueError(f"{api}: target must be one of {', '.join(TARGETS)} (got {target!r})")
+        inputs, outputs = parse_layout(layout)
+        core = inputs + outputs
+        nargs = _arity(pyfunc, api)
+        if nargs != len(core):
+            raise TypeError(f"{api}: the layout {layout!r} has {len(core)} operand(s), the "
+                            f"function takes {nargs}")
+        names = []
+        encoded = []
+        for dims in core:
+            row = []
+            for d in dims:
+                if isinstance(d, int):
+                    row.append((-1, d))
+                else:
+                    if d not in names:
+                        names.append(d)
+                    row.append((names.index(d), -1))
+            encoded.append(row)
+        writable = _writable_indices(pyfunc, writable_args, len(inputs), api)
+        super().__init__(pyfunc.__name__, len(inputs), len(outputs), encoded, names, target,
+                         bool(fastmath), writable)
+        self.py_func = pyfunc
+        self.__name__ = pyfunc.__name__
+        self.__qualname__ = getattr(pyfunc, "__qualname__", pyfunc.__name__)
+        self.__module__ = getattr(pyfunc, "__module__", None)
+        self.__doc__ = pyfunc.__doc__
+        self.__wrapped__ = pyfunc
+        self.signature = layout.replace(" ", "")  # NumPy's attribute: dask.apply_gufunc uses it
+        self.layout = self.signature
+        self.identity = None
+        self.target = target
+        self.fastmath = bool(fastmath)
+        self.cache = cache
+        self.writable_args = tuple(writable)
+        self._core_dims = core
+        self._translated = {}
+        sigs = [signatures] if isinstance(signatures, (str, Signature)) else list(signatures or [])
+        if not sigs:
+            raise TypeError(f"{api}: guvectorize needs at least one signature such as "
+                            f"'void(float32[:], float32[:])'")
+        for sig in sigs:
+            self.add(sig)
+
+    @property
+    def signatures(self) -> list:
+        return list(self._translated)
+
+    def add(self, sig) -> None:
+        api = f"guvectorize({self.__name__!r})"
+        try:
+            sig = parse_signature(sig)
+        except TypeError as exc:
+            raise TypeError(f"{api}: {exc}") from None
+        if sig.return_type is not None:
+            raise TypeError(f"{api}: gufunc kernels return nothing: write results into the "
+                            f"output arguments (signature {sig} returns {sig.return_type})")
+        kinds = _loop_kinds(sig, self._core_dims, api)
+        for k in range(self.nin, self.nin + self.nout):
+            if kinds[k] == 1:
+                raise TypeError(f"{api}: output argument {k + 1} of {sig} must be an array "
+                                f"(outputs are written in place)")
+        tf = translate(self.py_func, sig.args)
+        dtypes = [(t if isinstance(t, Scalar) else t.dtype).dtype.str for t in sig.args]
+        self._add_loop(dtypes, kinds, tf.name, tf.source)
+        self._translated[sig] = tf
+
+    def inspect_cuda(self) -> dict:
+        """Signature -> the CUDA C++ of the translated function."""
+        return {str(sig): tf.cuda_source for sig, tf in self._translated.items()}
+
+    def __repr__(self):
+        return (f"<numbacuda_ufunc.GUFunc '{self.__name__}' {self.signature} "
+                f"target={self.target} types={self.types}>")
+
+
+def _writable_indices(pyfunc, writable_args, nin, api):
+    import inspect
+
+    params = list(inspect.signature(pyfunc).parameters)
+    out = []
+    for w in writable_args or ():
+        if isinstance(w, str):
+            if w not in params[:nin]:
+                raise ValueError(f"{api}: writable_args names {w!r}, which is not an input "
+                                 f"(inputs: {', '.join(params[:nin])})")
+            out.append(params.index(w))
+        elif isinstance(w, int) and not isinstance(w, bool) and 0 <= w < nin:
+            out.append(w)
+        else:
+            raise ValueError(f"{api}: writable_args entries are input names or indices 0.."
+                             f"{nin - 1} (got {w!r})")
+    return out
+
+
+_core.install_fast_gufunc_call(GUFunc)
+
+
+def guvectorize(signatures, layout, target="cuda", fastmath=False, cache=True,
+                writable_args=(), **options):
+    """Numba's ``@guvectorize``: a generalized ufunc from a Python function that writes
+    its results into its output arguments."""
+    for name in options:
+        if name not in _OPTIONS:
+            raise TypeError(f"guvectorize() got an unexpected option {name!r}")
+
+    def decorate(pyfunc):
+        return GUFunc(pyfunc, signatures, layout, target, fastmath, cache, writable_args)
+
+    return decorate
