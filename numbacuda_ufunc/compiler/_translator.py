@@ -793,7 +793,10 @@ class FunctionTranslator:
         if isinstance(ref, (BuiltinRef, LibFuncRef, TypeRef)):
             for a in list(args) + list(kwargs.values()):
                 if is_array(a.type):
-                    raise self.error(e, f"{ref.name}() on a whole array is not supported "
+                    shown = (ref.scalar.name if isinstance(ref, TypeRef) else ref.fname
+                             if isinstance(ref, BuiltinRef) else
+                             f"{'np' if ref.lib == 'numpy' else ref.lib}.{ref.fname}")
+                    raise self.error(e, f"{shown}() on a whole array is not supported "
                                         f"(got {a.type}); apply it to the elements")
         if isinstance(ref, (BuiltinRef, LibFuncRef)):
             return call_library(self, e, ref, args, kwargs)
