@@ -24,8 +24,8 @@ from ._types import BOTTOM, WEAK_INT, Bottom, TupleType, ctype, is_array, is_com
 from ._values import Ref, Val, const_val
 
 __all__ = [
-    "aug_store",
     "attribute",
+    "aug_store",
     "for_each",
     "length",
     "load",

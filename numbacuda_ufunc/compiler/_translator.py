@@ -404,8 +404,7 @@ class FunctionTranslator:
             raise self.error(s, "augmented assignment is supported only to names and array "
                                 "elements")
         cur = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s))
-        v = self.binop(s, _BINOPS[type(s.op)] if type(s.op) in _BINOPS else None, cur,
-                       self.expr(s.value))
+        v = self.binop(s, op, cur, self.expr(s.value))
         self.assign_name(s, s.target.id, v)
 
     def stmt_If(self, s):
