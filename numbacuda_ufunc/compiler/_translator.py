@@ -19,6 +19,7 @@ import types as pytypes
 import numpy as np
 
 from ..types import Scalar
+from . import _arrays as arrays
 from ._library import call_library, lookup_attribute, lookup_global_function
 from ._source import error_at
 from ._types import (
@@ -32,6 +33,7 @@ from ._types import (
     Weak,
     binary_result,
     ctype,
+    is_array,
     is_complex,
     is_int_like,
     kind_of,
@@ -244,6 +246,9 @@ class FunctionTranslator:
             raise self.error(node, f"{what}: {v.type.name} is not a number")
         if isinstance(v.type, TupleType):
             raise self.error(node, f"{what}: tuples are not supported here (got {v.type})")
+        if is_array(v.type):
+            raise self.error(node, f"{what}: whole arrays are not supported here (got "
+                                   f"{v.type}); index their elements, as in a[i]")
         return True
 
     # ---- statements ------------------------------------------------------------------------
@@ -295,6 +300,9 @@ class FunctionTranslator:
             return
         if v.type is None or isinstance(v.type, Ref):
             raise self.error(node, f"cannot return {v.type.name if v.type else 'None'}")
+        if is_array(v.type):
+            raise self.error(node, f"cannot return an array ({v.type}); write the results "
+                                   f"into an output array argument instead")
         if self.returns_none:
             raise self.error(node, "the function returns a value on some paths and None on "
                                    "others")
@@ -329,6 +337,8 @@ class FunctionTranslator:
     def assign_target(self, target, v):
         if isinstance(target, ast.Name):
             self.assign_name(target, target.id, v)
+        elif isinstance(target, ast.Subscript):
+            arrays.store(self, target, v)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(v.type, Bottom):
                 for t in target.elts:
@@ -343,7 +353,8 @@ class FunctionTranslator:
                 self.assign_target(t, Val(f"{tmp}.v{i}", it))
         else:
             raise self.error(target, f"assignment to {type(target).__name__.lower()} is not "
-                                     f"supported (only to names and tuples of names)")
+                                     f"supported (only to names, array elements and tuples "
+                                     f"of those)")
 
     def stmt_Assign(self, s):
         targets = s.targets
@@ -356,7 +367,8 @@ class FunctionTranslator:
             temps = []
             for e in s.value.elts:
                 v = self.expr(e)
-                if isinstance(v.type, (Bottom, TupleType)) or not self._numeric(e, v, "value"):
+                if not is_array(v.type) and (isinstance(v.type, (Bottom, TupleType))
+                                             or not self._numeric(e, v, "value")):
                     temps.append(v)
                     continue
                 tmp = self.temp()
@@ -365,6 +377,11 @@ class FunctionTranslator:
             for t, v in zip(targets[0].elts, temps):
                 self.assign_target(t, v)
             return
+        if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)):
+            shape = arrays.shape_items(self, s.value)
+            if shape is not None:  # m, n = a.shape
+                arrays.unpack_shape(self, targets[0], shape)
+                return
         v = self.expr(s.value)
         if len(targets) > 1 and not isinstance(v.type, Bottom) and v.const is None \
                 and not isinstance(v.type, (Ref, type(None))):
@@ -379,11 +396,15 @@ class FunctionTranslator:
             self.assign_target(s.target, self.expr(s.value))
 
     def stmt_AugAssign(self, s):
+        op = _BINOPS.get(type(s.op))
+        if isinstance(s.target, ast.Subscript):
+            arrays.aug_store(self, s, op)
+            return
         if not isinstance(s.target, ast.Name):
-            raise self.error(s, "augmented assignment is supported only to names")
+            raise self.error(s, "augmented assignment is supported only to names and array "
+                                "elements")
         cur = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s))
-        v = self.binop(s, _BINOPS.get(type(s.op)), cur,
-                       self.expr(s.value))
+        v = self.binop(s, op, cur, self.expr(s.value))
         self.assign_name(s, s.target.id, v)
 
     def stmt_If(self, s):
@@ -417,7 +438,13 @@ class FunctionTranslator:
         ref = self.expr(it.func) if isinstance(it, ast.Call) else None
         if not (isinstance(ref, Val) and isinstance(ref.type, BuiltinRef)
                 and ref.type.fname == "range"):
-            raise self.error(s, "for loops are supported only over range(...)")
+            seq = self.expr(it)
+            if is_array(seq.type):
+                arrays.for_each(self, s, seq)
+                return
+            if isinstance(seq.type, Bottom):  # typed on a later inference pass
+                return
+            raise self.error(s, "for loops are supported only over range(...) and arrays")
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(s, f"range() takes 1 to 3 positional arguments "
                                 f"(got {len(it.args)})")
@@ -544,6 +571,8 @@ class FunctionTranslator:
             return r if isinstance(r, Val) else Val("", r)
         if isinstance(base.type, Bottom):
             return Val("0", BOTTOM)
+        if is_array(base.type):
+            return arrays.attribute(self, e, base)
         if e.attr in ("real", "imag") and self._numeric(e, base, f".{e.attr}"):
             t = base.type
             if is_complex(t):
@@ -557,11 +586,17 @@ class FunctionTranslator:
         raise self.error(e, f"attribute '.{e.attr}' is not supported on {base.type}")
 
     def expr_Subscript(self, e):
+        shape = arrays.shape_items(self, e.value)
+        if shape is not None:  # a.shape[k]
+            return arrays.shape_item(self, e, *shape)
         base = self.expr(e.value)
         if isinstance(base.type, Bottom):
             return Val("0", BOTTOM)
+        if is_array(base.type):
+            return arrays.load(self, e, base)
         if not isinstance(base.type, TupleType):
-            raise self.error(e, f"indexing is supported only on tuples (got {base.type})")
+            raise self.error(e, f"indexing is supported only on arrays and tuples (got "
+                                f"{getattr(base.type, 'name', 'None')})")
         idx = self.expr(e.slice)
         if not isinstance(idx.const, int) or isinstance(idx.const, bool):
             raise self.error(e, "tuples can be indexed only with integer constants")
@@ -609,6 +644,10 @@ class FunctionTranslator:
     def binop(self, node, op, a, b) -> Val:
         if op is None:
             raise self.error(node, "unsupported operator '@'")
+        if is_array(a.type) or is_array(b.type):
+            raise self.error(node, f"operator {op}: arithmetic on whole arrays is not "
+                                   f"supported (got {a.type} {op} {b.type}); loop over the "
+                                   f"elements instead")
         if not (self._numeric(node, a, f"operator {op}") and
                 self._numeric(node, b, f"operator {op}")):
             return Val("0", BOTTOM)
@@ -723,6 +762,8 @@ class FunctionTranslator:
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 
     def expr_Call(self, e):
+        if isinstance(e.func, ast.Attribute):
+            arrays.reject_method_call(self, e)
         if isinstance(e.func, ast.Attribute) and e.func.attr == "conjugate":
             base = self.expr(e.func.value)
             if not isinstance(base.type, ModuleRef):
@@ -732,6 +773,10 @@ class FunctionTranslator:
                     return Val("0", BOTTOM)
                 return Val(f"nu::conj({base.code})", base.type)
         f = self.expr(e.func)
+        if isinstance(f.type, BuiltinRef) and f.type.fname == "len":
+            n = arrays.length(self, e)  # len(a), len(a.shape)
+            if n is not None:
+                return n
         args = [self.expr(a) for a in e.args]
         if any(isinstance(a, ast.Starred) for a in e.args):
             raise self.error(e, "unsupported construct 'starred argument'")
@@ -740,9 +785,17 @@ class FunctionTranslator:
             if k.arg is None:
                 raise self.error(e, "unsupported construct '**kwargs in a call'")
             kwargs[k.arg] = self.expr(k.value)
+        ref = f.type
         if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
             return Val("0", BOTTOM)
-        ref = f.type
+        if isinstance(ref, (BuiltinRef, LibFuncRef, TypeRef)):
+            for a in list(args) + list(kwargs.values()):
+                if is_array(a.type):
+                    shown = (ref.scalar.name if isinstance(ref, TypeRef) else ref.fname
+                             if isinstance(ref, BuiltinRef) else
+                             f"{'np' if ref.lib == 'numpy' else ref.lib}.{ref.fname}")
+                    raise self.error(e, f"{shown}() on a whole array is not supported "
+                                        f"(got {a.type}); apply it to the elements")
         if isinstance(ref, (BuiltinRef, LibFuncRef)):
             return call_library(self, e, ref, args, kwargs)
         if isinstance(ref, TypeRef):
@@ -771,8 +824,8 @@ class FunctionTranslator:
                     raise self.error(node, f"default value of parameter '{pname}' of "
                                            f"'{fn.__name__}' is not a number ({v!r})")
                 v = c
-            self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()") \
-                if not isinstance(v.type, TupleType) else None
+            if not isinstance(v.type, TupleType) and not is_array(v.type):
+                self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()")
             vals.append(v)
         types = tuple(v.type for v in vals)
         rec = self.ctx.function(fn, types, self, node)

@@ -19,7 +19,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..types import SCALARS, Scalar, bool_, complex128, float32, float64, from_dtype, int64
+from ..types import (
+    SCALARS,
+    Array,
+    Scalar,
+    bool_,
+    complex128,
+    float32,
+    float64,
+    from_dtype,
+    int64,
+)
 
 __all__ = [
     "BOTTOM",
@@ -36,6 +46,7 @@ __all__ = [
     "complex_of",
     "ctype",
     "float_of",
+    "is_array",
     "is_complex",
     "is_float",
     "is_int_like",
@@ -124,8 +135,16 @@ def strong(t):
     return t
 
 
+def is_array(t) -> bool:
+    return isinstance(t, Array)
+
+
 def ctype(t) -> str:
     """The C++ type that holds values of ``t``."""
+    if isinstance(t, Array):
+        # The layout is a fact the translator may use, not part of the C++ type: every
+        # view carries its byte strides (src/kernels/nu_array.cuh).
+        return f"nu::array<{ctype(t.dtype)}, {t.ndim}>"
     if isinstance(t, TupleType):
         n = len(t.items)
         if not 2 <= n <= 4:
@@ -142,6 +161,8 @@ def typecode(t) -> str:
         return "w" + t.kind
     if isinstance(t, TupleType):
         return "t" + "".join(typecode(x) for x in t.items) + "e"
+    if isinstance(t, Array):
+        return f"{_CODES[t.dtype.name]}a{t.ndim}"
     return _CODES[t.name]
 
 
@@ -270,6 +291,12 @@ def unify(a, b):
         return b
     if isinstance(b, Bottom):
         return a
+    if isinstance(a, Array) or isinstance(b, Array):
+        # A name bound to views of different layouts holds the general (strided) one.
+        if (isinstance(a, Array) and isinstance(b, Array) and a.dtype == b.dtype
+                and a.ndim == b.ndim):
+            return Array(a.dtype, a.ndim, "A")
+        raise PromotionError(f"cannot unify {a} and {b}")
     if isinstance(a, TupleType) or isinstance(b, TupleType):
         if (isinstance(a, TupleType) and isinstance(b, TupleType)
                 and len(a.items) == len(b.items)):

@@ -2,7 +2,7 @@
 
 The result holds the C++ of the function and of every Python function it calls
 (translated recursively, one specialisation per tuple of argument types), ready to be
-compiled after ``#include "nu_scalar.cuh"`` by NVRTC or by the host backend.
+compiled after ``#include "nu_array.cuh"`` (which includes nu_scalar.cuh) by NVRTC or by the host backend.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import weakref
 from dataclasses import dataclass, field
 
 from ..errors import CompileError
-from ..types import Scalar, parse_signature
+from ..types import Array, Scalar, parse_signature
 from ._source import error_at, load_source
 from ._translator import FunctionTranslator
 from ._types import BOTTOM, TupleType, strong, typecode
 
 __all__ = ["HEADER", "TranslatedFunction", "translate"]
 
-HEADER = '#include "nu_scalar.cuh"\n'
+HEADER = '#include "nu_array.cuh"\n'
 
 
 @dataclass(frozen=True)
@@ -111,9 +111,12 @@ def _as_types(arg_types):
     for t in arg_types:
         if isinstance(t, str):
             t = parse_signature(f"({t},)").args[0]
-        if not isinstance(t, (Scalar, TupleType)):
-            raise CompileError(f"translate(): argument types must be scalar types such as "
-                               f"float32 (got {t!r})")
+        if not isinstance(t, (Scalar, TupleType, Array)):
+            raise CompileError(f"translate(): argument types must be scalar or array types "
+                               f"such as float32 or float32[:, :] (got {t!r})")
+        if isinstance(t, Array) and t.ndim < 1:
+            raise CompileError(f"translate(): array arguments need at least one dimension; "
+                               f"pass a 0-d value as a scalar (got {t!r})")
         out.append(t)
     return tuple(out)
 

@@ -1,0 +1,247 @@
+"""Array arguments inside translated functions: indexing, views, attributes, loops.
+
+An array is a ``nu::array<T, N>`` view (src/kernels/nu_array.cuh) passed by value; its
+byte strides make every NumPy layout readable in place. What the translator emits:
+
+* ``a[i, j]`` with one index per dimension: ``v_a(i, j)``, a ``T&`` (read or written);
+* ``a[i]`` on an N-d array (N > 1): ``v_a.row(i)``, the (N-1)-d view of that row;
+* ``a.shape[k]`` and ``len(a)``: ``v_a.shape[k]`` and ``v_a.shape[0]``; ``a.size``:
+  ``v_a.size()``; ``a.ndim``: a constant.
+
+Shapes and sizes are typed as Python ints (weak, held in ``nu::i64``), as they are when
+the Python function runs on NumPy arrays: ``x / a.shape[0]`` stays float32 for float32
+``x``. Elements have the array's dtype, as NumPy scalars read from an array do. Whole-array
+expressions (``a + 1``, ``a[1:3]``, ``np.sqrt(a)``, ``a.sum()``) are outside the subset and
+raise CompileError saying so.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..types import Array
+from ._types import BOTTOM, WEAK_INT, Bottom, TupleType, ctype, is_array, is_complex, kind_of
+from ._values import Ref, Val, const_val
+
+__all__ = [
+    "attribute",
+    "aug_store",
+    "for_each",
+    "length",
+    "load",
+    "reject_method_call",
+    "shape_item",
+    "shape_items",
+    "store",
+    "unpack_shape",
+]
+
+_SUPPORTED = "a[i, j], a[i] (a row), a.shape, a.size, a.ndim and len(a)"
+
+
+def _view_type(t: Array, k: int) -> Array:
+    """Type of ``a[i0, ..., ik-1]`` with k < ndim indices: the trailing dimensions."""
+    # Rows of a C-contiguous array stay C-contiguous; any other row is strided.
+    return Array(t.dtype, t.ndim - k, "C" if t.layout == "C" else "A")
+
+
+def _index_codes(tr, node, t: Array):
+    """C++ codes of the indices of ``node`` (a Subscript on an array of type ``t``), or
+    None while an index type is still unknown (inference)."""
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            raise tr.error(node, f"array slicing is not supported (yet); index with "
+                                 f"integers, one per dimension, and loop over the "
+                                 f"elements (got a slice of {t})")
+    vals = [tr.expr(p) for p in parts]
+    if any(isinstance(v.type, Bottom) for v in vals):
+        return None
+    if len(vals) == 1 and isinstance(vals[0].type, TupleType):  # idx = (i, j); a[idx]
+        tup = vals[0]
+        vals = [Val(f"({tup.code}).v{k}", it) for k, it in enumerate(tup.type.items)]
+    for v in vals:
+        if v.type is None or isinstance(v.type, (Ref, TupleType)) or is_array(v.type):
+            name = getattr(v.type, "name", "None")
+            raise tr.error(node, f"array index must be an integer (got {name})")
+        if kind_of(v.type) == "b":
+            raise tr.error(node, f"boolean array indices (masks) are not supported; index "
+                                 f"with integers (got {v.type})")
+        if kind_of(v.type) != "i":
+            raise tr.error(node, f"array index must be an integer (got {v.type})")
+    if len(vals) > t.ndim:
+        raise tr.error(node, f"too many indices for array: {t} is {t.ndim}-dimensional, "
+                             f"but {len(vals)} were indexed")
+    # Index codes go to nu::array::operator() / row(), which take any integer type and
+    # wrap negative values as Python does.
+    return [v.code for v in vals]
+
+
+def _access(base: Val, codes) -> Val:
+    t = base.type
+    if len(codes) == t.ndim:
+        return Val(f"{base.code}({', '.join(codes)})", t.dtype)
+    code = base.code
+    for c in codes:
+        code = f"{code}.row({c})"
+    return Val(code, _view_type(t, len(codes)))
+
+
+def load(tr, node, base: Val) -> Val:
+    """``a[...]`` read: an element (all indices given) or a view (fewer)."""
+    codes = _index_codes(tr, node, base.type)
+    if codes is None:
+        return Val("0", BOTTOM)
+    return _access(base, codes)
+
+
+def _element(tr, target, what):
+    """The element a subscript target names, as a Val whose code is a ``T&``; None while
+    types are still unknown."""
+    base = tr.expr(target.value)
+    if isinstance(base.type, Bottom):
+        return None
+    if isinstance(base.type, TupleType):
+        raise tr.error(target, f"tuples are immutable: cannot {what} an item of {base.type}")
+    if not is_array(base.type):
+        name = getattr(base.type, "name", "None")
+        raise tr.error(target, f"cannot {what} an item of {name} (item assignment is "
+                               f"supported only on arrays)")
+    codes = _index_codes(tr, target, base.type)
+    if codes is None:
+        return None
+    if len(codes) < base.type.ndim:
+        raise tr.error(target, f"cannot {what} a whole row ({base.type} indexed with "
+                               f"{len(codes)} of its {base.type.ndim} indices); assign its "
+                               f"elements, one index per dimension")
+    return _access(base, codes)
+
+
+def _check_storable(tr, node, v: Val, elem: Array):
+    """NumPy's item assignment casts the value to the element type, except that Numba (and
+    NumPy for Python complex values) refuses to drop an imaginary part silently."""
+    if is_array(v.type):
+        raise tr.error(node, f"cannot store an array ({v.type}) in an element of type "
+                             f"{elem}; copy it element by element")
+    tr._numeric(node, v, "assigned value")
+    if is_complex(v.type) and not is_complex(elem):
+        raise tr.error(node, f"cannot store a complex value ({v.type}) in an element of "
+                             f"type {elem}; take .real or abs() explicitly")
+
+
+def store(tr, target, v: Val):
+    """``a[i, j] = v``: Python evaluates the value first, as C++17 does for ``=``."""
+    elem = _element(tr, target, "assign to")
+    if elem is None or isinstance(v.type, Bottom):
+        return
+    _check_storable(tr, target, v, elem.type)
+    tr.emit(f"{elem.code} = {tr.cast(target, v, elem.type)};")
+
+
+def aug_store(tr, s, op):
+    """``a[i] += x``: the indices are evaluated once and the element is read before the
+    right-hand side, as in Python; the result is cast back to the element type."""
+    elem = _element(tr, s.target, "update")
+    rhs = tr.expr(s.value)
+    if elem is None or isinstance(rhs.type, Bottom):
+        return
+    ref, old = tr.temp("nu_ref"), tr.temp("nu_old")
+    t = ctype(elem.type)
+    r = tr.binop(s, op, Val(old, elem.type), rhs)
+    if isinstance(r.type, Bottom):
+        return
+    _check_storable(tr, s, r, elem.type)
+    tr.emit(f"{t}& {ref} = {elem.code};")
+    tr.emit(f"const {t} {old} = {ref};")
+    tr.emit(f"{ref} = {tr.cast(s, r, elem.type)};")
+
+
+def shape_items(tr, node):
+    """``(array Val, [code of each dimension])`` when ``node`` is ``<array>.shape``, else
+    None. ``a.shape[k]``, ``len(a.shape)`` and ``m, n = a.shape`` use this directly, so
+    they work for every ndim without building a tuple."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "shape"):
+        return None
+    base = tr.expr(node.value)
+    if not is_array(base.type):
+        return None
+    return base, [f"{base.code}.shape[{k}]" for k in range(base.type.ndim)]
+
+
+def shape_item(tr, node, base: Val, items) -> Val:
+    """``a.shape[k]`` with a constant k (negative counts from the end, as in Python)."""
+    idx = tr.expr(node.slice)
+    if not isinstance(idx.const, int) or isinstance(idx.const, bool):
+        raise tr.error(node, f"{base.type}.shape can be indexed only with integer constants")
+    n = len(items)
+    k = idx.const + n if idx.const < 0 else idx.const
+    if not 0 <= k < n:
+        raise tr.error(node, f"shape index {idx.const} out of range for a {n}-d array")
+    return Val(items[k], WEAK_INT)
+
+
+def attribute(tr, node, base: Val) -> Val:
+    t = base.type
+    if node.attr == "shape":
+        if not 2 <= t.ndim <= 4:  # the tuple sizes nu::tupleN holds
+            raise tr.error(node, f"the shape of a {t.ndim}-d array can be used only as "
+                                 f"a.shape[k], len(a.shape) or unpacked "
+                                 f"({'n,' if t.ndim == 1 else 'm, n, ...'} = a.shape)")
+        tt = TupleType((WEAK_INT,) * t.ndim)
+        dims = ", ".join(f"{base.code}.shape[{k}]" for k in range(t.ndim))
+        return Val(f"{ctype(tt)}{{{dims}}}", tt)
+    if node.attr == "size":
+        return Val(f"{base.code}.size()", WEAK_INT)
+    if node.attr == "ndim":
+        return const_val(t.ndim)
+    raise tr.error(node, f"array attribute '.{node.attr}' is not supported (supported on "
+                         f"arrays: {_SUPPORTED})")
+
+
+def length(tr, node):
+    """``len(a)`` (the first dimension) or ``len(a.shape)``; None for other arguments."""
+    if len(node.args) != 1 or node.keywords:
+        return None
+    shape = shape_items(tr, node.args[0])
+    if shape is not None:
+        return const_val(len(shape[1]))
+    a = tr.expr(node.args[0])
+    if is_array(a.type):
+        return Val(f"{a.code}.shape[0]", WEAK_INT)
+    return None
+
+
+def reject_method_call(tr, node):
+    """``a.sum()``, ``a.copy()``...: name the method rather than a missing attribute."""
+    base = tr.expr(node.func.value)
+    if is_array(base.type):
+        raise tr.error(node, f"array method '.{node.func.attr}()' is not supported "
+                             f"(supported on arrays: {_SUPPORTED})")
+
+
+def unpack_shape(tr, target, shape):
+    """``m, n = a.shape``: each name gets its dimension, for any ndim."""
+    base, items = shape
+    if len(target.elts) != len(items):
+        raise tr.error(target, f"cannot unpack the shape of a {base.type.ndim}-d array "
+                               f"into {len(target.elts)} names")
+    for t, code in zip(target.elts, items):
+        tr.assign_target(t, Val(code, WEAK_INT))
+
+
+def for_each(tr, s, seq: Val):
+    """``for x in a``: the elements of a 1-d array or the rows of an N-d one. The view is
+    copied once, as Python evaluates the iterable once; writes through it stay visible."""
+    t = seq.type
+    arr, i = tr.temp("nu_seq"), tr.temp("nu_i")
+    tr.emit("{")
+    tr.depth += 1
+    tr.emit(f"const {ctype(t)} {arr} = {seq.code};")
+    tr.emit(f"for (nu::i64 {i} = 0; {i} < {arr}.shape[0]; ++{i}) {{")
+    tr.depth += 1
+    tr.assign_target(s.target, _access(Val(arr, t), [i]))
+    tr.block(s.body)
+    tr.depth -= 1
+    tr.emit("}")
+    tr.depth -= 1
+    tr.emit("}")
