@@ -107,8 +107,8 @@ def test_scalar_core_argument_and_saxpy():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     y = np.ones(4, np.float32)
     np.testing.assert_allclose(saxpy(np.float32(2), x, y), 2 * x + y)
-    np.testing.assert_allclose(saxpy(np.array([1, 2, 3], np.float32)[:, None], x, y),
-                               np.array([1, 2, 3], np.float32)[:, None] * x + y)
+    scale = np.array([1, 2, 3], np.float32)  # one `()` element per loop index
+    np.testing.assert_allclose(saxpy(scale, x, y), scale[:, None] * x + y)
     np.testing.assert_allclose(saxpy(0.5, x, y), 0.5 * x + y)
 
 
@@ -140,7 +140,8 @@ def test_fixed_size_core_dimension():
 def test_outputs_positional_keyword_and_tuple():
     x = np.random.default_rng(9).standard_normal((4, 6))
     lo, hi = np.full(4, np.nan), np.full(4, np.nan)
-    assert min_max(x, lo, hi) == (lo, hi) or True
+    result = min_max(x, lo, hi)
+    assert result[0] is lo and result[1] is hi
     np.testing.assert_array_equal(lo, x.min(axis=1))
     lo2, hi2 = np.full(4, np.nan), np.full(4, np.nan)
     result = min_max(x, out=(lo2, hi2))
@@ -280,8 +281,12 @@ def test_call_errors_name_argument_dimension_and_sizes():
         matmul(np.ones(3), np.ones((3, 2)))
     with pytest.raises(TypeError, match="takes 2 input argument"):
         matmul(np.ones((2, 2)))
-    with pytest.raises(ValueError, match=r"output 1 has shape \(3, 3\), but the call needs \(2, 2\)"):
+    with pytest.raises(ValueError, match="dimension 'm' of output 1 has size 3, but an earlier "
+                                         "argument gave it size 2"):
         matmul(np.ones((2, 2)), np.ones((2, 2)), np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"output 1 has shape \(1, 2, 2\), but the call needs "
+                                         r"\(3, 2, 2\) \(outputs are not broadcast\)"):
+        matmul(np.ones((3, 2, 2)), np.ones((2, 2)), np.ones((1, 2, 2)))
     with pytest.raises(ValueError, match="could not be broadcast"):
         matmul(np.ones((3, 2, 2)), np.ones((4, 2, 2)))
     with pytest.raises(TypeError, match="no loop matches the input types"):
