@@ -72,6 +72,14 @@ class Reduce:
         return self._engine._run(arr, axis, size, res, None, init, None, False, stream,
                                  True, self._api)
 
+    def inspect_cuda(self, dtype) -> str:
+        """The CUDA C++ translation unit reducing arrays of ``dtype`` (NVRTC's input)."""
+        dt = np.dtype(dtype)
+        index = self._engine._find_loop(dt)
+        if index < 0:
+            index = self._resolve(dt)
+        return self._engine._source(index, dt, dt)
+
     def __repr__(self):
         return f"<numbacuda_ufunc.Reduce {self.__name__!r} types={self._engine.types}>"
 

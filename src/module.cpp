@@ -1095,6 +1095,11 @@ void bind_reduce(py::module_& m) {
         .def("_find_loop", [](const nu::reducer& r, py::handle dtype) {
             return r.find_loop(as_dtype(dtype, "Reducer._find_loop"));
         })
+        .def("_source", [](const nu::reducer& r, int loop, py::handle in, py::handle out) {
+            return r.source(loop, as_dtype(in, "Reducer._source"), as_dtype(out, "Reducer._source"));
+        }, "The generated translation unit of a loop for these input and output dtypes.")
+        .def_static("_nvrtc_extra", &nu::reduce_nvrtc_extra,
+                    "NVRTC options reduction builds add (CUB include directory, -pch).")
         .def_property_readonly("types", [](const nu::reducer& r) {
             std::vector<std::string> t;
             for (const nu::reduce_loop& l : r.loops()) t.push_back(std::string(1, nu::dtype_char(l.type)));

@@ -55,13 +55,19 @@ int reducer::find_loop(dtype t) const {
     return -1;
 }
 
+std::string reducer::source(int loop, dtype in, dtype out, std::string* entry) const {
+    const reduce_loop& l = m_loops.at(static_cast<std::size_t>(loop));
+    const std::string name = l.function + "_r" + dtype_char(in) + dtype_char(out);
+    if (entry) *entry = name;
+    return reduce_source(l.function, l.source, l.type, in, out, name);
+}
+
 const reduce_kernel_set& reducer::kernels(const kernel_key& key, bool host) {
     std::lock_guard<std::mutex> lock(m_mutex);
     auto it = m_kernels.find(key);
     if (it != m_kernels.end()) return *it->second;
-    const reduce_loop& l = m_loops[key.loop];
-    const std::string entry = l.function + "_r" + dtype_char(key.in) + dtype_char(key.out);
-    const std::string source = reduce_source(l.function, l.source, l.type, key.in, key.out, entry);
+    std::string entry;
+    const std::string source = this->source(key.loop, key.in, key.out, &entry);
     auto k = std::make_unique<reduce_kernel_set>(build_reduce(source, entry, host, m_fastmath));
     return *m_kernels.emplace(key, std::move(k)).first->second;
 }
@@ -77,7 +83,10 @@ void reducer::execute(int loop, const reduce_operand& in, const std::vector<int>
         folded[a] = true;
     }
     reduce_layout l;
-    l.acc = m_loops[loop].type;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);  // another thread may be adding a loop
+        l.acc = m_loops[loop].type;
+    }
     l.in_type = v.type;
     l.init = init;
     shape_t row_shape;

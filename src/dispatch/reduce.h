@@ -37,6 +37,8 @@ public:
     const std::vector<reduce_loop>& loops() const { return m_loops; }
     // The loop of exactly this type; -1 when none.
     int find_loop(dtype t) const;
+    // The translation unit for a loop reading `in` and writing `out`, and its entry prefix.
+    std::string source(int loop, dtype in, dtype out, std::string* entry = nullptr) const;
 
     // Folds `in` over `axes` (sorted, distinct, < in.ndim) into `out`, whose shape is the
     // input's shape without those axes; elements are converted to the loop's type on
