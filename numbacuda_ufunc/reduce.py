@@ -51,7 +51,7 @@ class Reduce:
                             f"(got {name or 'the function'}"
                             f"({', '.join(str(p) for p in params)}))")
         self._functor = functor
-        self._api = api
+        self._api = name if name and name.isidentifier() else "reduce"  # "sum_reduce(): ..."
         self._engine = _core.Reducer(name if name and name.isidentifier() else "lambda")
         self._engine._resolve = self._resolve
         self.__name__ = name or "reduce"

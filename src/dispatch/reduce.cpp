@@ -57,7 +57,8 @@ int reducer::find_loop(dtype t) const {
 
 std::string reducer::source(int loop, dtype in, dtype out, std::string* entry) const {
     const reduce_loop& l = m_loops.at(static_cast<std::size_t>(loop));
-    const std::string name = l.function + "_r" + dtype_char(in) + dtype_char(out);
+    // "<f4" -> "f4": typecodes that are valid in a C identifier (dtype_char(bool) is '?').
+    const std::string name = l.function + "_r" + typestr(in).substr(1) + typestr(out).substr(1);
     if (entry) *entry = name;
     return reduce_source(l.function, l.source, l.type, in, out, name);
 }
