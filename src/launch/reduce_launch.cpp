@@ -22,6 +22,7 @@ constexpr unsigned k_block = 32 * k_warps;
 // Outputs below which a thread per output leaves the device idle; the warp units spread
 // the work of few outputs over many warps instead.
 constexpr long long k_columns_min_rows = 1024;
+constexpr long long k_short_row = 32;
 
 // Parameter block of reduce.cuh's reduce_params, as 8-byte words.
 std::vector<long long> pack(const reduce_layout& l, long long rows, long long len,
@@ -131,10 +132,11 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multi
     const long long sms = std::max(1, multiprocessors);
     const long long max_blocks = sms * 8;  // 8 x 256 threads fill an SM
 
-    // Outer-axis reductions with many outputs: a thread per output, adjacent threads on
-    // adjacent memory.
+    // Many outputs: a thread per output when the outputs are the inner axis (adjacent
+    // threads read adjacent memory), or when rows are too short to give a warp's lanes
+    // an item each (a warp unit would leave most lanes idle).
     if (len > 0 && rows >= k_columns_min_rows && !l.row_shape.empty() &&
-        min_abs(l.in_row_strides) < min_abs(l.red_strides)) {
+        (min_abs(l.in_row_strides) < min_abs(l.red_strides) || len <= k_short_row)) {
         std::vector<long long> p = pack(l, rows, len, 1, len, false, nullptr);
         const long long grid = std::min(max_blocks, (rows + k_block - 1) / k_block);
         run(k, k.columns, static_cast<unsigned>(grid), b, s, p);
