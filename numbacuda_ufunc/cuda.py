@@ -201,4 +201,4 @@ def _index(value, api: str, name: str) -> int:
     return value.__index__()
 
 
-from .reduce import Reduce, reduce  # noqa: E402  (after the namespace it extends)
+from .reduce import Reduce, reduce  # last: the namespace re-exports the reducers

@@ -171,19 +171,19 @@ def test_noncontiguous_inputs_read_in_place(view):
     assert sum_reduce(dview) == view(dev.copy_to_host()).sum()
 
 
+def mulmod(a, b):
+    return (a * b) % 1000003  # associative (multiplication modulo a prime), no overflow
+
+
 def test_user_operator_matches_functools_reduce():
-    op = lambda a, b: (a * b) % 1000003  # noqa: E731 - associative mod a prime
-    r = nu.reduce(op)
+    r = nu.reduce(mulmod)
     rng = np.random.default_rng(9)
-    for shape, axis in [((257,), None), ((6, 7), 1), ((6, 7, 5), (0, 2))]:
+    for shape, axis in [((257,), None), ((6, 7), 1), ((6, 7, 5), (0, 2)), ((4, 3, 5), (2, 0))]:
         x = rng.integers(1, 1000, size=shape).astype(np.int64)
-        want = np.apply_along_axis(
-            lambda v: functools.reduce(op, v.tolist(), 1), -1,
-            x.reshape(-1) if axis is None else np.moveaxis(
-                x, axis if isinstance(axis, tuple) else (axis,),
-                tuple(range(-1 if not isinstance(axis, tuple) else -len(axis), 0))
-            ).reshape(*(s for i, s in enumerate(x.shape)
-                        if i not in (axis if isinstance(axis, tuple) else (axis,))), -1))
+        axes = tuple(range(x.ndim)) if axis is None else tuple(sorted(np.atleast_1d(axis)))
+        kept = [d for d in range(x.ndim) if d not in axes]
+        rows = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1])
+        want = np.apply_along_axis(lambda v: functools.reduce(mulmod, v.tolist(), 1), -1, rows)
         np.testing.assert_array_equal(r(x, axis=axis, init=1), want)
 
 
