@@ -2,8 +2,10 @@
 #include "launch/reduce_launch.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 
 #include "compile/host_build.h"
 #include "compile/nvrtc.h"
@@ -72,6 +74,22 @@ void run(const reduce_kernel_set& k, void* function, unsigned grid, backend& b, 
     }
 }
 
+// NVRTC learned -pch in 12.8; older versions reject the option. The version is read from
+// the library's file name (libnvrtc.so.13.0.88) so a warm-cache call does not load NVRTC.
+bool nvrtc_has_pch() {
+    static const bool has = [] {
+        const std::string id = nvrtc_identity();
+        const std::size_t at = id.find("libnvrtc.so.");
+        int major = 0, minor = 0;
+        if (at == std::string::npos ||
+            std::sscanf(id.c_str() + at + 12, "%d.%d", &major, &minor) != 2) {
+            std::tie(major, minor) = nvrtc_version();
+        }
+        return major > 12 || (major == 12 && minor >= 8);
+    }();
+    return has;
+}
+
 }  // namespace
 
 std::string reduce_source(const std::string& function, const std::string& function_source,
@@ -94,7 +112,9 @@ std::vector<std::string> reduce_nvrtc_extra() {
             "toolkit's include/cccl and include); set NUMBACUDA_UFUNC_CUDA_HOME or pip "
             "install nvidia-cuda-cccl");
     }
-    return {"-I" + cub, "-pch"};
+    std::vector<std::string> extra = {"-I" + cub};
+    if (nvrtc_has_pch()) extra.push_back("-pch");
+    return extra;
 }
 
 reduce_kernel_set build_reduce(const std::string& source, const std::string& entry, bool host,
