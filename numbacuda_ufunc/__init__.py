@@ -4,7 +4,7 @@ Plain Python scalar functions are translated to CUDA C++, compiled at run time w
 NVRTC, cached, and launched with NumPy's broadcasting rules.
 """
 
-from . import cuda, errors, types
+from . import _compile, cuda, errors, types
 from .reduce import Reduce, reduce
 from .ufunc import vectorize
 from .types import (
@@ -14,6 +14,8 @@ from .types import (
 )
 
 __version__ = "0.1.0"
+
+_compile.core()  # NVRTC/CCCL from pip wheels are found by the engine too
 
 __all__ = [
     "cuda", "errors", "types", "vectorize", "reduce", "Reduce", "__version__",

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
+from ._compile import compile_ptx
+from .compiler.device_function import jit
 from .types import from_dtype
 
 DeviceNDArray = _core.DeviceNDArray
@@ -20,7 +22,7 @@ __all__ = [
     "list_devices", "select_device", "close", "synchronize", "to_device", "device_array",
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
     "default_stream", "legacy_default_stream", "external_stream", "memory_stats",
-    "current_context", "is_emulated", "reduce", "Reduce",
+    "current_context", "is_emulated", "jit", "compile_ptx", "reduce", "Reduce",
 ]
 
 

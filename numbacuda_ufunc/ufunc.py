@@ -13,6 +13,7 @@ import inspect
 import numpy as np
 
 from . import _core
+from ._compile import compile_ptx
 from .compiler import translate
 from .types import Scalar, Signature, from_dtype, parse_signature
 
@@ -104,9 +105,9 @@ class UFunc(_core.UFunc):
     def inspect_ptx(self, cc=(9, 0)) -> dict:
         """Signature -> PTX of the translated function for compute capability ``cc``
         (NVRTC, no GPU needed)."""
-        return {str(sig): _core.compile_ptx(tf.cuda_source + _ptx_anchor(tf), tuple(cc),
-                                            self.fastmath)
-                for sig, tf in self._translated.items()}
+        return {str(sig): compile_ptx(self.py_func, sig, device=True, cc=cc,
+                                      fastmath=self.fastmath)[0]
+                for sig in self._translated}
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                stream=0):
@@ -149,18 +150,7 @@ class UFunc(_core.UFunc):
         return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"
 
 
-def _ptx_anchor(tf) -> str:
-    # A __device__ function alone emits no PTX; an extern "C" kernel that calls it keeps it.
-    args = ", ".join(f"{_c_type(t)} a{i}" for i, t in enumerate(tf.arg_types))
-    call = ", ".join(f"a{i}" for i in range(len(tf.arg_types)))
-    ret = _c_type(tf.return_type)
-    return (f'\nextern "C" __global__ void {tf.name}_ptx({ret}* out{", " if args else ""}{args})'
-            f" {{ *out = {tf.name}({call}); }}\n")
-
-
-def _c_type(t) -> str:
-    return {"b": "nu::b1", "i": "nu::i", "u": "nu::u", "f": "nu::f", "c": "nu::c"}[t.kind] + (
-        "" if t.kind == "b" else str(t.bits))
+_core.install_fast_call(UFunc)
 
 
 def vectorize(signatures=None, target="cuda", identity=None, fastmath=False, cache=True,

@@ -17,6 +17,7 @@
 #include "compile/toolkit.h"
 #include "dispatch/reduce.h"
 #include "dispatch/ufunc.h"
+#include "runtime/blocking.h"
 #include "runtime/errors.h"
 #include "runtime/runtime.h"
 
@@ -113,17 +114,28 @@ py::dtype to_numpy_dtype(nu::dtype t) {
 }
 
 // NumPy's type numbers of the dtypes ufuncs use, in nu::dtype order; -1 for the others.
-int dtype_from_type_num(int num, std::size_t size) {
+int signed_by_size(std::size_t size) {
+    return static_cast<int>(size == 4 ? nu::dtype::int32 : size == 8 ? nu::dtype::int64 : nu::dtype::int16);
+}
+int unsigned_by_size(std::size_t size) {
+    return static_cast<int>(size == 4 ? nu::dtype::uint32 : size == 8 ? nu::dtype::uint64 : nu::dtype::uint16);
+}
+
+// NumPy's type numbers (stable ABI) of the dtypes ufuncs use; -1 for the others. The C
+// integer types' sizes are this platform's, as NumPy's are.
+int dtype_from_type_num(int num) {
     switch (num) {
         case 0: return static_cast<int>(nu::dtype::bool_);
         case 1: return static_cast<int>(nu::dtype::int8);
         case 2: return static_cast<int>(nu::dtype::uint8);
         case 3: return static_cast<int>(nu::dtype::int16);
         case 4: return static_cast<int>(nu::dtype::uint16);
-        case 5: case 7: case 9:  // int, long, long long: by size
-            return static_cast<int>(size == 4 ? nu::dtype::int32 : size == 8 ? nu::dtype::int64 : nu::dtype::int16);
-        case 6: case 8: case 10:
-            return static_cast<int>(size == 4 ? nu::dtype::uint32 : size == 8 ? nu::dtype::uint64 : nu::dtype::uint16);
+        case 5: return signed_by_size(sizeof(int));
+        case 6: return unsigned_by_size(sizeof(unsigned int));
+        case 7: return signed_by_size(sizeof(long));
+        case 8: return unsigned_by_size(sizeof(unsigned long));
+        case 9: return signed_by_size(sizeof(long long));
+        case 10: return unsigned_by_size(sizeof(unsigned long long));
         case 11: return static_cast<int>(nu::dtype::float32);
         case 12: return static_cast<int>(nu::dtype::float64);
         case 14: return static_cast<int>(nu::dtype::complex64);
@@ -170,7 +182,7 @@ nu::array_view host_view(const py::array& arr, const char* what) {
     nu::array_view v;
     const py::dtype dt = arr.dtype();
     const char order = dt.byteorder();
-    const int code = dtype_from_type_num(dt.num(), static_cast<std::size_t>(dt.itemsize()));
+    const int code = dtype_from_type_num(dt.num());
     if (code >= 0 && order != '>' && order != '<') {
         v.type = static_cast<nu::dtype>(code);  // native order: the fast path of every call
     } else {
@@ -200,9 +212,16 @@ nu::device_array import_cuda_array(py::handle obj, const char* api);
 
 bool has_cai(py::handle obj) { return py::hasattr(obj, "__cuda_array_interface__"); }
 
+// isinstance(obj, DeviceNDArray) without pybind11's typeid-keyed type lookup, which costs
+// string compares on every call.
+bool is_device_array(py::handle obj) {
+    static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(py::type::of<nu::device_array>().ptr());
+    return PyObject_TypeCheck(obj.ptr(), type);
+}
+
 // Device arrays and CAI objects as device_array; anything else is left to the caller.
 std::optional<nu::device_array> device_operand(py::handle obj, const char* api) {
-    if (py::isinstance<nu::device_array>(obj)) return obj.cast<nu::device_array>();
+    if (is_device_array(obj)) return obj.cast<nu::device_array>();
     if (has_cai(obj)) return import_cuda_array(obj, api);
     return std::nullopt;
 }
@@ -256,9 +275,15 @@ nu::device_array import_cuda_array(py::handle obj, const char* api) {
     }
     nu::stream_ref stream = nu::default_stream();
     if (d.contains("stream") && !d["stream"].is_none()) {
-        // The producer's pending work on its stream must finish before we read.
-        stream = as_stream(d["stream"], api);
-        backend.synchronize_stream(nu::live_handle(stream, api));
+        // The producer's pending work on its stream must finish before we read. Work on
+        // the legacy default stream (1, CuPy's default) is already ordered before ours:
+        // the legacy stream synchronizes with every blocking stream, so no wait is needed.
+        py::object producer = d["stream"];
+        if (!is_integer(producer) || producer.cast<std::uintptr_t>() != 1) {
+            stream = as_stream(producer, api);
+            backend.synchronize_stream(nu::live_handle(stream, api));
+            stream = nu::default_stream();
+        }
     }
     std::int64_t lo = 0, hi = 0;
     v.byte_extent(&lo, &hi);
@@ -401,7 +426,7 @@ py::capsule to_dlpack(const nu::device_array& a, py::handle stream) {
         nu::active_backend().synchronize_stream(a.stream() ? a.stream()->handle : nullptr);
     }
     const nu::array_view& v = a.view();
-    auto* h = new dlpack_holder{a, v.shape, {}, {}};
+    auto* h = new dlpack_holder{a, {v.shape.begin(), v.shape.end()}, {}, {}};
     const auto item = static_cast<std::int64_t>(nu::itemsize(v.type));
     for (std::int64_t s : v.strides) h->strides.push_back(s / item);
     DLTensor& t = h->tensor.dl_tensor;
@@ -445,6 +470,11 @@ void bind_runtime(py::module_& m) {
     m.def("device_count", [] { return nu::backend_available() ? nu::active_backend().device_count() : 0; });
     m.def("current_device", [] { return nu::active_backend().current_device(); });
     m.def("select_device", [](int i) { nu::active_backend().select_device(i); });
+    m.def("current_device_cc", [] {
+        nu::backend& b = nu::active_backend();
+        const nu::device_info info = b.device(b.current_device());
+        return py::make_tuple(info.cc_major, info.cc_minor);
+    }, "(major, minor) of the current device; the host backend reports (9, 0).");
     m.def("synchronize", [] {
         py::gil_scoped_release nogil;
         nu::active_backend().synchronize();
@@ -630,7 +660,7 @@ void bind_array(py::module_& m) {
     }, py::arg("dst"), py::arg("src"), py::arg("stream") = 0);
 
     m.def("as_cuda_array", [](py::handle obj) {
-        if (py::isinstance<nu::device_array>(obj)) return obj.cast<nu::device_array>();
+        if (is_device_array(obj)) return obj.cast<nu::device_array>();
         return import_cuda_array(obj, "as_cuda_array");
     });
 
@@ -665,11 +695,11 @@ nu::operand to_operand(const nu::ufunc& uf, py::handle arg, std::size_t index, b
     nu::operand op;
     const bool host_target = uf.where() != nu::target::cuda;
     const bool is_ndarray = py::isinstance<py::array>(arg);  // cheap, and spares a failing getattr
-    if (!is_ndarray && (py::isinstance<nu::device_array>(arg) || has_cai(arg))) {
-        nu::device_array d = py::isinstance<nu::device_array>(arg)
+    if (!is_ndarray && (is_device_array(arg) || has_cai(arg))) {
+        nu::device_array d = is_device_array(arg)
                                  ? arg.cast<nu::device_array>()
                                  : import_cuda_array(arg, arg_name(uf, index).c_str());
-        if (is_cupy != nullptr && !py::isinstance<nu::device_array>(arg)) {
+        if (is_cupy != nullptr && !is_device_array(arg)) {
             const std::string module = py::str(py::type::handle_of(arg).attr("__module__"));
             *is_cupy = *is_cupy || module.rfind("cupy", 0) == 0;
         }
@@ -740,11 +770,11 @@ py::tuple resolver_types(const std::vector<nu::operand>& ops) {
     return t;
 }
 
-py::object call_ufunc(py::object self, py::args args, py::kwargs kwargs) {
+py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
     nu::ufunc& uf = self.cast<nu::ufunc&>();
     py::object out = py::none();
     py::object stream = py::int_(0);
-    for (auto item : kwargs) {
+    if (kwargs) for (auto item : py::reinterpret_borrow<py::dict>(kwargs)) {
         const std::string key = py::str(item.first);
         if (key == "out") {
             out = py::reinterpret_borrow<py::object>(item.second);
@@ -785,7 +815,7 @@ py::object call_ufunc(py::object self, py::args args, py::kwargs kwargs) {
     nu::operand out_op;
     py::object result;
     if (!out.is_none()) {
-        if (!py::isinstance<py::array>(out) && (py::isinstance<nu::device_array>(out) || has_cai(out))) {
+        if (!py::isinstance<py::array>(out) && (is_device_array(out) || has_cai(out))) {
             out_op = to_operand(uf, out, nin, nullptr);
         } else if (py::isinstance<py::array>(out)) {
             py::array arr = py::reinterpret_borrow<py::array>(out);
@@ -818,7 +848,13 @@ py::object call_ufunc(py::object self, py::args args, py::kwargs kwargs) {
             result = arr;
         }
     }
-    {
+    // Releasing the GIL costs about a tenth of a small host-backend call; it matters for
+    // device launches and long host loops (and first calls, which compile), not there.
+    const bool host_backend = uf.where() != nu::target::cuda || nu::active_backend().emulated();
+    const std::int64_t n = nu::checked_size(plan.shape, uf.name().c_str());
+    if (host_backend && n < (1 << 14)) {  // a compile inside releases the GIL itself
+        uf.execute(plan, ops, out_op, s);
+    } else {
         py::gil_scoped_release nogil;
         uf.execute(plan, ops, out_op, s);
     }
@@ -828,9 +864,31 @@ py::object call_ufunc(py::object self, py::args args, py::kwargs kwargs) {
     return result;
 }
 
+PyObject* ufunc_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+    try {
+        return call_ufunc(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (...) {
+        py::detail::try_translate_exceptions();
+    }
+    return nullptr;
+}
+
+// Calls go straight to tp_call: pybind11's generic dispatch (argument casting, *args and
+// **kwargs packing) and the slot lookup of a subclass's __call__ cost as much as the rest
+// of a small call. A Python subclass gets slot_tp_call from type creation, so each one
+// is given this slot too; `__call__` stays visible as an attribute.
+void install_fast_call(py::handle cls) {
+    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    type->tp_call = ufunc_tp_call;
+    PyType_Modified(type);
+}
+
 void bind_ufunc(py::module_& m) {
-    py::class_<nu::ufunc, std::shared_ptr<nu::ufunc>>(m, "UFunc", py::dynamic_attr(),
-                                                      "Engine side of a vectorize ufunc.")
+    py::class_<nu::ufunc, std::shared_ptr<nu::ufunc>> cls(m, "UFunc", py::dynamic_attr(),
+                                                          "Engine side of a vectorize ufunc.");
+    cls
         .def(py::init([](std::string name, int nin, const std::string& where, bool fastmath) {
                  nu::target t = where == "cuda" ? nu::target::cuda
                                 : where == "cpu" ? nu::target::cpu
@@ -857,7 +915,14 @@ void bind_ufunc(py::module_& m) {
         .def_property_readonly("target", [](const nu::ufunc& uf) {
             return uf.where() == nu::target::cuda ? "cuda" : uf.where() == nu::target::cpu ? "cpu" : "parallel";
         })
-        .def("__call__", &call_ufunc);
+        .def("_kernel_sources", &nu::ufunc::kernel_sources,
+             "(entry, source) of every kernel variant built so far.");
+    cls.def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
+        return call_ufunc(self, args, kwargs);
+    });
+    install_fast_call(cls);
+    m.def("install_fast_call", &install_fast_call,
+          "Give a Python subclass of UFunc the direct call slot (call once per subclass).");
 }
 
 // ---------------------------------------------------------------- reductions
@@ -1213,6 +1278,9 @@ PYBIND11_MODULE(_core, m) {
     m.doc() = "numbacuda_ufunc C++ engine";
     m.attr("__version__") = NU_VERSION;
     translate_exceptions();
+    // Engine work marked blocking (compiles) runs without the GIL when the caller holds it.
+    nu::set_blocking_hooks({[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
+                            [](void* state) { PyEval_RestoreThread(static_cast<PyThreadState*>(state)); }});
     bind_runtime(m);
     bind_array(m);
     bind_compile(m);

@@ -52,11 +52,11 @@ def _device_wrapper(i, case):
             f"\n}}\n")
 
 
-def build(cases, nvrtc=True):
+def build(cases, nvrtc=True, host_options=()):
     """Compile all cases in one unit for the host (and NVRTC); attach ``case.runner``."""
     sources = "".join(c.tf.source for c in cases)
     host = HEADER + sources + "".join(_host_wrapper(i, c) for i, c in enumerate(cases))
-    lib = _core.build_host(host)
+    lib = _core.build_host(host, list(host_options))
     if nvrtc:
         dev = HEADER + sources + "".join(_device_wrapper(i, c) for i, c in enumerate(cases))
         ptx = _core.compile_ptx(dev, (9, 0))

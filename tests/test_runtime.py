@@ -10,7 +10,7 @@ import pytest
 from numbacuda_ufunc import cuda
 from numbacuda_ufunc.errors import CudaSupportError, NumbaCudaUfuncError
 
-from .conftest import HAVE_GPU
+from conftest import HAVE_GPU
 
 
 def run_python(code: str, emulate: bool):
@@ -68,6 +68,7 @@ def test_main_job_reports_and_round_trips():
     assert "numbacuda_ufunc" in out.stdout and "emulation" in out.stdout
     assert "NVRTC" in out.stdout and "CUB headers" in out.stdout and "cache directory" in out.stdout
     assert "round trip" in out.stdout and "correct" in out.stdout and "GB/s" in out.stdout
+    assert "vectorize" in out.stdout and "WRONG" not in out.stdout
 
 
 @pytest.mark.gpu

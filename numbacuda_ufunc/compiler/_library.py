@@ -149,7 +149,7 @@ def call_library(tr, node, ref, args, kwargs):
     if isinstance(ref, BuiltinRef):
         fname, handler = f"{ref.fname}()", _BUILTIN_HANDLERS.get(ref.fname)
     else:
-        fname = f"{ref.lib}.{ref.fname}()"
+        fname = f"{'np' if ref.lib == 'numpy' else ref.lib}.{ref.fname}()"
         handler = {"math": _math_call, "cmath": _cmath_call, "numpy": _numpy_call}[ref.lib]
     if handler is None:
         raise tr.error(node, f"builtin '{ref.fname}' is not supported")

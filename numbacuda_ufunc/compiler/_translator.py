@@ -529,6 +529,8 @@ class FunctionTranslator:
             return Val("", PyFuncRef(py))
         if isinstance(value, pytypes.FunctionType):
             return Val("", PyFuncRef(value))
+        if getattr(builtins, name, None) is value:
+            raise self.error(node, f"builtin '{name}' is not supported")
         raise self.error(node, f"'{name}' has unsupported type {type(value).__name__} "
                                f"(translated functions can use numbers, tuples of numbers, "
                                f"math/cmath/numpy and other functions)")
@@ -616,7 +618,7 @@ class FunctionTranslator:
             r = WEAK_FLOAT  # Python: 2 ** -1 == 0.5
         if (isinstance(a.type, Weak) and isinstance(b.type, Weak) and a.const is not None
                 and b.const is not None):
-            folded = self._fold(op, a.const, b.const)
+            folded = self.promote(node, lambda: self._fold(op, a.const, b.const))
             if folded is not None:
                 return folded
         ct = ctype(r)
@@ -642,7 +644,9 @@ class FunctionTranslator:
         try:
             return const_val(value)
         except PromotionError:
-            return None
+            # Python's exact big-integer result would silently wrap at run time.
+            raise PromotionError(f"integer constant expression {x!r} {op} {y!r} = {value} "
+                                 f"does not fit in 64 bits") from None
 
     def expr_BinOp(self, e):
         op = _BINOPS.get(type(e.op))
@@ -661,16 +665,16 @@ class FunctionTranslator:
         return f"nu::{name}({self.cast(node, a, common)}, {self.cast(node, b, common)})", r
 
     def expr_Compare(self, e):
-        vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
-        for node, v in zip([e.left] + e.comparators, vals):
-            if not self._numeric(node, v, "comparison"):
-                return Val("0", BOTTOM)
         ops = []
         for op in e.ops:
             if type(op) not in _CMPOPS:
                 raise self.error(e, f"unsupported comparison '{type(op).__name__}' (is, in "
                                     f"and their negations are not supported)")
             ops.append(_CMPOPS[type(op)])
+        vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
+        for node, v in zip([e.left] + e.comparators, vals):
+            if not self._numeric(node, v, "comparison"):
+                return Val("0", BOTTOM)
         if len(ops) == 1:
             code, r = self._compare2(e, ops[0], vals[0], vals[1])
             return Val(f"({code})" if not code.startswith("nu::") else code, r)

@@ -6,10 +6,11 @@
 #include <vector>
 
 #include "array/dtype.h"
+#include "array/small_vector.h"
 
 namespace nu {
 
-using shape_t = std::vector<std::int64_t>;
+using shape_t = small_vector<std::int64_t, 8>;
 
 // Element pointer + shape + byte strides. Says nothing about ownership or where the
 // memory lives; device_array and the bindings add that.

@@ -48,11 +48,15 @@ std::int64_t adjust_slice(const index_item& item, std::int64_t length, std::int6
 device_buffer::device_buffer(std::size_t bytes, stream_ref stream)
     : m_bytes(bytes), m_owned(true), m_stream(std::move(stream)) {
     // Zero-byte arrays own no memory: their data pointer is null, as CAI allows.
-    if (bytes != 0) m_ptr = active_backend().allocate(bytes, live_handle(m_stream, "allocate"));
+    backend& b = active_backend();
+    m_device = b.current_device();
+    if (bytes != 0) m_ptr = b.allocate(bytes, live_handle(m_stream, "allocate"));
 }
 
 device_buffer::device_buffer(void* ptr, std::size_t bytes, std::shared_ptr<void> keepalive)
-    : m_ptr(ptr), m_bytes(bytes), m_owned(false), m_keepalive(std::move(keepalive)) {}
+    : m_ptr(ptr), m_bytes(bytes), m_owned(false), m_keepalive(std::move(keepalive)) {
+    if (ptr != nullptr) m_device = active_backend().device_of(ptr);
+}
 
 device_buffer::~device_buffer() {
     if (!m_owned || m_ptr == nullptr) return;

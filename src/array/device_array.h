@@ -26,11 +26,13 @@ public:
     void* data() const { return m_ptr; }
     std::size_t bytes() const { return m_bytes; }
     bool owned() const { return m_owned; }
+    int device() const { return m_device; }  // ordinal, -1 when unknown
 
 private:
     void* m_ptr = nullptr;
     std::size_t m_bytes = 0;
     bool m_owned = false;
+    int m_device = -1;
     stream_ref m_stream;             // frees are ordered on the allocating stream
     std::shared_ptr<void> m_keepalive;
 };

@@ -26,8 +26,8 @@ void coalesce_in_order(shape_t& shape, shape_t& strides) {
             st.push_back(strides[d]);
         }
     }
-    shape.swap(s);
-    strides.swap(st);
+    shape = std::move(s);
+    strides = std::move(st);
 }
 
 int multiprocessors(backend& b) {

@@ -5,44 +5,11 @@
 #include <limits>
 
 #include "dispatch/broadcast.h"
+#include "runtime/blocking.h"
 #include "runtime/errors.h"
 
 namespace nu {
 namespace {
-
-bool weak_int_fits(const scalar_value& v, dtype t) {
-    // Weak integers arrive as int64, or as uint64 when above INT64_MAX.
-    const bool big = v.type == dtype::uint64;
-    std::int64_t x = 0;
-    std::memcpy(&x, v.bytes, sizeof(x));
-    const int bits = static_cast<int>(itemsize(t) * 8);
-    if (dtype_kind(t) == 'u') {
-        if (big) return bits == 64;
-        return x >= 0 && (bits == 64 || static_cast<std::uint64_t>(x) < (1ull << bits));
-    }
-    if (big) return false;
-    if (bits == 64) return true;
-    const std::int64_t limit = std::int64_t{1} << (bits - 1);
-    return x >= -limit && x < limit;
-}
-
-// Whether a weak Python scalar may take loop type `t`; in the first passes only a loop of
-// its own kind will do (so add(1, 2) picks an integer loop before a float one).
-bool weak_accepts(const operand& op, dtype t, bool own_kind_only) {
-    const char k = dtype_kind(t);
-    switch (op.weak) {
-        case weak_kind::integer:
-            if (k == 'i' || k == 'u') return weak_int_fits(op.value, t);
-            return !own_kind_only && (k == 'f' || k == 'c');
-        case weak_kind::floating:
-            return k == 'f' || (!own_kind_only && k == 'c');
-        case weak_kind::complex:
-            return k == 'c';
-        case weak_kind::none:
-            break;
-    }
-    return false;
-}
 
 bool same_view(const array_view& a, const array_view& b) {
     return a.data == b.data && a.strides == b.strides && a.shape == b.shape;
@@ -56,20 +23,6 @@ bool overlaps(const array_view& a, const array_view& b) {
     const char* pa = static_cast<const char*>(a.data);
     const char* pb = static_cast<const char*>(b.data);
     return pa + alo < pb + bhi && pb + blo < pa + ahi;
-}
-
-std::string types_of(const std::vector<operand>& inputs) {
-    std::string s;
-    for (const operand& op : inputs) {
-        if (!s.empty()) s += ", ";
-        switch (op.weak) {
-            case weak_kind::integer: s += "int"; break;
-            case weak_kind::floating: s += "float"; break;
-            case weak_kind::complex: s += "complex"; break;
-            case weak_kind::none: s += dtype_name(op.type()); break;
-        }
-    }
-    return s;
 }
 
 }  // namespace
@@ -95,29 +48,14 @@ std::vector<std::string> ufunc::type_strings() const {
 
 int ufunc::select_loop(const std::vector<operand>& inputs) const {
     if (static_cast<int>(inputs.size()) != m_nin) return -1;
-    // Pass 0: exact dtypes; pass 1: safe casts; pass 2: weak scalars may also move up a kind.
-    for (int pass = 0; pass < 3; ++pass) {
-        for (std::size_t l = 0; l < m_loops.size(); ++l) {
-            bool ok = true;
-            for (int k = 0; ok && k < m_nin; ++k) {
-                const operand& op = inputs[k];
-                const dtype t = m_loops[l].in[k];
-                if (op.weak != weak_kind::none) {
-                    ok = weak_accepts(op, t, pass < 2);
-                } else {
-                    ok = pass == 0 ? op.type() == t : can_cast_safe(op.type(), t);
-                }
-            }
-            if (ok) return static_cast<int>(l);
-        }
-    }
-    return -1;
+    return first_matching_loop(m_loops, [](const loop& l) -> const std::vector<dtype>& { return l.in; },
+                               inputs);
 }
 
 std::string ufunc::no_loop_message(const std::vector<operand>& inputs) const {
     std::string loops;
     for (const std::string& t : type_strings()) loops += (loops.empty() ? "'" : ", '") + t + "'";
-    return m_name + "(): no loop matches the input types (" + types_of(inputs) +
+    return m_name + "(): no loop matches the input types (" + operand_types(inputs) +
            ") with safe casting; the loops are [" + loops + "]";
 }
 
@@ -140,13 +78,17 @@ call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) co
         p.shape = broadcast_shapes(shapes, api.c_str());
         return p;
     }
-    shapes.push_back(out->view.shape);
-    const shape_t both = broadcast_shapes(shapes, api.c_str());
-    if (both != out->view.shape) {
-        shapes.pop_back();
-        throw value_error(m_name + "(): out has shape " + shape_string(out->view.shape) +
-                          ", but the inputs broadcast to " +
-                          shape_string(broadcast_shapes(shapes, api.c_str())));
+    // The inputs broadcast to out's shape; out itself is never broadcast.
+    const shape_t in_shape = broadcast_shapes(shapes, api.c_str());
+    const shape_t& out_shape = out->view.shape;
+    bool fits = in_shape.size() <= out_shape.size();
+    for (std::size_t i = 0; fits && i < in_shape.size(); ++i) {
+        const std::int64_t o = out_shape[out_shape.size() - in_shape.size() + i];
+        fits = in_shape[i] == o || in_shape[i] == 1;
+    }
+    if (!fits) {
+        throw value_error(m_name + "(): out has shape " + shape_string(out_shape) +
+                          ", but the inputs broadcast to " + shape_string(in_shape));
     }
     if (!can_cast_same_kind(p.out_type, out->view.type)) {
         throw type_error(m_name + "(): cannot cast the loop's output " + dtype_name(p.out_type) +
@@ -157,6 +99,13 @@ call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) co
     return p;
 }
 
+std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& kv : m_kernels) out.emplace_back(kv.second->kernel.name, kv.second->kernel.source);
+    return out;
+}
+
 const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host) {
     std::lock_guard<std::mutex> lock(m_mutex);
     auto it = m_kernels.find(v);
@@ -164,8 +113,12 @@ const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host)
     const loop& l = m_loops[v.loop];
     std::string entry = l.function + (v.ndim == 0 ? "_contig" : "_strided" + std::to_string(v.ndim));
     const std::string source = elementwise_source(l.function, l.source, l.out, l.in, v, entry);
-    auto k = std::make_unique<elementwise_kernel>(
-        build_elementwise(source, entry, host, m_fastmath, vector_width(v.out, v.in)));
+    std::unique_ptr<elementwise_kernel> k;
+    {
+        blocking_section compiling;  // milliseconds (cache) to seconds (compiler)
+        k = std::make_unique<elementwise_kernel>(
+            elementwise_kernel{build_kernel(source, entry, host, m_fastmath), vector_width(v.out, v.in)});
+    }
     return *m_kernels.emplace(v, std::move(k)).first->second;
 }
 
@@ -176,6 +129,19 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
     const loop& l = m_loops[plan.loop];
     const bool host = m_target != target::cuda || active_backend().emulated();
     const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
+    if (!host) {
+        const int current = active_backend().current_device();
+        auto check_device = [&](const operand& op, const std::string& what) {
+            const device_buffer* b = op.device.buffer().get();
+            if (op.where == operand::kind::device && b && b->device() >= 0 && b->device() != current) {
+                throw value_error(m_name + "(): " + what + " is on device " + std::to_string(b->device()) +
+                                  ", but the current device is " + std::to_string(current) +
+                                  " (use cuda.select_device() or copy it)");
+            }
+        };
+        for (std::size_t k = 0; k < inputs.size(); ++k) check_device(inputs[k], "argument " + std::to_string(k + 1));
+        check_device(out, "out");
+    }
 
     // Operand views the kernel will use; temporaries live until the launch is queued
     // (their frees are stream-ordered after it).

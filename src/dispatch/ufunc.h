@@ -9,6 +9,7 @@
 
 #include "array/device_array.h"
 #include "dispatch/casting.h"
+#include "dispatch/operand.h"
 #include "launch/elementwise_launch.h"
 
 namespace nu {
@@ -21,21 +22,6 @@ struct loop {
     dtype out = dtype::float64;
     std::string function;  // name of the translated function in `source`
     std::string source;    // the function and the helpers it calls
-};
-
-// Python int, float and complex arguments are weak (NEP 50): they take the loop's type.
-enum class weak_kind { none, integer, floating, complex };
-
-// One call argument as the engine sees it.
-struct operand {
-    enum class kind { device, host, scalar } where = kind::scalar;
-    array_view view;             // arrays: data, dtype, shape, strides
-    device_array device;         // keeps device memory alive (kind::device)
-    scalar_value value;          // kind::scalar: the value in its own dtype
-    weak_kind weak = weak_kind::none;
-
-    bool is_array() const { return where != kind::scalar; }
-    dtype type() const { return is_array() ? view.type : value.type; }
 };
 
 struct call_plan {
@@ -70,6 +56,8 @@ public:
                  const stream_ref& stream);
 
     std::string no_loop_message(const std::vector<operand>& inputs) const;
+    // (entry, source) of every kernel variant built so far.
+    std::vector<std::pair<std::string, std::string>> kernel_sources();
 
 private:
     const elementwise_kernel& kernel(const elementwise_variant& v, bool host);

@@ -29,12 +29,14 @@ template <class T> NU_DEVICE complex<T> operator/(complex<T> a, complex<T> b) {
 }
 template <class T> NU_DEVICE bool operator==(complex<T> a, complex<T> b) { return a.re == b.re && a.im == b.im; }
 template <class T> NU_DEVICE bool operator!=(complex<T> a, complex<T> b) { return !(a == b); }
-// NumPy orders complex numbers lexicographically (Python refuses to).
+// NumPy orders complex numbers lexicographically (Python refuses to). These are the
+// rules of NumPy's scalar comparisons, which the translated function's Python original
+// runs with: (3+nanj) > (2+0j) is True there (the array ufunc would say False).
 template <class T> NU_DEVICE bool operator<(complex<T> a, complex<T> b) {
-    return (a.re < b.re && a.im == a.im && b.im == b.im) || (a.re == b.re && a.im < b.im);
+    return a.re < b.re || (a.re == b.re && a.im < b.im);
 }
 template <class T> NU_DEVICE bool operator<=(complex<T> a, complex<T> b) {
-    return (a.re <= b.re && a.im == a.im && b.im == b.im) || (a.re == b.re && a.im <= b.im);
+    return a.re < b.re || (a.re == b.re && a.im <= b.im);
 }
 template <class T> NU_DEVICE bool operator>(complex<T> a, complex<T> b) { return b < a; }
 template <class T> NU_DEVICE bool operator>=(complex<T> a, complex<T> b) { return b <= a; }

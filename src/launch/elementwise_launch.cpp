@@ -2,10 +2,7 @@
 #include "launch/elementwise_launch.h"
 
 #include <algorithm>
-#include <thread>
 
-#include "compile/host_build.h"
-#include "compile/nvrtc.h"
 #include "runtime/errors.h"
 #include "runtime/runtime.h"
 
@@ -53,28 +50,6 @@ std::string elementwise_source(const std::string& function, const std::string& f
     return src;
 }
 
-elementwise_kernel build_elementwise(const std::string& source, const std::string& entry,
-                                     bool host, bool fastmath, int vec) {
-    elementwise_kernel k;
-    k.vec = vec;
-    if (host) {
-        std::vector<std::string> options;
-        if (fastmath) options.push_back("-ffast-math");
-        k.library = build_host(source, options);
-        k.entry = reinterpret_cast<host_entry>(k.library->symbol(entry));
-        return k;
-    }
-    backend& b = active_backend();
-    const device_info info = b.device(b.current_device());
-    nvrtc_options opts;
-    opts.cc_major = info.cc_major;
-    opts.cc_minor = info.cc_minor;
-    opts.cubin = true;
-    opts.fastmath = fastmath;
-    k.function = b.load_function(nvrtc_build(source, opts), entry);
-    return k;
-}
-
 elementwise_params::elementwise_params(long long n, bool aligned, const shape_t& shape)
     : m_dims(std::max<std::size_t>(shape.size(), 1)) {
     m_words.push_back(n);
@@ -92,47 +67,9 @@ void elementwise_params::add(const void* ptr, const unsigned char* scalar16,
     for (std::size_t d = 0; d < m_dims; ++d) m_words.push_back(d < strides.size() ? strides[d] : 0);
 }
 
-namespace {
-
-constexpr unsigned k_block = 256;
-// Below this many elements a parallel host launch is not worth starting threads for.
-constexpr long long k_parallel_min = 1 << 16;
-
-int multiprocessors() {
-    // Queried once per device: launches must not pay for driver attribute calls.
-    static int cached[64] = {};
-    backend& b = active_backend();
-    const int dev = b.current_device();
-    if (dev < 64 && cached[dev] == 0) cached[dev] = b.device(dev).multiprocessors;
-    return dev < 64 ? cached[dev] : b.device(dev).multiprocessors;
-}
-
-}  // namespace
-
 void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,
                         bool host, bool parallel, bool vectorized, stream_handle stream) {
-    if (host) {
-        // hardware_concurrency() reads sysfs: once per process, not per launch.
-        static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        if (!parallel || cores == 1 || n < k_parallel_min) {
-            k.entry(params.data(), 0, n);
-            return;
-        }
-        std::vector<std::thread> workers;
-        const long long chunk = (n + cores - 1) / cores;
-        for (unsigned t = 0; t < cores; ++t) {
-            const long long begin = t * chunk, end = std::min(n, begin + chunk);
-            if (begin < end) workers.emplace_back(k.entry, params.data(), begin, end);
-        }
-        for (std::thread& w : workers) w.join();
-        return;
-    }
-    const long long per_thread = vectorized ? k.vec : 1;
-    const long long wanted = (n + k_block * per_thread - 1) / (k_block * per_thread);
-    // A grid-stride loop needs no more blocks than fill the device (8 x 256 threads per SM).
-    const long long limit = static_cast<long long>(multiprocessors()) * 8;
-    const unsigned grid = static_cast<unsigned>(std::max(1LL, std::min(wanted, limit)));
-    active_backend().launch(k.function, grid, k_block, stream, params.data());
+    launch_kernel(k.kernel, params.data(), n, host, parallel, 256, vectorized ? k.vec : 1, stream);
 }
 
 }  // namespace nu

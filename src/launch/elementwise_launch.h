@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "array/array_view.h"
+#include "launch/kernel.h"
 #include "runtime/backend.h"
 
 namespace nu {
-
-class host_library;
 
 // What distinguishes two kernels of one loop. The element types are the operands' own
 // (the kernel converts to and from the loop's types), so inputs are never cast on the
@@ -34,12 +33,8 @@ struct elementwise_variant_hash {
     std::size_t operator()(const elementwise_variant& v) const;
 };
 
-using host_entry = void (*)(const void* params, long long begin, long long end);
-
 struct elementwise_kernel {
-    void* function = nullptr;  // CUfunction (CUDA backend)
-    host_entry entry = nullptr;  // host backend
-    std::shared_ptr<host_library> library;  // keeps `entry` loaded
+    compiled_kernel kernel;
     int vec = 1;  // elements per vector access in the contiguous variant
 };
 
@@ -55,10 +50,6 @@ std::string elementwise_source(const std::string& function, const std::string& f
                                dtype loop_out, const std::vector<dtype>& loop_in,
                                const elementwise_variant& v, const std::string& entry);
 
-// Builds (through the kernel cache) and loads one variant.
-elementwise_kernel build_elementwise(const std::string& source, const std::string& entry,
-                                     bool host, bool fastmath, int vec);
-
 // Parameter block of elementwise.cuh's ew_params, as 8-byte words.
 class elementwise_params {
 public:
@@ -72,8 +63,7 @@ private:
     std::vector<long long> m_words;
 };
 
-// Runs `n` elements: on the host (split over all cores when `parallel`), or on the device
-// with a grid sized to the device.
+// Runs `n` elements with the contiguous variant's vector width when `vectorized`.
 void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,
                         bool host, bool parallel, bool vectorized, stream_handle stream);
 

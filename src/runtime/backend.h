@@ -58,6 +58,8 @@ public:
     virtual void trim_pool() = 0;
     // True when `ptr` lies in device memory that kernels of this backend can read.
     virtual bool is_device_pointer(const void* ptr) const = 0;
+    // Ordinal of the device that owns `ptr` (-1 when unknown).
+    virtual int device_of(const void* ptr) const = 0;
 
     // Copies. `copy_to_device` may return before the copy finishes but never before the
     // source can be reused; `copy_to_host` returns with the data in place unless the

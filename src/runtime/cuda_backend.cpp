@@ -188,6 +188,15 @@ public:
                (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED);
     }
 
+    int device_of(const void* ptr) const override {
+        int ordinal = -1;
+        if (m_api.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                        reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) {
+            return -1;
+        }
+        return ordinal;
+    }
+
     void copy_to_device(void* dst, const void* src, std::size_t bytes, stream_handle s) override {
         make_current();
         const auto stream = static_cast<CUstream>(s);

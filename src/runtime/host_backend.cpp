@@ -98,6 +98,8 @@ public:
         return address < it->first + (it->second ? it->second : 1);
     }
 
+    int device_of(const void*) const override { return 0; }
+
     void copy_to_device(void* dst, const void* src, std::size_t bytes, stream_handle) override {
         std::memmove(dst, src, bytes);
     }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/blocking.h"
 #include "runtime/errors.h"
 
 namespace nu {
@@ -56,6 +57,13 @@ std::string unavailable_reason() {
 stream_state::~stream_state() {
     if (owned && !closed && handle != nullptr && g_backend != nullptr) g_backend->destroy_stream(handle);
 }
+
+namespace {
+blocking_hooks g_hooks;
+}  // namespace
+
+void set_blocking_hooks(blocking_hooks hooks) { g_hooks = hooks; }
+const blocking_hooks& current_blocking_hooks() { return g_hooks; }
 
 stream_ref new_stream() {
     auto s = std::make_shared<stream_state>();

@@ -1,0 +1,80 @@
+"""``cuda.jit(device=True)``: device functions callable from translated functions.
+
+A DeviceFunction is the Python function plus a marker the translator recognises; calling
+it from Python on scalars simply runs the Python function (which is also how the test
+oracle evaluates it).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..errors import CompileError
+from ..types import parse_signature
+from .translate import translate
+
+__all__ = ["DeviceFunction", "jit"]
+
+# Numba options that change nothing for a translated device function.
+_IGNORED_OPTIONS = {"inline", "debug", "lineinfo", "cache", "opt", "forceinline", "link"}
+
+
+class DeviceFunction:
+    """A Python function marked for use on the device (``cuda.jit(device=True)``)."""
+
+    def __init__(self, py_func, signatures=(), fastmath=False):
+        if not callable(py_func) or not hasattr(py_func, "__code__"):
+            raise CompileError(f"cuda.jit(): expected a Python function (got {py_func!r})")
+        self.py_func = py_func
+        self.fastmath = fastmath
+        self.signatures = [parse_signature(s) for s in signatures]
+        functools.update_wrapper(self, py_func)
+        for sig in self.signatures:  # eager signatures are checked at decoration
+            translate(py_func, sig.args, return_type=sig.return_type)
+
+    def __call__(self, *args, **kwargs):
+        return self.py_func(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<DeviceFunction {self.py_func.__qualname__}>"
+
+    def inspect_cuda(self, signature=None) -> dict:
+        """Signature -> generated CUDA C++ (for the given signature, or each eager one)."""
+        sigs = [parse_signature(signature)] if signature is not None else self.signatures
+        out = {}
+        for sig in sigs:
+            out[sig] = translate(self.py_func, sig.args, return_type=sig.return_type).cuda_source
+        return out
+
+    def inspect_ptx(self, signature=None, cc=(9, 0)) -> dict:
+        """Signature -> PTX compiled by NVRTC (no GPU needed)."""
+        from .._compile import compile_ptx
+
+        sigs = [parse_signature(signature)] if signature is not None else self.signatures
+        return {sig: compile_ptx(self.py_func, sig, device=True, cc=cc,
+                                 fastmath=self.fastmath)[0] for sig in sigs}
+
+
+def jit(func_or_sig=None, device=False, fastmath=False, **options):
+    """Numba's ``cuda.jit`` for device functions: ``@jit(device=True)``,
+    ``@jit("f8(f8)", device=True)`` or ``jit(fn, device=True)``."""
+    unknown = set(options) - _IGNORED_OPTIONS
+    if unknown:
+        raise TypeError(f"cuda.jit(): unexpected keyword argument '{sorted(unknown)[0]}'")
+    if not device:
+        raise CompileError("cuda.jit(): only device functions are supported so far; pass "
+                           "device=True (got device=False)")
+
+    if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
+        return DeviceFunction(func_or_sig, fastmath=fastmath)
+    if func_or_sig is None:
+        sigs = ()
+    elif isinstance(func_or_sig, (list, tuple)) and not hasattr(func_or_sig, "args"):
+        sigs = tuple(func_or_sig)
+    else:
+        sigs = (func_or_sig,)
+
+    def decorate(fn):
+        return DeviceFunction(fn, sigs, fastmath=fastmath)
+
+    return decorate

@@ -1,0 +1,35 @@
+// src/launch/kernel.h: build a generated kernel for either backend, and launch it
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/backend.h"
+
+namespace nu {
+
+class host_library;
+
+// Every kernel template's host entry point: run work items [begin, end).
+using host_entry = void (*)(const void* params, long long begin, long long end);
+
+struct compiled_kernel {
+    void* function = nullptr;               // CUfunction (CUDA backend)
+    host_entry entry = nullptr;             // host backend
+    std::shared_ptr<host_library> library;  // keeps `entry` loaded
+    std::string name;    // entry symbol, for inspection and profilers
+    std::string source;  // the generated translation unit (tests compile it with NVRTC too)
+};
+
+// Builds `source` through the kernel cache (NVRTC CUBIN for the current device, or the host
+// compiler) and resolves the entry point `entry`.
+compiled_kernel build_kernel(const std::string& source, const std::string& entry, bool host,
+                             bool fastmath);
+
+// Runs `n` work items. Host: in this thread, or split over all cores when `parallel`.
+// Device: blocks of `block` threads, each handling `per_thread` items per grid-stride
+// step, and no more blocks than fill the device.
+void launch_kernel(const compiled_kernel& k, void* params, long long n, bool host, bool parallel,
+                   unsigned block, long long per_thread, stream_handle stream);
+
+}  // namespace nu
