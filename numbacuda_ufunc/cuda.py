@@ -22,7 +22,7 @@ __all__ = [
     "list_devices", "select_device", "close", "synchronize", "to_device", "device_array",
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
     "default_stream", "legacy_default_stream", "external_stream", "memory_stats",
-    "current_context", "is_emulated", "jit", "compile_ptx",
+    "current_context", "is_emulated", "jit", "compile_ptx", "reduce", "Reduce",
 ]
 
 
@@ -201,3 +201,6 @@ def _index(value, api: str, name: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
     return value.__index__()
+
+
+from .reduce import Reduce, reduce  # last: the namespace re-exports the reducers

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from . import _core
 from ._compile import compile_ptx
 from .compiler import translate
@@ -18,6 +20,7 @@ from .types import Scalar, Signature, from_dtype, parse_signature
 __all__ = ["vectorize", "UFunc"]
 
 TARGETS = ("cuda", "cpu", "parallel")
+_NO_VALUE = object()  # ufunc.reduce(initial=...) not given (None means "no initial")
 _OPTIONS = ("signatures", "target", "identity", "fastmath", "cache", "nopython", "forceobj")
 
 
@@ -105,6 +108,43 @@ class UFunc(_core.UFunc):
         return {str(sig): compile_ptx(self.py_func, sig, device=True, cc=cc,
                                       fastmath=self.fastmath)[0]
                 for sig in self._translated}
+
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+               stream=0):
+        """NumPy's ``ufunc.reduce`` on the GPU (CUB), for a binary ufunc whose loop has one
+        type for both inputs and the output. ``initial`` defaults to the ufunc's identity;
+        an empty reduction with neither raises TypeError."""
+        api = f"{self.__name__}.reduce"
+        if self.nin != 2:
+            raise ValueError(f"{api}(): reduce is only supported for binary functions "
+                             f"(got a ufunc with {self.nin} input(s))")
+        engine = self.__dict__.get("_reducer")
+        if engine is None:
+            engine = _core.Reducer(self.__name__, self.target, self.fastmath)
+            engine._resolve = lambda dt: self._reduce_loop(engine, np.dtype(dt), api)
+            self._reducer = engine
+        if initial is _NO_VALUE:
+            initial = None if self.identity in (None, "reorderable") else self.identity
+        return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
+                           False, api)
+
+    def _reduce_loop(self, engine, dt, api) -> int:
+        """The reducer's loop for input dtype ``dt``: the first T(T, T) loop that ``dt``
+        matches exactly, else casts to safely (NumPy's order); lazy ufuncs compile one."""
+        def homogeneous():
+            return [(sig, tf) for sig, tf in self._translated.items()
+                    if sig.args[0] == sig.args[1] == sig.return_type]
+        if not any(sig.args[0].dtype == dt for sig, _ in homogeneous()) and \
+                hasattr(self, "_resolve") and dt.kind in "biufc":
+            self._compile_for((dt, dt))
+        for exact in (True, False):
+            for sig, tf in homogeneous():
+                t = sig.args[0].dtype
+                if t == dt if exact else np.can_cast(dt, t, "safe"):
+                    index = engine._find_loop(t)
+                    return index if index >= 0 else engine._add_loop(t.str, tf.name, tf.source)
+        raise TypeError(f"{api}(): no loop of the form T(T, T) accepts {dt} with safe casting; "
+                        f"the loops are {self.types}")
 
     def __repr__(self):
         return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"

@@ -1,0 +1,194 @@
+// src/launch/reduce_launch.cpp: reduction kernels: generated source, build, plan, launch
+#include "launch/reduce_launch.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
+
+#include "compile/host_build.h"
+#include "compile/nvrtc.h"
+#include "compile/toolkit.h"
+#include "launch/elementwise_launch.h"
+#include "runtime/errors.h"
+#include "runtime/runtime.h"
+
+namespace nu {
+
+namespace {
+
+constexpr int k_dims = 8;    // reduce.cuh's k_reduce_dims
+constexpr int k_warps = 8;   // reduce.cuh's k_reduce_warps
+constexpr unsigned k_block = 32 * k_warps;
+// Outputs below which a thread per output leaves the device idle; the warp units spread
+// the work of few outputs over many warps instead.
+constexpr long long k_columns_min_rows = 1024;
+constexpr long long k_short_row = 32;
+
+// Parameter block of reduce.cuh's reduce_params, as 8-byte words.
+std::vector<long long> pack(const reduce_layout& l, long long rows, long long len,
+                            long long chunks, long long chunk_len, bool aligned, void* partials) {
+    std::vector<long long> w;
+    w.reserve(14 + 5 * k_dims);
+    w.push_back(rows);
+    w.push_back(len);
+    w.push_back(chunks);
+    w.push_back(chunk_len);
+    w.push_back(l.init != nullptr);
+    long long init[2] = {0, 0};
+    if (l.init) std::memcpy(init, l.init, sizeof init);
+    w.push_back(init[0]);
+    w.push_back(init[1]);
+    w.push_back(aligned);
+    w.push_back(reinterpret_cast<long long>(l.in));
+    w.push_back(reinterpret_cast<long long>(l.out));
+    w.push_back(reinterpret_cast<long long>(partials));
+    w.push_back(static_cast<long long>(l.row_shape.size()));
+    w.push_back(static_cast<long long>(l.red_shape.size()));
+    for (const shape_t* v : {&l.row_shape, &l.in_row_strides, &l.out_row_strides, &l.red_shape,
+                             &l.red_strides}) {
+        for (int d = 0; d < k_dims; ++d) w.push_back(d < static_cast<int>(v->size()) ? (*v)[d] : 0);
+    }
+    return w;
+}
+
+long long product(const shape_t& s) {
+    long long n = 1;
+    for (long long x : s) n *= x;
+    return n;
+}
+
+long long min_abs(const shape_t& s) {
+    long long m = -1;
+    for (long long x : s) m = m < 0 ? std::llabs(x) : std::min(m, std::llabs(x));
+    return m;
+}
+
+void run(const reduce_kernel_set& k, void* function, unsigned grid, backend& b, stream_handle s,
+         std::vector<long long>& params) {
+    if (k.host) {
+        reinterpret_cast<reduce_kernel_set::host_fn>(function)(params.data());
+    } else {
+        b.launch(function, std::max(1u, grid), k_block, s, params.data());
+    }
+}
+
+// NVRTC learned -pch in 12.8; older versions reject the option. The version is read from
+// the library's file name (libnvrtc.so.13.0.88) so a warm-cache call does not load NVRTC.
+bool nvrtc_has_pch() {
+    static const bool has = [] {
+        const std::string id = nvrtc_identity();
+        const std::size_t at = id.find("libnvrtc.so.");
+        int major = 0, minor = 0;
+        if (at == std::string::npos ||
+            std::sscanf(id.c_str() + at + 12, "%d.%d", &major, &minor) != 2) {
+            std::tie(major, minor) = nvrtc_version();
+        }
+        return major > 12 || (major == 12 && minor >= 8);
+    }();
+    return has;
+}
+
+}  // namespace
+
+std::string reduce_source(const std::string& function, const std::string& function_source,
+                          dtype acc, dtype in, dtype out, const std::string& entry) {
+    std::string src = "#include \"reduce.cuh\"\n\n" + function_source + "\n\n";
+    src += "struct nu_op {\n"
+           "    template <class... A>\n"
+           "    __device__ __forceinline__ auto operator()(A... a) const { return " + function + "(a...); }\n"
+           "};\n\n";
+    src += "NU_REDUCE_ENTRY(" + entry + ", nu::reduce_kernels<nu_op, " + c_type_name(acc) + ", " +
+           c_type_name(in) + ", " + c_type_name(out) + ">)\n";
+    return src;
+}
+
+std::vector<std::string> reduce_nvrtc_extra() {
+    const std::string cub = cub_include_dir();
+    if (cub.empty()) {
+        throw cuda_support_error(
+            "reduce(): the CUB headers were not found (looked for cub/cub.cuh under the CUDA "
+            "toolkit's include/cccl and include); set NUMBACUDA_UFUNC_CUDA_HOME or pip "
+            "install nvidia-cuda-cccl");
+    }
+    std::vector<std::string> extra = {"-I" + cub};
+    if (nvrtc_has_pch()) extra.push_back("-pch");
+    return extra;
+}
+
+reduce_kernel_set build_reduce(const std::string& source, const std::string& entry, bool host,
+                               bool fastmath) {
+    reduce_kernel_set k;
+    k.host = host;
+    static const char* const suffixes[] = {"_units_contig", "_units_strided", "_final", "_columns"};
+    void** slots[] = {&k.units_contig, &k.units_strided, &k.final_pass, &k.columns};
+    if (host) {
+        std::vector<std::string> options;
+        if (fastmath) options.push_back("-ffast-math");
+        k.library = build_host(source, options);
+        for (int i = 0; i < 4; ++i) *slots[i] = k.library->symbol(entry + suffixes[i]);
+        return k;
+    }
+    backend& b = active_backend();
+    const device_info info = b.device(b.current_device());
+    nvrtc_options opts;
+    opts.cc_major = info.cc_major;
+    opts.cc_minor = info.cc_minor;
+    opts.cubin = true;
+    opts.fastmath = fastmath;
+    opts.extra = reduce_nvrtc_extra();
+    const std::string image = nvrtc_build(source, opts);
+    for (int i = 0; i < 4; ++i) *slots[i] = b.load_function(image, entry + suffixes[i]);
+    return k;
+}
+
+void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multiprocessors,
+                   backend& b, stream_handle s) {
+    NU_ASSERT(l.row_shape.size() <= k_dims && l.red_shape.size() <= k_dims);
+    const long long rows = product(l.row_shape), len = product(l.red_shape);
+    if (rows == 0) return;
+    NU_ASSERT(len > 0 || l.init != nullptr);
+    const long long sms = std::max(1, multiprocessors);
+    const long long max_blocks = sms * 8;  // 8 x 256 threads fill an SM
+
+    // Many outputs: a thread per output when the outputs are the inner axis (adjacent
+    // threads read adjacent memory), or when rows are too short to give a warp's lanes
+    // an item each (a warp unit would leave most lanes idle).
+    if (len > 0 && rows >= k_columns_min_rows && !l.row_shape.empty() &&
+        (min_abs(l.in_row_strides) < min_abs(l.red_strides) || len <= k_short_row)) {
+        std::vector<long long> p = pack(l, rows, len, 1, len, false, nullptr);
+        const long long grid = std::min(max_blocks, (rows + k_block - 1) / k_block);
+        run(k, k.columns, static_cast<unsigned>(grid), b, s, p);
+        return;
+    }
+
+    // Warp units: enough of them to fill the device (8 warps x 8 blocks per SM), split
+    // over the rows; a row longer than its share gets several units and a final pass.
+    const std::size_t in_size = itemsize(l.in_type);
+    const long long vec = in_size >= 16 ? 1 : static_cast<long long>(16 / in_size);
+    const long long tile = 32 * 4 * vec;  // reduce.cuh's k_tile
+    const bool contig = l.red_shape.empty() ||
+                        (l.red_shape.size() == 1 && l.red_strides[0] == static_cast<long long>(in_size));
+    const long long target_units = max_blocks * k_warps;
+    const long long tiles = std::max(1LL, (len + tile - 1) / tile);
+    long long chunks = std::min(tiles, std::max(1LL, target_units / rows));
+    const long long chunk_len = ((tiles + chunks - 1) / chunks) * tile;
+    chunks = len > 0 ? (len + chunk_len - 1) / chunk_len : 1;  // every chunk non-empty
+
+    bool aligned = contig && reinterpret_cast<std::uintptr_t>(l.in) % 16 == 0;
+    for (std::size_t d = 0; aligned && d < l.row_shape.size(); ++d) aligned = l.in_row_strides[d] % 16 == 0;
+
+    const std::size_t partial_bytes =
+        chunks > 1 ? static_cast<std::size_t>(rows * chunks) * itemsize(l.acc) : 0;
+    void* partials = partial_bytes ? b.allocate(partial_bytes, s) : nullptr;
+    std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, aligned, partials);
+    const long long unit_blocks = std::min(max_blocks, (rows * chunks + k_warps - 1) / k_warps);
+    run(k, contig ? k.units_contig : k.units_strided, static_cast<unsigned>(unit_blocks), b, s, p);
+    if (partials) {
+        run(k, k.final_pass, static_cast<unsigned>(std::min(max_blocks, rows)), b, s, p);
+        b.release(partials, partial_bytes, s);  // stream-ordered: after the final pass
+    }
+}
+
+}  // namespace nu

@@ -1,0 +1,59 @@
+// src/launch/reduce_launch.h: reduction kernels: generated source, build, plan, launch
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "array/array_view.h"
+#include "runtime/backend.h"
+
+namespace nu {
+
+class host_library;
+
+// The four kernels of src/kernels/reduce.cuh for one operator and (accumulator, input,
+// output) types: CUfunctions on the CUDA backend, host entry points otherwise.
+struct reduce_kernel_set {
+    using host_fn = void (*)(const void* params);
+    void* units_contig = nullptr;
+    void* units_strided = nullptr;
+    void* final_pass = nullptr;
+    void* columns = nullptr;
+    std::shared_ptr<host_library> library;  // keeps host entry points loaded
+    bool host = false;
+};
+
+// The translation unit: the header, the translated function, a functor, one entry line.
+std::string reduce_source(const std::string& function, const std::string& function_source,
+                          dtype acc, dtype in, dtype out, const std::string& entry);
+
+// NVRTC options of reduction builds: the CUB include directory and automatic precompiled
+// headers (every reduce TU starts with the same includes, so builds after the first in a
+// process reuse the parsed CUB headers).
+std::vector<std::string> reduce_nvrtc_extra();
+
+// Builds (through the kernel cache) and loads the kernels named `entry` + suffix.
+reduce_kernel_set build_reduce(const std::string& source, const std::string& entry, bool host,
+                               bool fastmath);
+
+// How one reduction runs: `rows` outputs, each folding `len` elements. Dimensions are
+// already coalesced (at most 8 per side) and in the order the fold visits them.
+struct reduce_layout {
+    const void* in = nullptr;
+    void* out = nullptr;
+    dtype acc = dtype::float64;
+    dtype in_type = dtype::float64;
+    shape_t row_shape, in_row_strides, out_row_strides;
+    shape_t red_shape, red_strides;
+    const unsigned char* init = nullptr;  // 16 bytes of the accumulator type, or nullptr
+};
+
+// Chooses the kernels and grid (columns for outer-axis reductions with many outputs, else
+// warp units with a device-side final pass), allocates the partials on `stream` and
+// launches, all ordered on `stream`. `multiprocessors` sizes the grid; a host kernel set
+// runs its entry points in the calling thread.
+void launch_reduce(const reduce_kernel_set& k, const reduce_layout& layout, int multiprocessors,
+                   backend& b, stream_handle stream);
+
+}  // namespace nu

@@ -1,0 +1,128 @@
+"""ufunc.reduce on vectorize ufuncs: NumPy's semantics (axis, dtype, out, keepdims,
+initial, identity) on the CUB reduce engine, host and device arrays."""
+
+import numpy as np
+import pytest
+
+import numbacuda_ufunc as nu
+from numbacuda_ufunc import cuda
+
+
+@nu.vectorize(["int32(int32, int32)", "int64(int64, int64)", "float32(float32, float32)",
+               "float64(float64, float64)"], identity=0)
+def add(a, b):
+    return a + b
+
+
+@nu.vectorize(["float64(float64, float64)", "int64(int64, int64)"])
+def maximum(a, b):
+    return max(a, b)
+
+
+@nu.vectorize
+def first(a, b):  # lazy, no identity; associative and not commutative
+    return a
+
+
+RNG = np.random.default_rng(11)
+CASES = []
+for _ in range(16):
+    ndim = int(RNG.integers(1, 5))
+    shape = tuple(int(s) for s in RNG.integers(1, 12, size=ndim))
+    pick = int(RNG.integers(0, 4))
+    if pick == 0:
+        axis = None
+    elif pick == 1:
+        axis = int(RNG.integers(-ndim, ndim))
+    else:
+        k = int(RNG.integers(1, ndim + 1))
+        axis = tuple(int(a) for a in RNG.choice(ndim, size=k, replace=False))
+    CASES.append((shape, axis, bool(RNG.integers(0, 2))))
+
+
+@pytest.mark.parametrize("shape,axis,keepdims", CASES)
+def test_add_and_maximum_match_numpy(shape, axis, keepdims):
+    rng = np.random.default_rng(abs(hash((shape, axis))) % 2**32)
+    x = rng.integers(-10**6, 10**6, size=shape)
+    np.testing.assert_array_equal(add.reduce(x, axis=axis, keepdims=keepdims),
+                                  np.add.reduce(x, axis=axis, keepdims=keepdims))
+    f = rng.standard_normal(shape)
+    np.testing.assert_allclose(add.reduce(f, axis=axis, keepdims=keepdims),
+                               np.add.reduce(f, axis=axis, keepdims=keepdims), rtol=1e-12)
+    got = maximum.reduce(f, axis=axis, keepdims=keepdims)
+    np.testing.assert_array_equal(got, np.maximum.reduce(f, axis=axis, keepdims=keepdims))
+    d = add.reduce(cuda.to_device(x), axis=axis, keepdims=keepdims)
+    assert isinstance(d, cuda.DeviceNDArray)
+    np.testing.assert_array_equal(d.copy_to_host(), np.add.reduce(x, axis=axis, keepdims=keepdims))
+
+
+def test_default_axis_is_zero_and_scalars():
+    x = np.arange(12, dtype=np.int64).reshape(3, 4)
+    np.testing.assert_array_equal(add.reduce(x), x.sum(axis=0))
+    got = add.reduce(np.arange(5.0))
+    assert isinstance(got, np.float64) and got == 10.0
+
+
+def test_loop_selection_dtype_and_casting():
+    x = np.arange(100, dtype=np.int8)
+    got = add.reduce(x)  # int8 casts safely to the first loop, int32
+    assert got.dtype == np.int32 and got == 4950
+    assert add.reduce(x, dtype=np.float64).dtype == np.float64
+    assert add.reduce(np.arange(10, dtype=np.float32)).dtype == np.float32
+    with pytest.raises(TypeError, match=r"add.reduce\(\): no loop of the form T\(T, T\) accepts "
+                                        r"complex128"):
+        add.reduce(np.ones(3, dtype=np.complex128))
+
+
+def test_out_any_layout_poisoned():
+    x = np.random.default_rng(1).standard_normal((5, 6, 7))
+    out = np.full((7, 5), np.nan).T  # Fortran-ordered view of the (5, 7) result
+    assert add.reduce(x, axis=1, out=out) is out
+    np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-12)
+    dout = cuda.to_device(np.full((5, 1, 7), np.nan))
+    assert add.reduce(cuda.to_device(x), axis=1, out=dout, keepdims=True) is dout
+    np.testing.assert_allclose(dout.copy_to_host(), x.sum(axis=1, keepdims=True), rtol=1e-12)
+    out32 = np.full(7, -1, dtype=np.float32)  # the result is cast to out's dtype
+    add.reduce(x, axis=(0, 1), out=out32)
+    np.testing.assert_allclose(out32, x.sum(axis=(0, 1)), rtol=1e-5)
+    with pytest.raises(ValueError, match=r"out has shape \(5, 6\), the reduction's result has "
+                                         r"shape \(5, 7\)"):
+        add.reduce(x, axis=1, out=np.zeros((5, 6)))
+
+
+def test_identity_and_initial():
+    empty = np.zeros((0, 4))
+    np.testing.assert_array_equal(add.reduce(empty), np.zeros(4))  # identity 0
+    np.testing.assert_array_equal(add.reduce(empty, initial=2.5), np.full(4, 2.5))
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(add.reduce(x, axis=1, initial=10.0),
+                                  np.add.reduce(x, axis=1, initial=10.0))
+    np.testing.assert_array_equal(maximum.reduce(x, axis=0, initial=4.0),
+                                  np.maximum.reduce(x, axis=0, initial=4.0))
+    with pytest.raises(TypeError, match=r"maximum.reduce\(\): zero-size reduction with no "
+                                        r"identity and no initial value"):
+        maximum.reduce(empty)
+    # Nothing to reduce into: an empty result needs no identity.
+    assert maximum.reduce(np.zeros((4, 0)), axis=0).shape == (0,)
+
+
+def test_lazy_ufunc_compiles_for_reduce_and_keeps_order():
+    x = np.random.default_rng(5).permutation(3000).reshape(30, 100)
+    np.testing.assert_array_equal(first.reduce(x, axis=1), x[:, 0])
+    np.testing.assert_array_equal(first.reduce(x, axis=0), x[0])
+    assert first.reduce(x, axis=None) == x[0, 0]
+    assert "ll->l" in first.types
+
+
+def test_errors():
+    @nu.vectorize(["float64(float64)"])
+    def neg(a):
+        return -a
+
+    with pytest.raises(ValueError, match=r"neg.reduce\(\): reduce is only supported for binary "
+                                         r"functions \(got a ufunc with 1 input\(s\)\)"):
+        neg.reduce(np.ones(3))
+    with pytest.raises(np.exceptions.AxisError, match=r"axis -3 is out of bounds"):
+        add.reduce(np.ones((2, 2)), axis=-3)
+    with pytest.raises(TypeError, match=r"numeric dtype"):
+        add.reduce(np.array(["x"]))
