@@ -351,6 +351,23 @@ def test_arrays_layouts_share_code_but_not_symbols():
     assert c.source.replace(c.name, "F") == a.source.replace(a.name, "F")
 
 
+@cuda.jit("f8(f8[:, :], i8)", device=True)
+def _trace_from(a, k):
+    s = 0.0
+    for i in range(k, min(a.shape[0], a.shape[1])):
+        s += a[i, i]
+    return s
+
+
+def test_arrays_device_function_eager_signature():
+    """Array types in a cuda.jit signature are translated at decoration."""
+    (src,) = _trace_from.inspect_cuda().values()
+    assert "(nu::array<nu::f64, 2> v_a, nu::i64 v_k)" in src
+    case = ha.Case(_trace_from, (float64[:, :], int64))
+    ha.build([case], nvrtc=False)
+    ha.check(case, ha.make_view("negative", (4, 3), np.float64, np.random.default_rng(3)), 1)
+
+
 def test_arrays_signature_strings():
     tf = translate(saxpy, "void(f4, f4[:], f4[:], f4[::1])")
     assert tf.return_type is None
