@@ -11,7 +11,7 @@ import threading
 from .compiler import HEADER, translate
 from .compiler._types import ctype
 from .errors import CompileError
-from .types import Scalar, parse_signature
+from .types import Array, Scalar, parse_signature
 
 __all__ = ["DEFAULT_CC", "compile_ptx", "core"]
 
@@ -76,8 +76,8 @@ def compile_ptx(pyfunc, sig, device=True, cc=None, fastmath=False, **options):
     fn = getattr(pyfunc, "py_func", pyfunc)
     s = parse_signature(sig)
     for a in s.args:
-        if not isinstance(a, Scalar):
-            raise CompileError(f"compile_ptx(): only scalar argument types are supported "
+        if not isinstance(a, (Scalar, Array)):
+            raise CompileError(f"compile_ptx(): argument types must be scalar or array types "
                                f"(got {a})")
     ret = s.return_type if isinstance(s.return_type, Scalar) else None
     tf = translate(fn, s.args, return_type=ret)

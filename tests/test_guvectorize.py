@@ -291,3 +291,9 @@ def test_call_errors_name_argument_dimension_and_sizes():
         matmul(np.ones((3, 2, 2)), np.ones((4, 2, 2)))
     with pytest.raises(TypeError, match="no loop matches the input types"):
         matmul(np.ones((2, 2), np.complex128), np.ones((2, 2)))
+
+
+def test_compile_ptx_takes_array_signatures():
+    ptx, ret = cuda.compile_ptx(matmul.py_func, "void(f8[:,:], f8[:,:], f8[:,:])", device=False,
+                                cc=(9, 0))
+    assert ret is None and ".entry" in ptx and ".target sm_90" in ptx
