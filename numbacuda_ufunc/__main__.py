@@ -141,32 +141,54 @@ def guvectorize_demo(cuda) -> None:
         raise SystemExit("guvectorize demo returned wrong values")
 
 
-def main() -> int:
-    from . import _core, cuda
+def reduce_demo(cuda) -> None:
+    """A CUB-backed sum of 2^24 float32 on the device, timed, checked."""
+    from . import reduce
 
-    report(_core)
-    if not _core.is_available():
-        print("\nNo GPU: running the demo on the host backend "
-              "(NUMBACUDA_UFUNC_ENABLE_CUDASIM=1).")
-        # The backend is chosen once per process, so the demo runs in a fresh one.
-        import subprocess
+    @reduce
+    def sum_reduce(a, b):
+        return a + b
 
-        env = dict(os.environ, NUMBACUDA_UFUNC_ENABLE_CUDASIM="1")
-        return subprocess.call([sys.executable, "-m", "numbacuda_ufunc", "--demo-only"], env=env)
-    roundtrip_demo(cuda)
-    vectorize_demo(cuda)
-    guvectorize_demo(cuda)
-    return 0
+    n = 2**24
+    host = np.random.default_rng(3).integers(0, 8, n).astype(np.float32)  # exact sums
+    d = cuda.to_device(host)
+    t0 = time.perf_counter()
+    total = sum_reduce(d)
+    first = time.perf_counter() - t0
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        total = sum_reduce(d)
+        best = min(best, time.perf_counter() - t0)
+    ok = total == host.sum(dtype=np.float64)
+    print(f"\nreduce: sum of {n} float32 on the device: {'correct' if ok else 'WRONG'}")
+    _line("first call", f"{first * 1e3:.1f} ms (includes any compile)")
+    _line("steady state", f"{best * 1e3:.2f} ms, {host.nbytes / best / 1e9:.1f} GB/s read")
+    if not ok:
+        raise SystemExit("reduce demo returned a wrong sum")
 
 
-def demo_only() -> int:
+def demos() -> int:
     from . import cuda
 
-    roundtrip_demo(cuda)
-    vectorize_demo(cuda)
-    guvectorize_demo(cuda)
+    for demo in (roundtrip_demo, vectorize_demo, guvectorize_demo, reduce_demo):
+        demo(cuda)
     return 0
+
+
+def main() -> int:
+    from . import _core
+
+    report(_core)
+    if _core.is_available():
+        return demos()
+    print("\nNo GPU: running the demo on the host backend (NUMBACUDA_UFUNC_ENABLE_CUDASIM=1).")
+    # The backend is chosen once per process, so the demo runs in a fresh one.
+    import subprocess
+
+    env = dict(os.environ, NUMBACUDA_UFUNC_ENABLE_CUDASIM="1")
+    return subprocess.call([sys.executable, "-m", "numbacuda_ufunc", "--demo-only"], env=env)
 
 
 if __name__ == "__main__":
-    sys.exit(demo_only() if "--demo-only" in sys.argv else main())
+    sys.exit(demos() if "--demo-only" in sys.argv else main())
