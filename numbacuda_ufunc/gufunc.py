@@ -12,7 +12,7 @@ import re
 from . import _core
 from .compiler import translate
 from .types import Array, Scalar, Signature, parse_signature
-from .ufunc import TARGETS, _arity
+from .ufunc import TARGETS, _arity, _take_identity_of
 
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
 
@@ -144,12 +144,7 @@ class GUFunc(_core.GUFunc):
         writable = _writable_indices(pyfunc, writable_args, len(inputs), api)
         super().__init__(pyfunc.__name__, len(inputs), len(outputs), encoded, names, target,
                          bool(fastmath), writable)
-        self.py_func = pyfunc
-        self.__name__ = pyfunc.__name__
-        self.__qualname__ = getattr(pyfunc, "__qualname__", pyfunc.__name__)
-        self.__module__ = getattr(pyfunc, "__module__", None)
-        self.__doc__ = pyfunc.__doc__
-        self.__wrapped__ = pyfunc
+        _take_identity_of(self, pyfunc)
         self.signature = layout.replace(" ", "")  # NumPy's attribute: dask.apply_gufunc uses it
         self.layout = self.signature
         self.identity = None

@@ -47,6 +47,16 @@ def _signature_list(signatures, api: str) -> list:
         raise TypeError(f"{api}: {exc}") from None
 
 
+def _take_identity_of(obj, pyfunc) -> None:
+    """Name, docstring and module of the decorated function, as functools.wraps gives."""
+    obj.py_func = pyfunc
+    obj.__name__ = pyfunc.__name__
+    obj.__qualname__ = getattr(pyfunc, "__qualname__", pyfunc.__name__)
+    obj.__module__ = getattr(pyfunc, "__module__", None)
+    obj.__doc__ = pyfunc.__doc__
+    obj.__wrapped__ = pyfunc
+
+
 class UFunc(_core.UFunc):
     """A ufunc made by :func:`vectorize`. Call it like a NumPy ufunc:
     ``f(*inputs, out=None, stream=0)``."""
@@ -57,12 +67,7 @@ class UFunc(_core.UFunc):
         if target not in TARGETS:
             raise ValueError(f"{api}: target must be one of {', '.join(TARGETS)} (got {target!r})")
         super().__init__(pyfunc.__name__, nin, target, bool(fastmath))
-        self.py_func = pyfunc
-        self.__name__ = pyfunc.__name__
-        self.__qualname__ = getattr(pyfunc, "__qualname__", pyfunc.__name__)
-        self.__module__ = getattr(pyfunc, "__module__", None)
-        self.__doc__ = pyfunc.__doc__
-        self.__wrapped__ = pyfunc
+        _take_identity_of(self, pyfunc)
         self.identity = identity
         self.fastmath = bool(fastmath)
         self.cache = cache  # the kernel cache is always on; NUMBACUDA_UFUNC_DISABLE_CACHE=1 disables it

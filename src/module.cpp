@@ -896,9 +896,11 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
     return result;
 }
 
-PyObject* ufunc_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+// tp_call for a call implementation: C++ exceptions become Python ones, as pybind11 does.
+template <py::object (*Call)(py::handle, py::tuple, py::handle)>
+PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     try {
-        return call_ufunc(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+        return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
     } catch (py::error_already_set& e) {
         e.restore();
     } catch (...) {
@@ -917,7 +919,7 @@ void set_call_slot(py::handle cls, ternaryfunc call) {
     PyType_Modified(type);
 }
 
-void install_fast_call(py::handle cls) { set_call_slot(cls, ufunc_tp_call); }
+void install_fast_call(py::handle cls) { set_call_slot(cls, direct_call<call_ufunc>); }
 
 void bind_ufunc(py::module_& m) {
     py::class_<nu::ufunc, std::shared_ptr<nu::ufunc>> cls(m, "UFunc", py::dynamic_attr(),
@@ -1073,17 +1075,6 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     return std::move(t);
 }
 
-PyObject* gufunc_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
-    try {
-        return call_gufunc(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
-    } catch (py::error_already_set& e) {
-        e.restore();
-    } catch (...) {
-        py::detail::try_translate_exceptions();
-    }
-    return nullptr;
-}
-
 void bind_gufunc(py::module_& m) {
     py::class_<nu::gufunc, std::shared_ptr<nu::gufunc>> cls(m, "GUFunc", py::dynamic_attr(),
                                                             "Engine side of a guvectorize gufunc.");
@@ -1118,8 +1109,8 @@ void bind_gufunc(py::module_& m) {
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
             return call_gufunc(self, args, kwargs);
         });
-    set_call_slot(cls, gufunc_tp_call);
-    m.def("install_fast_gufunc_call", [](py::handle cls) { set_call_slot(cls, gufunc_tp_call); },
+    set_call_slot(cls, direct_call<call_gufunc>);
+    m.def("install_fast_gufunc_call", [](py::handle cls) { set_call_slot(cls, direct_call<call_gufunc>); },
           "Give a Python subclass of GUFunc the direct call slot.");
 }
 

@@ -26,17 +26,15 @@ int multiprocessors() {
 
 }  // namespace
 
-compiled_kernel build_kernel(const std::string& source, const std::string& entry, bool host,
-                             bool fastmath) {
-    compiled_kernel k;
-    k.name = entry;
-    k.source = source;
+kernel_module build_module(const std::string& source, bool host, bool fastmath,
+                           const std::vector<std::string>& nvrtc_extra) {
+    kernel_module m;
+    m.host = host;
     if (host) {
         std::vector<std::string> options;
         if (fastmath) options.push_back("-ffast-math");
-        k.library = build_host(source, options);
-        k.entry = reinterpret_cast<host_entry>(k.library->symbol(entry));
-        return k;
+        m.library = build_host(source, options);
+        return m;
     }
     backend& b = active_backend();
     const device_info info = b.device(b.current_device());
@@ -45,7 +43,27 @@ compiled_kernel build_kernel(const std::string& source, const std::string& entry
     opts.cc_minor = info.cc_minor;
     opts.cubin = true;
     opts.fastmath = fastmath;
-    k.function = b.load_function(nvrtc_build(source, opts), entry);
+    opts.extra = nvrtc_extra;
+    m.cuda_module = b.load_module(nvrtc_build(source, opts));
+    return m;
+}
+
+void* module_entry(const kernel_module& m, const std::string& name) {
+    return m.host ? m.library->symbol(name) : active_backend().module_function(m.cuda_module, name);
+}
+
+compiled_kernel build_kernel(const std::string& source, const std::string& entry, bool host,
+                             bool fastmath) {
+    const kernel_module m = build_module(source, host, fastmath);
+    compiled_kernel k;
+    k.name = entry;
+    k.source = source;
+    k.library = m.library;
+    if (host) {
+        k.entry = reinterpret_cast<host_entry>(module_entry(m, entry));
+    } else {
+        k.function = module_entry(m, entry);
+    }
     return k;
 }
 

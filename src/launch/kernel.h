@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/backend.h"
 
@@ -21,8 +22,21 @@ struct compiled_kernel {
     std::string source;  // the generated translation unit (tests compile it with NVRTC too)
 };
 
-// Builds `source` through the kernel cache (NVRTC CUBIN for the current device, or the host
-// compiler) and resolves the entry point `entry`.
+// A built translation unit, whose entry points are looked up by name.
+struct kernel_module {
+    bool host = false;
+    void* cuda_module = nullptr;            // CUmodule (CUDA backend)
+    std::shared_ptr<host_library> library;  // host backend
+};
+
+// Builds `source` through the kernel cache: a CUBIN for the current device by NVRTC (with
+// `nvrtc_extra` options, e.g. include paths), or a shared library by the host compiler.
+kernel_module build_module(const std::string& source, bool host, bool fastmath,
+                           const std::vector<std::string>& nvrtc_extra = {});
+// The CUfunction, or the host entry's address, named `name`.
+void* module_entry(const kernel_module& m, const std::string& name);
+
+// A module with one entry point `entry`.
 compiled_kernel build_kernel(const std::string& source, const std::string& entry, bool host,
                              bool fastmath);
 

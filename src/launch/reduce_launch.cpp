@@ -11,6 +11,7 @@
 #include "compile/nvrtc.h"
 #include "compile/toolkit.h"
 #include "launch/elementwise_launch.h"
+#include "launch/kernel.h"
 #include "runtime/errors.h"
 #include "runtime/runtime.h"
 
@@ -123,23 +124,10 @@ reduce_kernel_set build_reduce(const std::string& source, const std::string& ent
     k.host = host;
     static const char* const suffixes[] = {"_units_contig", "_units_strided", "_final", "_columns"};
     void** slots[] = {&k.units_contig, &k.units_strided, &k.final_pass, &k.columns};
-    if (host) {
-        std::vector<std::string> options;
-        if (fastmath) options.push_back("-ffast-math");
-        k.library = build_host(source, options);
-        for (int i = 0; i < 4; ++i) *slots[i] = k.library->symbol(entry + suffixes[i]);
-        return k;
-    }
-    backend& b = active_backend();
-    const device_info info = b.device(b.current_device());
-    nvrtc_options opts;
-    opts.cc_major = info.cc_major;
-    opts.cc_minor = info.cc_minor;
-    opts.cubin = true;
-    opts.fastmath = fastmath;
-    opts.extra = reduce_nvrtc_extra();
-    const std::string image = nvrtc_build(source, opts);
-    for (int i = 0; i < 4; ++i) *slots[i] = b.load_function(image, entry + suffixes[i]);
+    const kernel_module m = build_module(source, host, fastmath,
+                                         host ? std::vector<std::string>{} : reduce_nvrtc_extra());
+    k.library = m.library;
+    for (int i = 0; i < 4; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
     return k;
 }
 

@@ -71,10 +71,12 @@ public:
     virtual void copy_device_to_device(void* dst, const void* src, std::size_t bytes,
                                        stream_handle s) = 0;
 
-    // Kernels of the CUDA backend: a function from a CUBIN image (modules stay loaded for
-    // the life of the process), and a launch with one by-value parameter block. The host
-    // backend runs host-compiled entry points instead and throws here.
-    virtual void* load_function(const std::string& image, const std::string& name) = 0;
+    // Kernels of the CUDA backend: a module from a CUBIN image (modules stay loaded for the
+    // life of the process), its functions by name, and a launch with one by-value
+    // parameter block. The host backend runs host-compiled entry points instead and
+    // throws here.
+    virtual void* load_module(const std::string& image) = 0;
+    virtual void* module_function(void* module, const std::string& name) = 0;
     virtual void launch(void* function, unsigned grid, unsigned block, stream_handle s,
                         void* params) = 0;
 

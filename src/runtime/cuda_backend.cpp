@@ -259,12 +259,16 @@ public:
               reinterpret_cast<CUdeviceptr>(src), bytes, static_cast<CUstream>(s));
     }
 
-    void* load_function(const std::string& image, const std::string& name) override {
+    void* load_module(const std::string& image) override {
         make_current();
         CUmodule module = nullptr;
         NU_CU(m_api, cuModuleLoadData, &module, image.data());
+        return module;
+    }
+
+    void* module_function(void* module, const std::string& name) override {
         CUfunction function = nullptr;
-        NU_CU(m_api, cuModuleGetFunction, &function, module, name.c_str());
+        NU_CU(m_api, cuModuleGetFunction, &function, static_cast<CUmodule>(module), name.c_str());
         return function;
     }
 

@@ -111,7 +111,10 @@ public:
         std::memmove(dst, src, bytes);
     }
 
-    void* load_function(const std::string&, const std::string& name) override {
+    void* load_module(const std::string&) override {
+        throw cuda_support_error("the host backend cannot load CUDA modules");
+    }
+    void* module_function(void*, const std::string& name) override {
         throw cuda_support_error("the host backend cannot load CUDA kernel " + name);
     }
     void launch(void*, unsigned, unsigned, stream_handle, void*) override {
