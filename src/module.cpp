@@ -951,6 +951,7 @@ void bind_ufunc(py::module_& m) {
         .def_property_readonly("target", [](const nu::ufunc& uf) {
             return uf.where() == nu::target::cuda ? "cuda" : uf.where() == nu::target::cpu ? "cpu" : "parallel";
         })
+        .def_property_readonly("_pipelined_calls", &nu::ufunc::pipelined_calls)
         .def("_kernel_sources", &nu::ufunc::kernel_sources,
              "(entry, source) of every kernel variant built so far.");
     cls.def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {

@@ -1,6 +1,8 @@
 // src/dispatch/ufunc.cpp: loop selection (NumPy casting, NEP 50 scalars) and the call path
 #include "dispatch/ufunc.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -126,10 +128,10 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
                     const stream_ref& stream) {
     const std::int64_t n = checked_size(plan.shape, m_name.c_str());
     if (n == 0) return;
-    const loop& l = m_loops[plan.loop];
-    const bool host = m_target != target::cuda || active_backend().emulated();
-    const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
+    const bool emulated = active_backend().emulated();
+    const bool host = m_target != target::cuda || emulated;
     if (!host) {
+        live_handle(stream, m_name.c_str());
         const int current = active_backend().current_device();
         auto check_device = [&](const operand& op, const std::string& what) {
             const device_buffer* b = op.device.buffer().get();
@@ -142,10 +144,111 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
         for (std::size_t k = 0; k < inputs.size(); ++k) check_device(inputs[k], "argument " + std::to_string(k + 1));
         check_device(out, "out");
     }
+    if (m_target == target::cuda) {
+        if (const std::int64_t chunk = pipeline_chunk(plan, inputs, out, n)) {
+            run_pipelined(plan, inputs, out, n, chunk, stream);
+            return;
+        }
+    }
+    staged_launch pending = launch(plan, inputs, out, stream, /*stage_host=*/!host);
+    finish(pending, out, stream);
+}
+
+namespace {
+
+// Bytes of the widest operand per chunk of a pipelined call: large enough that a launch
+// and two copies per chunk cost little, small enough that several chunks overlap.
+constexpr std::int64_t k_pipeline_bytes = std::int64_t{16} << 20;
+
+// NUMBACUDA_UFUNC_PIPELINE_CHUNK (elements) overrides the chunk size, and turns the
+// pipeline on under emulation too, so tests exercise the chunking without a GPU.
+std::int64_t chunk_override() {
+    static const std::int64_t value = [] {
+        const char* v = std::getenv("NUMBACUDA_UFUNC_PIPELINE_CHUNK");
+        return v != nullptr ? std::max<std::int64_t>(0, std::atoll(v)) : 0;
+    }();
+    return value;
+}
+
+array_view flat_slice(const array_view& v, std::int64_t offset, std::int64_t length) {
+    const std::int64_t item = static_cast<std::int64_t>(itemsize(v.type));
+    return array_view{static_cast<char*>(v.data) + offset * item, v.type, shape_t{length}, shape_t{item}};
+}
+
+}  // namespace
+
+std::int64_t ufunc::pipeline_chunk(const call_plan& plan, const std::vector<operand>& inputs,
+                                   const operand& out, std::int64_t n) const {
+    const bool emulated = active_backend().emulated();
+    if (out.where != operand::kind::host || (emulated && chunk_override() == 0)) return 0;
+    // Every array is a C-ordered block of the result's shape, so chunks are flat ranges;
+    // a host input partly overlapping `out` would be read after earlier chunks wrote it.
+    auto flat = [&](const array_view& v) { return v.shape == plan.shape && v.is_c_contiguous(); };
+    if (!flat(out.view)) return 0;
+    std::size_t widest = itemsize(out.view.type);
+    for (const operand& op : inputs) {
+        if (!op.is_array()) continue;
+        if (!flat(op.view)) return 0;
+        if (op.where == operand::kind::host && overlaps(op.view, out.view) && op.view.data != out.view.data) {
+            return 0;
+        }
+        widest = std::max(widest, itemsize(op.view.type));
+    }
+    const std::int64_t chunk = chunk_override() > 0 ? chunk_override()
+                                                    : k_pipeline_bytes / static_cast<std::int64_t>(widest);
+    return n > chunk ? chunk : 0;
+}
+
+void ufunc::run_pipelined(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
+                          std::int64_t n, std::int64_t chunk, const stream_ref& stream) {
+    // Two streams take alternate chunks: while chunk c's result comes back, chunk c+1 is
+    // already uploaded and computing. They wait for the caller's stream first, so device
+    // inputs written there are complete.
+    static const stream_ref* lanes = new stream_ref[2]{new_stream(), new_stream()};
+    ++m_pipelined_calls;
+    backend& b = active_backend();
+    const stream_handle user = live_handle(stream, m_name.c_str());
+    for (int i = 0; i < 2; ++i) b.wait_for(lanes[i]->handle, user);
+
+    call_plan part = plan;
+    part.order = 'C';
+    staged_launch pending[2];
+    operand part_out[2];
+    int c = 0;
+    for (std::int64_t offset = 0; offset < n; offset += chunk, ++c) {
+        const std::int64_t length = std::min(chunk, n - offset);
+        std::vector<operand> part_in = inputs;
+        for (operand& op : part_in) {
+            if (op.is_array()) op.view = flat_slice(op.view, offset, length);
+        }
+        const int lane = c % 2;
+        part_out[lane] = out;
+        part_out[lane].view = flat_slice(out.view, offset, length);
+        part.shape = shape_t{length};
+        staged_launch queued = launch(part, part_in, part_out[lane], lanes[lane], /*stage_host=*/true);
+        if (c > 0) finish(pending[1 - lane], part_out[1 - lane], lanes[1 - lane]);
+        pending[lane] = std::move(queued);
+    }
+    const int last = (c - 1) % 2;
+    finish(pending[last], part_out[last], lanes[last]);
+}
+
+void ufunc::finish(staged_launch& pending, const operand& out, const stream_ref& stream) {
+    if (pending.staged_out.buffer()) pending.staged_out.copy_to_host(out.view, stream);
+    pending = staged_launch{};
+}
+
+ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<operand>& inputs,
+                                   const operand& out, const stream_ref& stream, bool stage_host) {
+    const std::int64_t n = checked_size(plan.shape, m_name.c_str());
+    const loop& l = m_loops[plan.loop];
+    const bool host = m_target != target::cuda || active_backend().emulated();
+    const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
 
     // Operand views the kernel will use; temporaries live until the launch is queued
     // (their frees are stream-ordered after it).
-    std::vector<device_array> temporaries;
+    staged_launch pending;
+    std::vector<device_array>& temporaries = pending.temporaries;
     auto on_device = [&](const array_view& v) {
         device_array tmp = device_array::empty(v.shape, v.type, 'C', std::nullopt, stream, m_name.c_str());
         tmp.copy_from_host(v, stream);
@@ -153,13 +256,11 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
         return tmp.view();
     };
     array_view out_view = out.view;
-    device_array staged_out;
-    if (!host && out.where == operand::kind::host) {
-        staged_out = device_array::empty(out.view.shape, out.view.type, plan.order, std::nullopt,
-                                         stream, m_name.c_str());
-        out_view = staged_out.view();
+    if (stage_host && out.where == operand::kind::host) {
+        pending.staged_out = device_array::empty(out.view.shape, out.view.type, plan.order, std::nullopt,
+                                                 stream, m_name.c_str());
+        out_view = pending.staged_out.view();
     }
-
     elementwise_variant v;
     v.loop = plan.loop;
     v.out = out.view.type;
@@ -174,13 +275,13 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
             continue;
         }
         views[k] = op.view;
-        if (!host && op.where == operand::kind::host) views[k] = on_device(op.view);
+        if (stage_host && op.where == operand::kind::host) views[k] = on_device(op.view);
         // An input that partly overlaps the output is read from a copy (NumPy does the same).
         if (overlaps(views[k], out_view) &&
             !same_view(views[k], array_view{out_view.data, views[k].type, out_view.shape, out_view.strides})) {
             device_array tmp = device_array::empty(views[k].shape, views[k].type, 'C', std::nullopt,
                                                    stream, m_name.c_str());
-            if (host && op.where == operand::kind::host) {
+            if (!stage_host && op.where == operand::kind::host) {
                 tmp.copy_from_host(views[k], stream);
             } else {
                 tmp.copy_from_device(device_array(nullptr, views[k], stream), stream);
@@ -232,7 +333,7 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
         }
     }
     launch_elementwise(kern, params, n, host, m_target == target::parallel, aligned, s);
-    if (staged_out.buffer()) staged_out.copy_to_host(out.view, stream);
+    return pending;
 }
 
 }  // namespace nu

@@ -1,6 +1,7 @@
 // src/dispatch/ufunc.h: a ufunc's loops, loop selection and its elementwise call path
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -56,17 +57,35 @@ public:
                  const stream_ref& stream);
 
     std::string no_loop_message(const std::vector<operand>& inputs) const;
+    // Calls whose host data moved in overlapped chunks (see run_pipelined).
+    long long pipelined_calls() const { return m_pipelined_calls; }
     // (entry, source) of every kernel variant built so far.
     std::vector<std::pair<std::string, std::string>> kernel_sources();
 
 private:
+    // A queued launch whose result may still need to come back to the host.
+    struct staged_launch {
+        device_array staged_out;               // device copy of a host `out`
+        std::vector<device_array> temporaries;  // staged inputs, freed in stream order
+    };
+
     const elementwise_kernel& kernel(const elementwise_variant& v, bool host);
+    // Queues the kernel; host operands are staged through device memory when `stage_host`.
+    staged_launch launch(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
+                         const stream_ref& stream, bool stage_host);
+    void finish(staged_launch& pending, const operand& out, const stream_ref& stream);
+    // Elements per chunk when host data should move in overlapped chunks; 0 when not.
+    std::int64_t pipeline_chunk(const call_plan& plan, const std::vector<operand>& inputs,
+                                const operand& out, std::int64_t n) const;
+    void run_pipelined(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
+                       std::int64_t n, std::int64_t chunk, const stream_ref& stream);
 
     std::string m_name;
     int m_nin;
     target m_target;
     bool m_fastmath;
     std::vector<loop> m_loops;
+    std::atomic<long long> m_pipelined_calls{0};
     std::mutex m_mutex;  // guards m_kernels: calls may come from several threads
     std::unordered_map<elementwise_variant, std::unique_ptr<elementwise_kernel>,
                        elementwise_variant_hash>

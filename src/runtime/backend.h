@@ -49,6 +49,8 @@ public:
     virtual stream_handle create_stream() = 0;
     virtual void destroy_stream(stream_handle s) noexcept = 0;
     virtual void synchronize_stream(stream_handle s) = 0;
+    // Work queued on `waiter` from now on starts after the work queued so far on `waited`.
+    virtual void wait_for(stream_handle waiter, stream_handle waited) = 0;
 
     // Device memory, stream-ordered. `allocate` trims the pool and retries once before
     // throwing out_of_memory; `release` never throws (it runs in destructors).

@@ -113,6 +113,16 @@ public:
         NU_CU(m_api, cuStreamSynchronize, static_cast<CUstream>(s));
     }
 
+    void wait_for(stream_handle waiter, stream_handle waited) override {
+        if (waiter == waited) return;
+        make_current();
+        CUevent event = nullptr;
+        NU_CU(m_api, cuEventCreate, &event, CU_EVENT_DISABLE_TIMING);
+        NU_CU(m_api, cuEventRecord, event, static_cast<CUstream>(waited));
+        NU_CU(m_api, cuStreamWaitEvent, static_cast<CUstream>(waiter), event, 0);
+        m_api.cuEventDestroy(event);  // released once the wait has been satisfied
+    }
+
     void* allocate(std::size_t bytes, stream_handle s) override {
         make_current();
         const per_device& d = current();
@@ -236,6 +246,8 @@ public:
         const std::size_t chunks = (bytes + k_staging_chunk - 1) / k_staging_chunk;
         auto issue = [&](std::size_t i) {
             staging_buffer& buf = m_staging[i % 2];
+            // The buffer's last copy may be on another stream: order after it on the GPU.
+            NU_CU(m_api, cuStreamWaitEvent, stream, buf.done, 0);
             const std::size_t offset = i * k_staging_chunk;
             const std::size_t n = std::min(k_staging_chunk, bytes - offset);
             NU_CU(m_api, cuMemcpyDtoHAsync, buf.host, dsrc + offset, n, stream);
