@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -179,7 +180,9 @@ char as_order(const std::string& order, const char* api) {
 }
 
 // A NumPy array as an array_view (no copy; the caller keeps `arr` alive).
-nu::array_view host_view(const py::array& arr, const char* what) {
+// `what` names the array in errors: a string, or a callable making one (only on error).
+template <class What>
+nu::array_view host_view(const py::array& arr, const What& what) {
     nu::array_view v;
     const py::dtype dt = arr.dtype();
     const char order = dt.byteorder();
@@ -187,7 +190,13 @@ nu::array_view host_view(const py::array& arr, const char* what) {
     if (code >= 0 && order != '>' && order != '<') {
         v.type = static_cast<nu::dtype>(code);  // native order: the fast path of every call
     } else {
-        v.type = nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what);
+        std::string name;
+        if constexpr (std::is_invocable_v<What>) {
+            name = what();
+        } else {
+            name = what;
+        }
+        v.type = nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), name.c_str());
     }
     v.data = const_cast<void*>(arr.data());
     for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
@@ -198,9 +207,26 @@ nu::array_view host_view(const py::array& arr, const char* what) {
 }
 
 py::array new_host_array(const nu::shape_t& shape, nu::dtype t, char order) {
+    // Straight to PyArray_NewFromDescr (which steals the descriptor): py::array's
+    // constructor copies shape and strides into heap vectors first.
+    static_assert(sizeof(Py_intptr_t) == sizeof(std::int64_t), "64-bit platforms only");
     const nu::shape_t strides = nu::contiguous_strides(shape, nu::itemsize(t), order);
-    return py::array(to_numpy_dtype(t), std::vector<py::ssize_t>(shape.begin(), shape.end()),
-                     std::vector<py::ssize_t>(strides.begin(), strides.end()));
+    auto& api = py::detail::npy_api::get();
+    py::object descr = to_numpy_dtype(t);
+    PyObject* arr = api.PyArray_NewFromDescr_(
+        api.PyArray_Type_, descr.release().ptr(), static_cast<int>(shape.size()),
+        reinterpret_cast<const Py_intptr_t*>(shape.data()), reinterpret_cast<const Py_intptr_t*>(strides.data()),
+        nullptr, py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr);
+    if (arr == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::array>(arr);
+}
+
+// The C++ object behind `self`, without pybind11's typeid-keyed lookup: our engine types
+// have one C++ base, so the value is the instance's first (simple-layout) slot.
+template <class T>
+T& engine_object(py::handle self) {
+    auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
+    return *static_cast<T*>(inst->get_value_and_holder().value_ptr());
 }
 
 py::array empty_host_like(const nu::array_view& v) {
@@ -757,8 +783,7 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
     } else {
         arr = py::module_::import("numpy").attr("asarray")(arg);
     }
-    const std::string what = arg_name(uf, index);
-    nu::array_view view = host_view(arr, what.c_str());
+    nu::array_view view = host_view(arr, [&] { return arg_name(uf, index); });
     if (view.ndim() == 0) {
         op.value.type = view.type;
         std::memcpy(op.value.bytes, view.data, nu::itemsize(view.type));
@@ -800,7 +825,7 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
         py::array arr = py::reinterpret_borrow<py::array>(out);
         if (!arr.writeable()) throw nu::value_error(who.name + "(): " + what + " is read-only");
         op.where = nu::operand::kind::host;
-        op.view = host_view(arr, (who.name + "(): " + what).c_str());
+        op.view = host_view(arr, [&] { return who.name + "(): " + what; });
     } else {
         throw nu::type_error(who.name + "(): " + what + " must be a NumPy or device array (got " +
                              repr_of(py::type::handle_of(out)) + ")");
@@ -825,7 +850,7 @@ py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype typ
     }
     py::array arr = new_host_array(shape, type, order);
     op->where = nu::operand::kind::host;
-    op->view = host_view(arr, (who.name + "()").c_str());
+    op->view = host_view(arr, [&] { return who.name + "()"; });
     return std::move(arr);
 }
 
@@ -838,7 +863,7 @@ py::tuple resolver_types(const std::vector<nu::operand>& ops) {
 }
 
 py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
-    nu::ufunc& uf = self.cast<nu::ufunc&>();
+    nu::ufunc& uf = engine_object<nu::ufunc>(self);
     const caller who{uf.name(), uf.where()};
     call_keywords kw = parse_keywords(uf.name(), kwargs);
     py::object out = kw.out;
@@ -980,7 +1005,7 @@ nu::operand gufunc_operand(const caller& who, nu::operand op, nu::dtype loop_typ
 }
 
 py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
-    nu::gufunc& g = self.cast<nu::gufunc&>();
+    nu::gufunc& g = engine_object<nu::gufunc>(self);
     const caller who{g.name(), g.where()};
     call_keywords kw = parse_keywords(g.name(), kwargs);
     const std::size_t nin = static_cast<std::size_t>(g.nin()), nout = static_cast<std::size_t>(g.nout());

@@ -19,10 +19,17 @@ std::string shape_string(const shape_t& shape) {
 }
 
 shape_t broadcast_shapes(const std::vector<shape_t>& shapes, const char* api) {
+    small_vector<const shape_t*, 8> pointers;
+    for (const shape_t& s : shapes) pointers.push_back(&s);
+    return broadcast_shapes(pointers.data(), pointers.size(), api);
+}
+
+shape_t broadcast_shapes(const shape_t* const* shapes, std::size_t count, const char* api) {
     std::size_t ndim = 0;
-    for (const shape_t& s : shapes) ndim = std::max(ndim, s.size());
+    for (std::size_t k = 0; k < count; ++k) ndim = std::max(ndim, shapes[k]->size());
     shape_t out(ndim, 1);
-    for (const shape_t& s : shapes) {
+    for (std::size_t k = 0; k < count; ++k) {
+        const shape_t& s = *shapes[k];
         const std::size_t shift = ndim - s.size();
         for (std::size_t i = 0; i < s.size(); ++i) {
             std::int64_t& o = out[shift + i];
@@ -32,7 +39,7 @@ shape_t broadcast_shapes(const std::vector<shape_t>& shapes, const char* api) {
                 continue;
             }
             std::string all;
-            for (const shape_t& t : shapes) all += (all.empty() ? "" : " ") + shape_string(t);
+            for (std::size_t j = 0; j < count; ++j) all += (all.empty() ? "" : " ") + shape_string(*shapes[j]);
             throw value_error(std::string(api) + "(): operands could not be broadcast together "
                               "with shapes " + all);
         }
@@ -51,8 +58,9 @@ shape_t broadcast_strides(const shape_t& from_shape, const shape_t& from_strides
 }
 
 void coalesce_dims(shape_t& shape, std::vector<shape_t>& strides) {
-    // Keep only dimensions longer than 1.
-    std::vector<std::size_t> dims;
+    // Keep only dimensions longer than 1. Works in place with inline storage: this runs on
+    // every ufunc call.
+    small_vector<std::size_t, 8> dims;
     for (std::size_t d = 0; d < shape.size(); ++d) {
         if (shape[d] != 1) dims.push_back(d);
     }
@@ -63,24 +71,32 @@ void coalesce_dims(shape_t& shape, std::vector<shape_t>& strides) {
             return std::llabs(key[a]) > std::llabs(key[b]);
         });
     }
-    shape_t new_shape;
-    std::vector<shape_t> new_strides(strides.size());
-    for (std::size_t d : dims) {
-        // The outer dimension absorbs d when every operand steps over d's whole extent.
-        bool mergeable = !new_shape.empty();
+    // Group the ordered dimensions: the outer dimension absorbs the next one when every
+    // operand steps over that one's whole extent.
+    small_vector<std::size_t, 8> group_start;  // index into dims where each group begins
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        bool mergeable = i > 0;
         for (std::size_t k = 0; mergeable && k < strides.size(); ++k) {
-            mergeable = new_strides[k].back() == strides[k][d] * shape[d];
+            mergeable = strides[k][dims[i - 1]] == strides[k][dims[i]] * shape[dims[i]];
         }
-        if (mergeable) {
-            new_shape.back() *= shape[d];
-            for (std::size_t k = 0; k < strides.size(); ++k) new_strides[k].back() = strides[k][d];
-        } else {
-            new_shape.push_back(shape[d]);
-            for (std::size_t k = 0; k < strides.size(); ++k) new_strides[k].push_back(strides[k][d]);
-        }
+        if (!mergeable) group_start.push_back(i);
     }
-    shape = std::move(new_shape);
-    strides = std::move(new_strides);
+    shape_t new_shape;
+    for (std::size_t g = 0; g < group_start.size(); ++g) {
+        const std::size_t end = g + 1 < group_start.size() ? group_start[g + 1] : dims.size();
+        std::int64_t extent = 1;
+        for (std::size_t i = group_start[g]; i < end; ++i) extent *= shape[dims[i]];
+        new_shape.push_back(extent);
+    }
+    for (shape_t& st : strides) {
+        shape_t merged;
+        for (std::size_t g = 0; g < group_start.size(); ++g) {
+            const std::size_t end = g + 1 < group_start.size() ? group_start[g + 1] : dims.size();
+            merged.push_back(st[dims[end - 1]]);  // a group steps like its innermost member
+        }
+        st = merged;
+    }
+    shape = new_shape;
 }
 
 }  // namespace nu

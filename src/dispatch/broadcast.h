@@ -11,6 +11,7 @@ namespace nu {
 // The broadcast shape of `shapes` (NumPy's rules); throws value_error naming `api` and
 // every shape when they are incompatible.
 shape_t broadcast_shapes(const std::vector<shape_t>& shapes, const char* api);
+shape_t broadcast_shapes(const shape_t* const* shapes, std::size_t count, const char* api);
 
 // Strides of a `from_shape`-shaped operand viewed with `shape` (right-aligned; 0 where
 // the operand is broadcast). The caller has checked compatibility.

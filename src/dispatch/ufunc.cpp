@@ -66,22 +66,22 @@ call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) co
     p.loop = select_loop(inputs);
     if (p.loop < 0) throw type_error(no_loop_message(inputs));
     p.out_type = m_loops[p.loop].out;
-    std::vector<shape_t> shapes;
+    small_vector<const shape_t*, 8> shapes;
     bool all_fortran = false;
     for (const operand& op : inputs) {
         if (!op.is_array()) continue;
-        shapes.push_back(op.view.shape);
+        shapes.push_back(&op.view.shape);
         const bool f = op.view.ndim() > 1 && op.view.is_f_contiguous() && !op.view.is_c_contiguous();
         all_fortran = shapes.size() == 1 ? f : (all_fortran && f);
     }
     p.order = all_fortran ? 'F' : 'C';
-    const std::string api = m_name;
+    const char* api = m_name.c_str();
     if (out == nullptr) {
-        p.shape = broadcast_shapes(shapes, api.c_str());
+        p.shape = broadcast_shapes(shapes.data(), shapes.size(), api);
         return p;
     }
     // The inputs broadcast to out's shape; out itself is never broadcast.
-    const shape_t in_shape = broadcast_shapes(shapes, api.c_str());
+    const shape_t in_shape = broadcast_shapes(shapes.data(), shapes.size(), api);
     const shape_t& out_shape = out->view.shape;
     bool fits = in_shape.size() <= out_shape.size();
     for (std::size_t i = 0; fits && i < in_shape.size(); ++i) {
@@ -261,11 +261,18 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
                                                  stream, m_name.c_str());
         out_view = pending.staged_out.view();
     }
-    elementwise_variant v;
+    // Per-call scratch kept across calls on this thread (launch never re-enters itself on a
+    // thread): no heap allocation in the steady state of a small call.
+    thread_local launch_scratch scratch;
+    elementwise_variant& v = scratch.variant;
     v.loop = plan.loop;
     v.out = out.view.type;
-    std::vector<array_view> views(inputs.size());
-    std::vector<scalar_value> values(inputs.size());
+    v.scalars = 0;
+    v.in.clear();
+    std::vector<array_view>& views = scratch.views;
+    std::vector<scalar_value>& values = scratch.values;
+    views.resize(inputs.size());
+    values.resize(inputs.size());
     for (std::size_t k = 0; k < inputs.size(); ++k) {
         const operand& op = inputs[k];
         if (!op.is_array()) {
@@ -294,12 +301,12 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
 
     // Iteration space: output first, then the inputs, broadcast and coalesced.
     shape_t shape = plan.shape;
-    std::vector<shape_t> strides;
-    strides.push_back(out_view.strides);
+    std::vector<shape_t>& strides = scratch.strides;
+    strides.resize(inputs.size() + 1);
+    strides[0] = out_view.strides;
     for (std::size_t k = 0; k < inputs.size(); ++k) {
-        strides.push_back(inputs[k].is_array()
-                              ? broadcast_strides(views[k].shape, views[k].strides, shape)
-                              : shape_t(shape.size(), 0));
+        strides[k + 1] = inputs[k].is_array() ? broadcast_strides(views[k].shape, views[k].strides, shape)
+                                              : shape_t(shape.size(), 0);
     }
     coalesce_dims(shape, strides);
     bool contiguous = shape.size() <= 1;

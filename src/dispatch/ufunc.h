@@ -69,6 +69,13 @@ private:
         std::vector<device_array> temporaries;  // staged inputs, freed in stream order
     };
 
+    struct launch_scratch {
+        elementwise_variant variant;
+        std::vector<array_view> views;
+        std::vector<scalar_value> values;
+        std::vector<shape_t> strides;
+    };
+
     const elementwise_kernel& kernel(const elementwise_variant& v, bool host);
     // Queues the kernel; host operands are staged through device memory when `stage_host`.
     staged_launch launch(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,

@@ -60,7 +60,7 @@ public:
 
 private:
     std::size_t m_dims;
-    std::vector<long long> m_words;
+    small_vector<long long, 64> m_words;  // inline: built on every call
 };
 
 // Runs `n` elements with the contiguous variant's vector width when `vectorized`.
