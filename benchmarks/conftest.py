@@ -47,7 +47,9 @@ _harness.HAVE_GPU = HAVE_GPU
 
 
 def pytest_collect_file(file_path, parent):
-    if file_path.suffix == ".py" and file_path.name.startswith("bench_"):
+    # bench_*.py given on the command line are already collected by pytest's python plugin
+    if file_path.suffix == ".py" and file_path.name.startswith("bench_") and \
+            not parent.session.isinitpath(file_path):
         return pytest.Module.from_parent(parent, path=file_path)
     return None
 
@@ -61,6 +63,9 @@ def pytest_addoption(parser):
                          "(cases above it are skipped)")
     group.addoption("--bench-compile-rounds", type=int, default=3,
                     help="fresh processes per compile benchmark")
+    group.addoption("--bench-emulate-gpu-groups", action="store_true",
+                    help="run the gpu groups on the host backend too (ours only): tests "
+                         "the benchmark code without a GPU; the numbers mean nothing")
 
 
 def pytest_configure(config):
@@ -70,7 +75,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    if HAVE_GPU:
+    if HAVE_GPU or config.getoption("--bench-emulate-gpu-groups"):
         return
     skip = pytest.mark.skip(reason=f"needs a real CUDA GPU (host backend: {NO_GPU_REASON})")
     for item in items:
