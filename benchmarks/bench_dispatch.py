@@ -41,7 +41,7 @@ SCALAR = np.float32(2.5)
 
 
 def _describe(fname, nin, n, scalar, out):
-    args = f"{nin} float32 arrays of {n}" + (" + a float32 scalar" if scalar else "")
+    args = f"{nin} float32 array{'s' if nin > 1 else ''} of {n}" + (" + a float32 scalar" if scalar else "")
     return f"{fname}: {args}, {'out= given' if out else 'new output each call'}"
 
 
