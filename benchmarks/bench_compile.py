@@ -1,0 +1,139 @@
+"""compile: first-call time of a vectorize ufunc, a gufunc and a reduce in a fresh
+process: cold (empty NUMBACUDA_UFUNC_CACHE_DIR) and warm (the cache a previous process
+filled), against numba-cuda's first call.
+
+Each round runs a new Python process. The child imports the library and touches the device
+(context creation) first, untimed; then it times decoration + the first call + a
+synchronize (``first_call_s``, in extra_info, what the report uses). pytest-benchmark's own
+numbers time the whole child (interpreter start included).
+
+What is built depends on the machine: on a GPU, NVRTC (ours) and NVVM (numba-cuda); on the
+host backend (no GPU) our first call runs the host C++ compiler instead ("host build" in
+the case name), and numba-cuda cannot run. The ptx group compares PTX generation alone
+(our cuda.compile_ptx through NVRTC vs numba-cuda's compile_ptx through NVVM), which needs no
+GPU and runs everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+import _harness
+from _harness import NUMBA, OURS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+_CHILD = r'''
+import json, os, sys, time
+sys.path.insert(0, {here!r})
+t0 = time.perf_counter()
+import numpy as np
+lib, kind = sys.argv[1], sys.argv[2]
+if lib == "ours":
+    import numbacuda_ufunc as nu
+    from numbacuda_ufunc import cuda
+    vectorize, guvectorize, reduce = nu.vectorize, nu.guvectorize, nu.reduce
+else:
+    import numba
+    from numba import cuda
+    vectorize, guvectorize, reduce = numba.vectorize, numba.guvectorize, cuda.reduce
+import kernels
+if kind != "ptx":
+    x = cuda.to_device(np.linspace(-1, 1, 4096, dtype=np.float32))  # context, untimed
+    m = cuda.to_device(np.ones((256, 4, 4), np.float32))
+    cuda.synchronize()
+t1 = time.perf_counter()
+if kind == "vectorize":
+    f = vectorize(["float32(float32, float32)"], target="cuda")(kernels.transc)
+    r = f(x, x)
+    cuda.synchronize()
+elif kind == "gufunc":
+    g = guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])"], "(m,n),(n,p)->(m,p)",
+                    target="cuda")(kernels.matmul_f32)
+    r = g(m, m)
+    cuda.synchronize()
+elif kind == "reduce":
+    r = reduce(kernels.sum_op)(x)
+    cuda.synchronize()
+else:
+    ptx = cuda.compile_ptx(kernels.transc, "float32(float32, float32)", device=True, cc=(9, 0))
+t2 = time.perf_counter()
+print(json.dumps({{"import_s": t1 - t0, "first_call_s": t2 - t1}}))
+'''
+
+
+def _child(lib, kind, env):
+    code = _CHILD.format(here=HERE)
+    out = subprocess.run([sys.executable, "-c", code, lib, kind], env=env, capture_output=True,
+                         text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"{lib} {kind} child failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+KINDS = ["vectorize", "gufunc", "reduce"]
+CASES = [(kind, state, impl) for kind in KINDS for state in ("cold", "warm")
+         for impl in (OURS, NUMBA)] + [("ptx", "cold", OURS), ("ptx", "cold", NUMBA)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{k}-{s}-{i}" for k, s, i in CASES])
+def test_compile(benchmark, case, tmp_path):
+    kind, state, impl = case
+    benchmark.group = "compile"
+    if impl == NUMBA:
+        if kind != "ptx":
+            _harness.numba_cuda()  # skip without a GPU or without numba-cuda
+        else:
+            try:
+                import numba.cuda  # noqa: F401
+            except Exception as exc:  # noqa: BLE001
+                pytest.skip(f"numba-cuda not importable: {type(exc).__name__}: {exc}")
+    env = dict(os.environ)
+    if not _harness.HAVE_GPU:
+        env["NUMBACUDA_UFUNC_ENABLE_CUDASIM"] = "1"
+    cache_root = tmp_path / "cache"
+
+    def fresh_cache():
+        shutil.rmtree(cache_root, ignore_errors=True)
+        cache_root.mkdir()
+        env["NUMBACUDA_UFUNC_CACHE_DIR"] = str(cache_root)
+        env["NUMBA_CACHE_DIR"] = str(cache_root)
+
+    fresh_cache()
+    if state == "warm":
+        _child(impl, kind, env)  # fill the cache once; every timed round then reads it
+    samples = []
+
+    def setup():
+        if state == "cold":
+            fresh_cache()
+
+    def run():
+        samples.append(_child(impl, kind, env))
+
+    rounds = _harness.OPTIONS["compile_rounds"]
+    benchmark.pedantic(run, setup=setup, rounds=rounds, iterations=1, warmup_rounds=0)
+    first = statistics.median(s["first_call_s"] for s in samples)
+    built = ("NVRTC" if impl == OURS else "NVVM") if (_harness.HAVE_GPU or kind == "ptx") \
+        else "host build"
+    if kind == "ptx":
+        built = "NVRTC, PTX only" if impl == OURS else "NVVM, PTX only"
+    benchmark.extra_info.update(
+        impl=impl, calls=1, state=state, kind=kind, built_by=built,
+        backend="cuda" if _harness.HAVE_GPU else "host-emulation",
+        first_call_s=round(first, 4), first_call_ms=round(first * 1e3, 2),
+        import_s=round(statistics.median(s["import_s"] for s in samples), 4),
+        rounds_s=[round(s["first_call_s"], 4) for s in samples],
+        case=("PTX generation only (ours: NVRTC, numba-cuda: NVVM), cold" if kind == "ptx" else
+              f"{kind} first call, {state} cache"
+              + ("" if _harness.HAVE_GPU else " (ours: host build, no GPU)")),
+        **{k: v for k, v in _harness.environment().items()
+           if k in ("gpu", "driver_version", "nvrtc_version")})
