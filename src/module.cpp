@@ -16,6 +16,7 @@
 #include "compile/kernel_cache.h"
 #include "compile/nvrtc.h"
 #include "compile/toolkit.h"
+#include "dispatch/device_cast.h"
 #include "dispatch/gufunc.h"
 #include "dispatch/reduce.h"
 #include "dispatch/ufunc.h"
@@ -1493,6 +1494,8 @@ PYBIND11_MODULE(_core, m) {
     m.doc() = "numbacuda_ufunc C++ engine";
     m.attr("__version__") = NU_VERSION;
     translate_exceptions();
+    // Device arrays of any strides copy on the device, with the elementwise engine.
+    nu::set_strided_device_copy(&nu::cast_into);
     // Engine work marked blocking (compiles) runs without the GIL when the caller holds it.
     nu::set_blocking_hooks({[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
                             [](void* state) { PyEval_RestoreThread(static_cast<PyThreadState*>(state)); }});

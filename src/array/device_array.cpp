@@ -224,9 +224,22 @@ device_array device_array::transpose(const std::vector<int>& axes) const {
     return device_array(m_buffer, std::move(out), m_stream);
 }
 
-// Non-contiguous device views are moved through the byte range they span, laid out
-// exactly as on the device, and (un)packed on the host with copy_strided. Strided copy
-// kernels replace this once kernels exist (vectorize issue).
+namespace {
+
+strided_device_copy g_strided_copy = nullptr;
+
+// A contiguous layout for staging `host`'s data: its own order when it has one.
+char staging_order(const array_view& host) {
+    return host.is_f_contiguous() && !host.is_c_contiguous() ? 'F' : 'C';
+}
+
+}  // namespace
+
+void set_strided_device_copy(strided_device_copy copy) { g_strided_copy = copy; }
+
+// Non-contiguous device views go through a contiguous device temporary and the strided
+// copy kernel; without it, through the byte range they span, laid out exactly as on the
+// device and (un)packed on the host with copy_strided.
 void device_array::copy_from_host(const array_view& host, const stream_ref& stream) const {
     NU_ASSERT(host.shape == m_view.shape && host.type == m_view.type);
     if (m_view.size() == 0) return;
@@ -235,6 +248,13 @@ void device_array::copy_from_host(const array_view& host, const stream_ref& stre
     const std::size_t nbytes = m_view.nbytes();
     if (m_view.is_contiguous() && host.strides == m_view.strides) {
         b.copy_to_device(m_view.data, host.data, nbytes, s);
+        return;
+    }
+    if (g_strided_copy != nullptr && !m_view.is_contiguous()) {
+        const device_array packed = empty(m_view.shape, m_view.type, staging_order(host), std::nullopt,
+                                          stream, "copy_to_device");
+        packed.copy_from_host(host, stream);
+        g_strided_copy(*this, packed, stream);
         return;
     }
     std::int64_t lo = 0, hi = 0;
@@ -258,6 +278,13 @@ void device_array::copy_to_host(const array_view& host, const stream_ref& stream
         b.copy_to_host(host.data, m_view.data, m_view.nbytes(), s);
         return;
     }
+    if (g_strided_copy != nullptr && !m_view.is_contiguous()) {
+        const device_array packed = empty(m_view.shape, m_view.type, staging_order(host), std::nullopt,
+                                          stream, "copy_to_host");
+        g_strided_copy(packed, *this, stream);
+        packed.copy_to_host(host, stream);
+        return;
+    }
     std::int64_t lo = 0, hi = 0;
     m_view.byte_extent(&lo, &hi);
     std::vector<char> staging(static_cast<std::size_t>(hi - lo));
@@ -273,6 +300,10 @@ void device_array::copy_from_device(const device_array& src, const stream_ref& s
     if (m_view.is_contiguous() && src.m_view.strides == m_view.strides) {
         active_backend().copy_device_to_device(m_view.data, src.m_view.data, m_view.nbytes(),
                                                live_handle(stream, "copy_to_device"));
+        return;
+    }
+    if (g_strided_copy != nullptr) {
+        g_strided_copy(*this, src, stream);
         return;
     }
     array_view host = src.m_view;

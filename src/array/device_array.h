@@ -76,4 +76,11 @@ private:
     stream_ref m_stream;
 };
 
+// Copies between device views of any strides without a host round trip. The dispatch
+// layer registers its elementwise kernel here (module init); until then, and when it is
+// missing, non-contiguous views move through the bytes they span on the host.
+using strided_device_copy = void (*)(const device_array& dst, const device_array& src,
+                                     const stream_ref& stream);
+void set_strided_device_copy(strided_device_copy copy);
+
 }  // namespace nu
