@@ -72,8 +72,32 @@ def roundtrip_demo(cuda) -> None:
         raise SystemExit("round trip returned different data")
 
 
+def _time_calls(call, cuda, repeats=5):
+    """The first call (it may translate and compile) and the best of `repeats` later ones,
+    each synchronized before the clock is read."""
+    t0 = time.perf_counter()
+    call()
+    cuda.synchronize()
+    first = time.perf_counter() - t0
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        call()
+        cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return first, best
+
+
+def _verdict(title, ok, rows) -> None:
+    print(f"\n{title}: {'correct' if ok else 'WRONG'}")
+    for label, value in rows:
+        _line(label, value)
+    if not ok:
+        raise SystemExit(f"{title}: wrong result")
+
+
 def vectorize_demo(cuda) -> None:
-    """A float32 polynomial over 2^24 elements on device arrays, timed, checked."""
+    """A float32 polynomial over 2^24 elements on device arrays."""
     from . import vectorize
 
     @vectorize(["float32(float32, float32)"], target="cuda")
@@ -83,30 +107,19 @@ def vectorize_demo(cuda) -> None:
     n = 2**24
     rng = np.random.default_rng(1)
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    t0 = time.perf_counter()
     d_a, d_b = cuda.to_device(a), cuda.to_device(b)
-    out = poly(d_a, d_b)  # first call: translate, compile (or load from cache), launch
-    cuda.synchronize()
-    first = time.perf_counter() - t0
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        poly(d_a, d_b, out=out)
-        cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
+    out = cuda.device_array(n, np.float32)
+    first, best = _time_calls(lambda: poly(d_a, d_b, out=out), cuda)
     expected = a * a - np.float32(3.0) * b + np.float32(0.5)
-    ok = np.allclose(out.copy_to_host(), expected, rtol=1e-6)
     moved = 3 * 4 * n / 1e9  # two reads and one write of float32
-    print(f"\nvectorize: a*a - 3*b + 0.5 over {n} float32 on device arrays: "
-          f"{'correct' if ok else 'WRONG'}")
-    _line("first call", f"{first * 1e3:.1f} ms (includes the copies and any compile)")
-    _line("steady state", f"{best * 1e3:.2f} ms, {moved / best:.1f} GB/s")
-    if not ok:
-        raise SystemExit("vectorize demo returned wrong values")
+    _verdict(f"vectorize: a*a - 3*b + 0.5 over {n} float32 on device arrays",
+             np.allclose(out.copy_to_host(), expected, rtol=1e-6),
+             [("first call", f"{first * 1e3:.1f} ms (includes any compile)"),
+              ("steady state", f"{best * 1e3:.2f} ms, {moved / best:.1f} GB/s")])
 
 
 def guvectorize_demo(cuda) -> None:
-    """Batched 4x4 matrix products with a layout signature, timed, checked."""
+    """Batched 4x4 matrix products with a layout signature."""
     from . import guvectorize
 
     @guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])"], "(m,n),(n,p)->(m,p)",
@@ -124,25 +137,16 @@ def guvectorize_demo(cuda) -> None:
     a = rng.random((batch, 4, 4), dtype=np.float32)
     b = rng.random((batch, 4, 4), dtype=np.float32)
     d_a, d_b = cuda.to_device(a), cuda.to_device(b)
-    t0 = time.perf_counter()
-    out = matmul(d_a, d_b)
-    cuda.synchronize()
-    first = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    matmul(d_a, d_b, out)
-    cuda.synchronize()
-    steady = time.perf_counter() - t0
-    ok = np.allclose(out.copy_to_host(), a @ b, rtol=1e-5)
-    print(f"\nguvectorize: (m,n),(n,p)->(m,p) over {batch} 4x4 float32 matrices: "
-          f"{'correct' if ok else 'WRONG'}")
-    _line("first call", f"{first * 1e3:.1f} ms (includes any compile)")
-    _line("steady state", f"{steady * 1e3:.2f} ms")
-    if not ok:
-        raise SystemExit("guvectorize demo returned wrong values")
+    out = cuda.device_array((batch, 4, 4), np.float32)
+    first, best = _time_calls(lambda: matmul(d_a, d_b, out), cuda)
+    _verdict(f"guvectorize: (m,n),(n,p)->(m,p) over {batch} 4x4 float32 matrices",
+             np.allclose(out.copy_to_host(), a @ b, rtol=1e-5),
+             [("first call", f"{first * 1e3:.1f} ms (includes any compile)"),
+              ("steady state", f"{best * 1e3:.2f} ms")])
 
 
 def reduce_demo(cuda) -> None:
-    """A CUB-backed sum of 2^24 float32 on the device, timed, checked."""
+    """A CUB-backed sum of 2^24 float32 on the device."""
     from . import reduce
 
     @reduce
@@ -152,20 +156,12 @@ def reduce_demo(cuda) -> None:
     n = 2**24
     host = np.random.default_rng(3).integers(0, 8, n).astype(np.float32)  # exact sums
     d = cuda.to_device(host)
-    t0 = time.perf_counter()
-    total = sum_reduce(d)
-    first = time.perf_counter() - t0
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        total = sum_reduce(d)
-        best = min(best, time.perf_counter() - t0)
-    ok = total == host.sum(dtype=np.float64)
-    print(f"\nreduce: sum of {n} float32 on the device: {'correct' if ok else 'WRONG'}")
-    _line("first call", f"{first * 1e3:.1f} ms (includes any compile)")
-    _line("steady state", f"{best * 1e3:.2f} ms, {host.nbytes / best / 1e9:.1f} GB/s read")
-    if not ok:
-        raise SystemExit("reduce demo returned a wrong sum")
+    result = []
+    first, best = _time_calls(lambda: result.append(sum_reduce(d)), cuda)
+    _verdict(f"reduce: sum of {n} float32 on the device",
+             all(r == host.sum(dtype=np.float64) for r in result),
+             [("first call", f"{first * 1e3:.1f} ms (includes any compile)"),
+              ("steady state", f"{best * 1e3:.2f} ms, {host.nbytes / best / 1e9:.1f} GB/s read")])
 
 
 def demos() -> int:
