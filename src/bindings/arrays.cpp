@@ -1,0 +1,397 @@
+// src/bindings/arrays.cpp: DeviceNDArray, the array interface, DLPack, pinned memory
+#include "bindings/common.h"
+
+#include "array/dlpack.h"
+
+namespace nu::bindings {
+
+bool has_cai(py::handle obj) { return py::hasattr(obj, "__cuda_array_interface__"); }
+
+// isinstance(obj, DeviceNDArray) without pybind11's typeid-keyed type lookup, which costs
+// string compares on every call.
+bool is_device_array(py::handle obj) {
+    static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(py::type::of<nu::device_array>().ptr());
+    return PyObject_TypeCheck(obj.ptr(), type);
+}
+
+// Device arrays and CAI objects as device_array; anything else is left to the caller.
+std::optional<nu::device_array> device_operand(py::handle obj, const char* api) {
+    if (is_device_array(obj)) return obj.cast<nu::device_array>();
+    if (has_cai(obj)) return import_cuda_array(obj, api);
+    return std::nullopt;
+}
+
+nu::device_array import_cuda_array(py::handle obj, const char* api) {
+    py::object iface;
+    try {
+        iface = obj.attr("__cuda_array_interface__");
+    } catch (py::error_already_set&) {
+        throw nu::type_error(std::string(api) + "(): object has no usable __cuda_array_interface__ (got " +
+                             repr_of(py::type::handle_of(obj)) + ")");
+    }
+    if (!py::isinstance<py::dict>(iface)) {
+        throw nu::type_error(std::string(api) + "(): __cuda_array_interface__ must be a dict (got " +
+                             repr_of(iface) + ")");
+    }
+    py::dict d = iface.cast<py::dict>();
+    for (const char* key : {"shape", "typestr", "data", "version"}) {
+        if (!d.contains(key)) {
+            throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ lacks the required key '" +
+                                  key + "'");
+        }
+    }
+    if (d.contains("mask") && !d["mask"].is_none()) {
+        throw nu::value_error(std::string(api) + "(): masked CUDA arrays are not supported");
+    }
+    nu::array_view v;
+    v.type = nu::dtype_from_typestr(py::str(d["typestr"]).cast<std::string>(),
+                                    (std::string(api) + "(): __cuda_array_interface__ typestr").c_str());
+    v.shape = as_shape(d["shape"], api, "__cuda_array_interface__ shape");
+    const std::int64_t count = nu::checked_size(v.shape, api);
+    if (d.contains("strides") && !d["strides"].is_none()) {
+        v.strides = as_shape(d["strides"], api, "__cuda_array_interface__ strides");
+        if (v.strides.size() != v.shape.size()) {
+            throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ strides " +
+                                  shape_repr(v.strides) + " do not match shape " + shape_repr(v.shape));
+        }
+    } else {
+        v.strides = nu::contiguous_strides(v.shape, nu::itemsize(v.type), 'C');
+    }
+    py::object data = d["data"];
+    if (!py::isinstance<py::tuple>(data) || py::len(data) != 2 || !is_integer(data[py::int_(0)])) {
+        throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ data must be a "
+                              "(pointer, read_only) tuple (got " + repr_of(data) + ")");
+    }
+    v.data = reinterpret_cast<void*>(data[py::int_(0)].cast<std::uintptr_t>());
+    nu::backend& backend = nu::active_backend();
+    if (count > 0 && !backend.is_device_pointer(v.data)) {
+        throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ pointer " +
+                              repr_of(data[py::int_(0)]) + " is not device memory");
+    }
+    nu::stream_ref stream = nu::default_stream();
+    if (d.contains("stream") && !d["stream"].is_none()) {
+        // The producer's pending work on its stream must finish before we read. Work on
+        // the legacy default stream (1, CuPy's default) is already ordered before ours:
+        // the legacy stream synchronizes with every blocking stream, so no wait is needed.
+        py::object producer = d["stream"];
+        if (!is_integer(producer) || producer.cast<std::uintptr_t>() != 1) {
+            stream = as_stream(producer, api);
+            backend.synchronize_stream(nu::live_handle(stream, api));
+            stream = nu::default_stream();
+        }
+    }
+    std::int64_t lo = 0, hi = 0;
+    v.byte_extent(&lo, &hi);
+    // The owner object keeps the memory alive; drop it with the GIL held.
+    auto* owner = new py::object(py::reinterpret_borrow<py::object>(obj));
+    std::shared_ptr<void> keepalive(owner, [](void* p) {
+        py::gil_scoped_acquire gil;
+        delete static_cast<py::object*>(p);
+    });
+    auto buffer = std::make_shared<nu::device_buffer>(static_cast<char*>(v.data) + lo,
+                                                      static_cast<std::size_t>(hi - lo),
+                                                      std::move(keepalive));
+    return nu::device_array(std::move(buffer), std::move(v), stream);
+}
+
+std::vector<nu::index_item> as_index(py::handle key) {
+    std::vector<nu::index_item> items;
+    auto one = [&](py::handle k) {
+        nu::index_item it;
+        if (is_integer(k)) {
+            it.what = nu::index_item::kind::integer;
+            it.value = k.cast<std::int64_t>();
+        } else if (py::isinstance<py::slice>(k)) {
+            it.what = nu::index_item::kind::slice;
+            auto field = [&](const char* name) -> std::optional<std::int64_t> {
+                py::object v = k.attr(name);
+                if (v.is_none()) return std::nullopt;
+                if (!is_integer(v)) {
+                    throw nu::type_error("DeviceNDArray.__getitem__(): slice indices must be "
+                                         "integers or None (got " + repr_of(v) + ")");
+                }
+                return v.cast<std::int64_t>();
+            };
+            it.start = field("start");
+            it.stop = field("stop");
+            it.step = field("step");
+        } else if (k.is_none()) {
+            it.what = nu::index_item::kind::newaxis;
+        } else if (k.ptr() == Py_Ellipsis) {
+            it.what = nu::index_item::kind::ellipsis;
+        } else {
+            throw nu::index_error("DeviceNDArray.__getitem__(): only integers, slices, None and "
+                                  "'...' are valid indices (got " + repr_of(k) + ")");
+        }
+        items.push_back(it);
+    };
+    if (py::isinstance<py::tuple>(key)) {
+        for (py::handle k : py::reinterpret_borrow<py::tuple>(key)) one(k);
+    } else {
+        one(key);
+    }
+    return items;
+}
+
+py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream) {
+    const nu::stream_ref s = as_stream(stream, "copy_to_host");
+    py::array out;
+    if (ary.is_none()) {
+        out = empty_host_like(a.view());
+    } else {
+        if (!py::isinstance<py::array>(ary)) {
+            throw nu::type_error("copy_to_host(): ary must be a NumPy array (got " +
+                                 repr_of(py::type::handle_of(ary)) + ")");
+        }
+        out = ary.cast<py::array>();
+        if (!out.writeable()) throw nu::value_error("copy_to_host(): ary is read-only");
+    }
+    nu::array_view host = host_view(out, "copy_to_host()");
+    if (host.type != a.view().type) {
+        throw nu::type_error(std::string("copy_to_host(): ary has dtype ") + nu::dtype_name(host.type) +
+                             ", the device array has " + nu::dtype_name(a.view().type));
+    }
+    if (host.shape != a.view().shape) {
+        throw nu::value_error("copy_to_host(): ary has shape " + shape_repr(host.shape) +
+                              ", the device array has " + shape_repr(a.view().shape));
+    }
+    {
+        py::gil_scoped_release nogil;
+        a.copy_to_host(host, s);
+    }
+    return out;
+}
+
+void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream,
+                    const char* api) {
+    const nu::stream_ref s = as_stream(stream, api);
+    const nu::array_view& dst = a.view();
+    if (auto dev = device_operand(src, api)) {
+        if (dev->view().type != dst.type || dev->view().shape != dst.shape) {
+            throw nu::value_error(std::string(api) + "(): source " + nu::dtype_name(dev->view().type) +
+                                  shape_repr(dev->view().shape) + " does not match destination " +
+                                  nu::dtype_name(dst.type) + shape_repr(dst.shape));
+        }
+        a.copy_from_device(*dev, s);
+        return;
+    }
+    py::module_ np = py::module_::import("numpy");
+    py::array arr = np.attr("asarray")(src);
+    nu::array_view host = host_view(arr, (std::string(api) + "()").c_str());
+    if (host.type != dst.type) {
+        throw nu::type_error(std::string(api) + "(): source has dtype " + nu::dtype_name(host.type) +
+                             ", the device array has " + nu::dtype_name(dst.type));
+    }
+    if (host.shape != dst.shape) {
+        throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(host.shape) +
+                              ", the device array has " + shape_repr(dst.shape));
+    }
+    py::gil_scoped_release nogil;
+    a.copy_from_host(host, s);
+}
+
+py::dict cuda_array_interface(const nu::device_array& a) {
+    const nu::array_view& v = a.view();
+    py::dict d;
+    d["shape"] = to_tuple(v.shape);
+    d["strides"] = v.is_c_contiguous() ? py::object(py::none()) : py::object(to_tuple(v.strides));
+    d["typestr"] = nu::typestr(v.type);
+    d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(v.size() ? v.data : nullptr), false);
+    d["version"] = 3;
+    // CAI v3: 1 names the legacy default stream; None means "no synchronization needed".
+    const bool emulated = nu::active_backend().emulated();
+    const nu::stream_handle h = a.stream() ? a.stream()->handle : nullptr;
+    d["stream"] = emulated ? py::object(py::none())
+                           : py::object(py::int_(h ? reinterpret_cast<std::uintptr_t>(h) : 1));
+    return d;
+}
+
+// DLPack export: the capsule owns a copy of the array (and so its buffer) until the
+// consumer calls the deleter, or until the capsule dies unconsumed.
+struct dlpack_holder {
+    nu::device_array array;
+    std::vector<std::int64_t> shape;
+    std::vector<std::int64_t> strides;
+    DLManagedTensor tensor{};
+};
+
+py::capsule to_dlpack(const nu::device_array& a, py::handle stream) {
+    if (!stream.is_none()) {
+        // Consumers pass the stream they will read on; finish our pending work first.
+        nu::active_backend().synchronize_stream(a.stream() ? a.stream()->handle : nullptr);
+    }
+    const nu::array_view& v = a.view();
+    auto* h = new dlpack_holder{a, {v.shape.begin(), v.shape.end()}, {}, {}};
+    const auto item = static_cast<std::int64_t>(nu::itemsize(v.type));
+    for (std::int64_t s : v.strides) h->strides.push_back(s / item);
+    DLTensor& t = h->tensor.dl_tensor;
+    t.data = v.data;
+    const bool emulated = nu::active_backend().emulated();
+    t.device = {emulated ? kDLCPU : kDLCUDA, emulated ? 0 : nu::active_backend().current_device()};
+    t.ndim = v.ndim();
+    const char kind = nu::typestr(v.type)[1];
+    const uint8_t code = kind == 'b' ? kDLBool : kind == 'i' ? kDLInt : kind == 'u' ? kDLUInt
+                         : kind == 'f' ? kDLFloat : kDLComplex;
+    t.dtype = {code, static_cast<uint8_t>(nu::itemsize(v.type) * 8), 1};
+    t.shape = h->shape.data();
+    t.strides = h->strides.data();
+    t.byte_offset = 0;
+    h->tensor.manager_ctx = h;
+    h->tensor.deleter = [](DLManagedTensor* self) {
+        delete static_cast<dlpack_holder*>(self->manager_ctx);
+    };
+    return py::capsule(&h->tensor, "dltensor", [](PyObject* cap) {
+        // Renamed to "used_dltensor" by a consumer that took ownership.
+        if (PyCapsule_IsValid(cap, "dltensor")) {
+            auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+            t->deleter(t);
+        }
+    });
+}
+
+py::object element_to_python(const nu::device_array& a) {
+    py::array host = empty_host_like(a.view());
+    nu::array_view hv = host_view(host, "__getitem__()");
+    a.copy_to_host(hv, a.stream());
+    return host[py::tuple()];  // NumPy scalar
+}
+
+// ---------------------------------------------------------------- bindings
+
+void bind_array(py::module_& m) {
+    py::class_<nu::device_array>(m, "DeviceNDArray", "An array in device memory (Numba's API).")
+        .def(py::init([](py::handle shape, py::object strides, py::handle dtype, py::handle stream) {
+                 std::optional<nu::shape_t> st;
+                 if (!strides.is_none()) st = as_shape(strides, "DeviceNDArray", "strides");
+                 return nu::device_array::empty(as_shape(shape, "DeviceNDArray"),
+                                                as_dtype(dtype, "DeviceNDArray"), 'C', st,
+                                                as_stream(stream, "DeviceNDArray"), "DeviceNDArray");
+             }),
+             py::arg("shape"), py::arg("strides") = py::none(),
+             py::arg("dtype") = py::dtype("float64"), py::arg("stream") = 0)
+        .def_property_readonly("shape", [](const nu::device_array& a) { return to_tuple(a.view().shape); })
+        .def_property_readonly("strides", [](const nu::device_array& a) { return to_tuple(a.view().strides); })
+        .def_property_readonly("dtype", [](const nu::device_array& a) { return to_numpy_dtype(a.view().type); })
+        .def_property_readonly("ndim", [](const nu::device_array& a) { return a.view().ndim(); })
+        .def_property_readonly("size", [](const nu::device_array& a) { return a.view().size(); })
+        .def_property_readonly("nbytes", [](const nu::device_array& a) { return a.view().nbytes(); })
+        .def_property_readonly("itemsize", [](const nu::device_array& a) { return nu::itemsize(a.view().type); })
+        .def_property_readonly("stream", [](const nu::device_array& a) { return py_stream{a.stream()}; })
+        .def_property_readonly("device_pointer", [](const nu::device_array& a) {
+            return reinterpret_cast<std::uintptr_t>(a.view().data);
+        })
+        .def_property_readonly("__cuda_array_interface__", &cuda_array_interface)
+        .def("is_c_contiguous", [](const nu::device_array& a) { return a.view().is_c_contiguous(); })
+        .def("is_f_contiguous", [](const nu::device_array& a) { return a.view().is_f_contiguous(); })
+        .def("copy_to_host", &copy_to_host, py::arg("ary") = py::none(), py::arg("stream") = 0,
+             "Copy to a new NumPy array, or into `ary` (same shape and dtype); returns it.")
+        .def("copy_to_device", [](const nu::device_array& a, py::handle src, py::handle stream) {
+                 copy_to_device(a, src, stream, "copy_to_device");
+             }, py::arg("ary"), py::arg("stream") = 0,
+             "Copy a host array, device array or CUDA array interface object into this one.")
+        .def("__getitem__", [](const nu::device_array& a, py::handle key) -> py::object {
+            nu::device_array v = a.index(as_index(key));
+            bool all_integers = v.view().ndim() == 0;
+            if (all_integers) return element_to_python(v);
+            return py::cast(v);
+        })
+        .def("__setitem__", [](const nu::device_array& a, py::handle key, py::handle value) {
+            nu::device_array v = a.index(as_index(key));
+            py::object src = py::reinterpret_borrow<py::object>(value);
+            if (!device_operand(value, "__setitem__")) {
+                // Host values broadcast and cast like NumPy's assignment.
+                py::module_ np = py::module_::import("numpy");
+                src = np.attr("ascontiguousarray")(np.attr("broadcast_to")(
+                    np.attr("asarray")(value, to_numpy_dtype(v.view().type)), to_tuple(v.view().shape)));
+            }
+            copy_to_device(v, src, py::int_(0), "__setitem__");
+        })
+        .def("reshape", [](const nu::device_array& a, py::args shape, const std::string& order) {
+            py::object s = shape.size() == 1 ? py::object(shape[0]) : py::object(shape);
+            return a.reshape(as_shape(s, "reshape"), as_order(order, "reshape"));
+        }, py::arg("order") = "C")
+        .def("ravel", [](const nu::device_array& a, const std::string& order) {
+            return a.ravel(as_order(order, "ravel"));
+        }, py::arg("order") = "C")
+        .def("transpose", [](const nu::device_array& a, py::args axes) {
+            std::vector<int> perm;
+            py::object s = axes.size() == 1 ? py::object(axes[0]) : py::object(axes);
+            if (axes.size() > 0 && !s.is_none()) {
+                for (std::int64_t x : as_shape(s, "transpose", "axes")) perm.push_back(static_cast<int>(x));
+            }
+            return a.transpose(perm);
+        })
+        .def_property_readonly("T", [](const nu::device_array& a) { return a.transpose({}); })
+        .def("__len__", [](const nu::device_array& a) {
+            if (a.view().ndim() == 0) throw nu::type_error("len() of unsized object (0-d device array)");
+            return a.view().shape[0];
+        })
+        .def("__array__", [](const nu::device_array& a, py::object dtype, py::object copy) {
+            if (!copy.is_none() && !copy.cast<bool>()) {
+                throw nu::value_error("__array__(): a device array cannot be viewed as a NumPy "
+                                      "array without a copy (got copy=False)");
+            }
+            py::array host = copy_to_host(a, py::none(), py::int_(0));
+            if (!dtype.is_none()) return py::array(host.attr("astype")(dtype));
+            return host;
+        }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+        .def("__dlpack__", [](const nu::device_array& a, py::object stream, py::object,
+                              py::object, py::object) { return to_dlpack(a, stream); },
+             py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+             py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
+        .def("__dlpack_device__", [](const nu::device_array&) {
+            nu::backend& b = nu::active_backend();
+            return b.emulated() ? py::make_tuple(static_cast<int>(kDLCPU), 0)
+                                : py::make_tuple(static_cast<int>(kDLCUDA), b.current_device());
+        })
+        .def("__repr__", [](const nu::device_array& a) {
+            return "<DeviceNDArray shape=" + shape_repr(a.view().shape) + " dtype=" +
+                   nu::dtype_name(a.view().type) + ">";
+        });
+
+    m.def("device_array", [](py::handle shape, py::handle dtype, py::object strides,
+                             const std::string& order, py::handle stream) {
+        std::optional<nu::shape_t> st;
+        if (!strides.is_none()) st = as_shape(strides, "device_array", "strides");
+        return nu::device_array::empty(as_shape(shape, "device_array"), as_dtype(dtype, "device_array"),
+                                       as_order(order, "device_array"), st,
+                                       as_stream(stream, "device_array"), "device_array");
+    }, py::arg("shape"), py::arg("dtype"), py::arg("strides") = py::none(), py::arg("order") = "C",
+       py::arg("stream") = 0);
+
+    m.def("to_device", [](const py::array& host, py::handle stream) {
+        const nu::stream_ref s = as_stream(stream, "to_device");
+        nu::array_view hv = host_view(host, "to_device()");
+        const char order = hv.is_f_contiguous() && !hv.is_c_contiguous() ? 'F' : 'C';
+        nu::device_array d = nu::device_array::empty(hv.shape, hv.type, order, std::nullopt, s, "to_device");
+        py::gil_scoped_release nogil;
+        d.copy_from_host(hv, s);
+        return d;
+    }, py::arg("ary"), py::arg("stream") = 0);
+
+    m.def("copy_into", [](const nu::device_array& dst, py::handle src, py::handle stream) {
+        copy_to_device(dst, src, stream, "to_device");
+    }, py::arg("dst"), py::arg("src"), py::arg("stream") = 0);
+
+    m.def("as_cuda_array", [](py::handle obj) {
+        if (is_device_array(obj)) return obj.cast<nu::device_array>();
+        return import_cuda_array(obj, "as_cuda_array");
+    });
+
+    m.def("pinned_array", [](py::handle shape, py::handle dtype, const std::string& order) {
+        const nu::shape_t sh = as_shape(shape, "pinned_array");
+        const nu::dtype t = as_dtype(dtype, "pinned_array");
+        const char o = as_order(order, "pinned_array");
+        const std::int64_t count = nu::checked_size(sh, "pinned_array");
+        nu::backend& b = nu::active_backend();
+        void* ptr = b.allocate_pinned(static_cast<std::size_t>(count) * nu::itemsize(t));
+        py::capsule owner(ptr, [](void* p) { nu::active_backend().release_pinned(p); });
+        std::vector<py::ssize_t> shp(sh.begin(), sh.end());
+        const nu::shape_t st = nu::contiguous_strides(sh, nu::itemsize(t), o);
+        std::vector<py::ssize_t> strides(st.begin(), st.end());
+        return py::array(to_numpy_dtype(t), shp, strides, ptr, owner);
+    }, py::arg("shape"), py::arg("dtype"), py::arg("order") = "C");
+}
+
+
+}  // namespace nu::bindings

@@ -1,0 +1,126 @@
+// src/bindings/common.h: helpers shared by the binding files (the only pybind11 users)
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "array/device_array.h"
+#include "dispatch/operand.h"
+#include "dispatch/ufunc.h"
+#include "runtime/errors.h"
+#include "runtime/runtime.h"
+
+namespace py = pybind11;
+
+namespace nu::bindings {
+
+// One function per binding area, called once from PYBIND11_MODULE (src/module.cpp).
+void bind_runtime(py::module_& m);
+void bind_array(py::module_& m);
+void bind_compile(py::module_& m);
+void bind_ufunc(py::module_& m);
+void bind_gufunc(py::module_& m);
+void bind_reduce(py::module_& m);
+
+// ---------------------------------------------------------------- conversions (convert.cpp)
+struct py_stream {
+    nu::stream_ref ref;
+};
+
+std::string repr_of(py::handle obj);
+bool is_integer(py::handle obj);
+// `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's stream.
+nu::stream_ref as_stream(py::handle obj, const char* api);
+nu::dtype as_dtype(py::handle obj, const char* api);
+py::dtype to_numpy_dtype(nu::dtype t);
+int dtype_from_type_num(int num);
+nu::shape_t as_shape(py::handle obj, const char* api, const char* what = "shape");
+py::tuple to_tuple(const nu::shape_t& v);
+std::string shape_repr(const nu::shape_t& v);
+char as_order(const std::string& order, const char* api);
+py::array new_host_array(const nu::shape_t& shape, nu::dtype t, char order);
+py::array empty_host_like(const nu::array_view& v);
+
+// `what` names the array in errors: a string, or a callable making one (only on error).
+template <class What>
+nu::array_view host_view(const py::array& arr, const What& what) {
+    nu::array_view v;
+    const py::dtype dt = arr.dtype();
+    const char order = dt.byteorder();
+    const int code = dtype_from_type_num(dt.num());
+    if (code >= 0 && order != '>' && order != '<') {
+        v.type = static_cast<nu::dtype>(code);  // native order: the fast path of every call
+    } else {
+        std::string name;
+        if constexpr (std::is_invocable_v<What>) {
+            name = what();
+        } else {
+            name = what;
+        }
+        v.type = nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), name.c_str());
+    }
+    v.data = const_cast<void*>(arr.data());
+    for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
+        v.shape.push_back(arr.shape(i));
+        v.strides.push_back(arr.strides(i));
+    }
+    return v;
+}
+
+// The C++ object behind `self`, without pybind11's typeid-keyed lookup: our engine types
+// have one C++ base, so the value is the instance's first (simple-layout) slot.
+template <class T>
+T& engine_object(py::handle self) {
+    auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
+    return *static_cast<T*>(inst->get_value_and_holder().value_ptr());
+}
+
+// ---------------------------------------------------------------- device arrays (arrays.cpp)
+bool has_cai(py::handle obj);
+bool is_device_array(py::handle obj);
+std::optional<nu::device_array> device_operand(py::handle obj, const char* api);
+nu::device_array import_cuda_array(py::handle obj, const char* api);
+py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream);
+void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream, const char* api);
+
+// ---------------------------------------------------------------- call arguments (operands.cpp)
+// Who is converting arguments: the ufunc or gufunc's name and target.
+struct caller {
+    const std::string& name;
+    nu::target where;
+};
+
+// The `out=` and `stream=` keywords shared by ufunc and gufunc calls.
+struct call_keywords {
+    py::object out = py::none();
+    py::object stream = py::int_(0);
+};
+
+std::string arg_name(const caller& uf, std::size_t index);
+nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);
+call_keywords parse_keywords(const std::string& name, py::handle kwargs);
+nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what);
+py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype type, char order,
+                      bool on_device, bool is_cupy, const nu::stream_ref& s, nu::operand* op);
+void set_call_slot(py::handle cls, ternaryfunc call);
+
+// tp_call for a call implementation: C++ exceptions become Python ones, as pybind11 does.
+template <py::object (*Call)(py::handle, py::tuple, py::handle)>
+PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+    try {
+        return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (...) {
+        py::detail::try_translate_exceptions();
+    }
+    return nullptr;
+}
+
+}  // namespace nu::bindings

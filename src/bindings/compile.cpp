@@ -1,0 +1,102 @@
+// src/bindings/compile.cpp: NVRTC, host builds and the kernel cache
+#include "bindings/common.h"
+
+#include "compile/compile_error.h"
+#include "compile/host_build.h"
+#include "compile/kernel_cache.h"
+#include "compile/nvrtc.h"
+#include "compile/toolkit.h"
+
+namespace nu::bindings {
+
+// Compilation (NVRTC, host compiler, kernel cache): see src/compile/.
+void bind_compile(py::module_& m) {
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const nu::compile_error& e) {
+            py::object cls = py::module_::import("numbacuda_ufunc.errors").attr("CompileError");
+            py::object exc = cls(e.what(), e.log());
+            PyErr_SetObject(cls.ptr(), exc.ptr());
+        }
+    });
+
+    auto nvrtc_opts = [](std::pair<int, int> cc, bool cubin, bool fastmath,
+                         std::vector<std::string> options) {
+        nu::nvrtc_options o;
+        o.cc_major = cc.first;
+        o.cc_minor = cc.second;
+        o.cubin = cubin;
+        o.fastmath = fastmath;
+        o.extra = std::move(options);
+        return o;
+    };
+    // Builds release the GIL: they take from milliseconds (cache) to seconds (compiler).
+    m.def("compile_ptx",
+          [nvrtc_opts](const std::string& source, std::pair<int, int> cc, bool fastmath,
+                       std::vector<std::string> options) {
+              return nu::nvrtc_build(source, nvrtc_opts(cc, false, fastmath, std::move(options)));
+          },
+          py::arg("source"), py::arg("cc"), py::arg("fastmath") = false,
+          py::arg("options") = std::vector<std::string>{},
+          py::call_guard<py::gil_scoped_release>(),
+          "CUDA C++ -> PTX for compute capability cc=(major, minor), through the kernel cache.");
+    m.def("compile_cubin",
+          [nvrtc_opts](const std::string& source, std::pair<int, int> cc, bool fastmath,
+                       std::vector<std::string> options) {
+              std::string bin;
+              {
+                  py::gil_scoped_release release;
+                  bin = nu::nvrtc_build(source, nvrtc_opts(cc, true, fastmath, std::move(options)));
+              }
+              return py::bytes(bin);
+          },
+          py::arg("source"), py::arg("cc"), py::arg("fastmath") = false,
+          py::arg("options") = std::vector<std::string>{},
+          "CUDA C++ -> CUBIN for sm_XY, through the kernel cache.");
+    m.def("nvrtc_options",
+          [nvrtc_opts](std::pair<int, int> cc, bool cubin, bool fastmath,
+                       std::vector<std::string> options) {
+              return nu::nvrtc_option_list(nvrtc_opts(cc, cubin, fastmath, std::move(options)));
+          },
+          py::arg("cc"), py::arg("cubin") = false, py::arg("fastmath") = false,
+          py::arg("options") = std::vector<std::string>{},
+          "The NVRTC option list these settings produce.");
+    m.def("nvrtc_version", &nu::nvrtc_version, "(major, minor) of NVRTC; loads it.");
+    m.def("nvrtc_library_path", &nu::nvrtc_library_path, "Path of the loaded libnvrtc.");
+    m.def("cub_include_dir", &nu::cub_include_dir, "Directory holding cub/cub.cuh, or ''.");
+    m.def("set_wheel_search_paths", &nu::set_wheel_search_paths, py::arg("library_dirs"),
+          py::arg("include_dirs"), "Directories of the nvidia-cuda-nvrtc/cccl wheels.");
+
+    py::class_<nu::host_library, std::shared_ptr<nu::host_library>>(m, "HostLibrary")
+        .def("symbol", [](const nu::host_library& lib, const std::string& name) {
+                 return reinterpret_cast<std::uintptr_t>(lib.symbol(name));
+             },
+             py::arg("name"), "Address of an exported symbol (KeyError when missing).")
+        .def_property_readonly("key", &nu::host_library::key);
+    py::register_exception<std::out_of_range>(m, "SymbolNotFound", PyExc_KeyError);
+    m.def("build_host", &nu::build_host, py::arg("source"),
+          py::arg("options") = std::vector<std::string>{},
+          py::call_guard<py::gil_scoped_release>(),
+          "Compiles source with the host C++ compiler (after host_prelude.h), cached; "
+          "returns the loaded HostLibrary.");
+    m.def("host_compiler_command", &nu::host_compiler_command);
+
+    m.def("cache_dir", &nu::cache_dir, "The disk cache directory (created on demand).");
+    m.def("cache_stats", [] {
+        nu::cache_stats s = nu::get_cache_stats();
+        py::dict d;
+        d["memory_hits"] = s.memory_hits;
+        d["disk_hits"] = s.disk_hits;
+        d["nvrtc_compiles"] = s.nvrtc_compiles;
+        d["host_compiles"] = s.host_compiles;
+        d["rejected_entries"] = s.rejected_entries;
+        return d;
+    });
+    m.def("reset_cache_stats", &nu::reset_cache_stats);
+    m.def("clear_memory_cache", &nu::clear_memory_cache,
+          "Forget cached PTX/CUBIN in this process (loaded host libraries stay loaded).");
+}
+
+
+}  // namespace nu::bindings

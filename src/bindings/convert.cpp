@@ -1,0 +1,153 @@
+// src/bindings/convert.cpp: Python objects <-> engine values (streams, dtypes, shapes)
+#include "bindings/common.h"
+
+
+namespace nu::bindings {
+
+
+std::string repr_of(py::handle obj) { return py::repr(obj).cast<std::string>(); }
+
+bool is_integer(py::handle obj) {
+    return !py::isinstance<py::bool_>(obj) && PyIndex_Check(obj.ptr());
+}
+
+// `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's
+// stream object (CuPy's `.ptr`, Numba's `.handle`).
+nu::stream_ref as_stream(py::handle obj, const char* api) {
+    if (obj.is_none()) return nu::default_stream();
+    if (py::isinstance<py_stream>(obj)) return obj.cast<py_stream&>().ref;
+    py::object handle;
+    if (is_integer(obj)) {
+        handle = py::reinterpret_borrow<py::object>(obj);
+    } else if (py::hasattr(obj, "ptr")) {
+        handle = obj.attr("ptr");
+    } else if (py::hasattr(obj, "handle")) {
+        handle = obj.attr("handle");
+        if (py::hasattr(handle, "value")) handle = handle.attr("value");  // ctypes c_void_p
+        if (handle.is_none()) return nu::default_stream();
+    }
+    if (!handle || !is_integer(handle)) {
+        throw nu::type_error(std::string(api) +
+                             "(): stream must be 0, a Stream from cuda.stream(), or a CuPy/"
+                             "Numba stream (got " + repr_of(obj) + ")");
+    }
+    const auto value = handle.cast<std::uintptr_t>();
+    // 1 and 2 are the CAI spellings of the legacy and per-thread default streams.
+    if (value == 0 || value == 1) return nu::default_stream();
+    return nu::external_stream(reinterpret_cast<nu::stream_handle>(value));
+}
+
+nu::dtype as_dtype(py::handle obj, const char* api) {
+    py::dtype dt;
+    try {
+        dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(obj));
+    } catch (py::error_already_set&) {
+        throw nu::type_error(std::string(api) + "(): dtype: cannot interpret " + repr_of(obj) +
+                             " as a data type");
+    }
+    const std::string what = std::string(api) + "(): dtype";
+    return nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what.c_str());
+}
+
+py::dtype to_numpy_dtype(nu::dtype t) {
+    // Built once: dtype objects are immutable, and parsing a typestr per call shows up in
+    // the ufunc call overhead.
+    static const auto* cache = [] {
+        auto* table = new std::vector<py::dtype>();
+        for (int i = 0; i <= static_cast<int>(nu::dtype::complex128); ++i) {
+            table->push_back(py::dtype(nu::typestr(static_cast<nu::dtype>(i))));
+        }
+        return table;
+    }();
+    return (*cache)[static_cast<std::size_t>(t)];
+}
+
+// NumPy's type numbers of the dtypes ufuncs use, in nu::dtype order; -1 for the others.
+int signed_by_size(std::size_t size) {
+    return static_cast<int>(size == 4 ? nu::dtype::int32 : size == 8 ? nu::dtype::int64 : nu::dtype::int16);
+}
+int unsigned_by_size(std::size_t size) {
+    return static_cast<int>(size == 4 ? nu::dtype::uint32 : size == 8 ? nu::dtype::uint64 : nu::dtype::uint16);
+}
+
+// NumPy's type numbers (stable ABI) of the dtypes ufuncs use; -1 for the others. The C
+// integer types' sizes are this platform's, as NumPy's are.
+int dtype_from_type_num(int num) {
+    switch (num) {
+        case 0: return static_cast<int>(nu::dtype::bool_);
+        case 1: return static_cast<int>(nu::dtype::int8);
+        case 2: return static_cast<int>(nu::dtype::uint8);
+        case 3: return static_cast<int>(nu::dtype::int16);
+        case 4: return static_cast<int>(nu::dtype::uint16);
+        case 5: return signed_by_size(sizeof(int));
+        case 6: return unsigned_by_size(sizeof(unsigned int));
+        case 7: return signed_by_size(sizeof(long));
+        case 8: return unsigned_by_size(sizeof(unsigned long));
+        case 9: return signed_by_size(sizeof(long long));
+        case 10: return unsigned_by_size(sizeof(unsigned long long));
+        case 11: return static_cast<int>(nu::dtype::float32);
+        case 12: return static_cast<int>(nu::dtype::float64);
+        case 14: return static_cast<int>(nu::dtype::complex64);
+        case 15: return static_cast<int>(nu::dtype::complex128);
+        default: return -1;
+    }
+}
+
+nu::shape_t as_shape(py::handle obj, const char* api, const char* what) {
+    nu::shape_t shape;
+    auto one = [&](py::handle item) {
+        if (!is_integer(item)) {
+            throw nu::type_error(std::string(api) + "(): " + what +
+                                 " entries must be integers (got " + repr_of(item) + ")");
+        }
+        shape.push_back(item.cast<std::int64_t>());
+    };
+    if (is_integer(obj)) {
+        one(obj);
+    } else if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+        for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) one(item);
+    } else {
+        throw nu::type_error(std::string(api) + "(): " + what +
+                             " must be an int or a tuple of ints (got " + repr_of(obj) + ")");
+    }
+    return shape;
+}
+
+py::tuple to_tuple(const nu::shape_t& v) {
+    py::tuple t(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) t[i] = py::int_(v[i]);
+    return t;
+}
+
+std::string shape_repr(const nu::shape_t& v) { return repr_of(to_tuple(v)); }
+
+char as_order(const std::string& order, const char* api) {
+    if (order == "C" || order == "F") return order[0];
+    throw nu::value_error(std::string(api) + "(): order must be 'C' or 'F' (got '" + order + "')");
+}
+
+// A NumPy array as an array_view (no copy; the caller keeps `arr` alive).
+
+py::array new_host_array(const nu::shape_t& shape, nu::dtype t, char order) {
+    // Straight to PyArray_NewFromDescr (which steals the descriptor): py::array's
+    // constructor copies shape and strides into heap vectors first.
+    static_assert(sizeof(Py_intptr_t) == sizeof(std::int64_t), "64-bit platforms only");
+    const nu::shape_t strides = nu::contiguous_strides(shape, nu::itemsize(t), order);
+    auto& api = py::detail::npy_api::get();
+    py::object descr = to_numpy_dtype(t);
+    PyObject* arr = api.PyArray_NewFromDescr_(
+        api.PyArray_Type_, descr.release().ptr(), static_cast<int>(shape.size()),
+        reinterpret_cast<const Py_intptr_t*>(shape.data()), reinterpret_cast<const Py_intptr_t*>(strides.data()),
+        nullptr, py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr);
+    if (arr == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::array>(arr);
+}
+
+
+py::array empty_host_like(const nu::array_view& v) {
+    const bool fortran = v.is_f_contiguous() && !v.is_c_contiguous();
+    return new_host_array(v.shape, v.type, fortran ? 'F' : 'C');
+}
+
+
+}  // namespace nu::bindings

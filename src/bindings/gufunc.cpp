@@ -1,0 +1,161 @@
+// src/bindings/gufunc.cpp: guvectorize gufuncs
+#include "bindings/common.h"
+
+#include "dispatch/gufunc.h"
+
+namespace nu::bindings {
+
+// An operand of the loop's dtype: host arrays and scalars are converted here with NumPy
+// (host data), device arrays of another dtype by the engine, on the device.
+nu::operand gufunc_operand(const caller& who, nu::operand op, nu::dtype loop_type, py::handle arg,
+                           std::vector<py::object>& keep) {
+    if (op.where == nu::operand::kind::device || (op.where == nu::operand::kind::host && op.view.type == loop_type)) {
+        return op;
+    }
+    // Scalars become 0-d arrays; a host array of another dtype is converted (a copy).
+    py::array arr = py::module_::import("numpy").attr("asarray")(arg, to_numpy_dtype(loop_type));
+    keep.push_back(arr);
+    nu::operand converted;
+    converted.where = nu::operand::kind::host;
+    converted.view = host_view(arr, (who.name + "()").c_str());
+    return converted;
+}
+
+py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
+    nu::gufunc& g = engine_object<nu::gufunc>(self);
+    const caller who{g.name(), g.where()};
+    call_keywords kw = parse_keywords(g.name(), kwargs);
+    const std::size_t nin = static_cast<std::size_t>(g.nin()), nout = static_cast<std::size_t>(g.nout());
+    const std::size_t nargs = args.size();
+    if (nargs != nin && nargs != nin + nout) {
+        throw nu::type_error(g.name() + "() takes " + std::to_string(nin) + " input argument(s) and, optionally, " +
+                             std::to_string(nout) + " output(s) (got " + std::to_string(nargs) + " arguments)");
+    }
+    std::vector<py::object> outs(nout, py::none());
+    if (nargs == nin + nout) {
+        if (!kw.out.is_none()) {
+            throw nu::type_error(g.name() + "(): cannot specify outputs both positionally and with out=");
+        }
+        for (std::size_t k = 0; k < nout; ++k) outs[k] = args[nin + k];
+    } else if (!kw.out.is_none()) {
+        if (py::isinstance<py::tuple>(kw.out)) {
+            if (py::len(kw.out) != nout) {
+                throw nu::type_error(g.name() + "(): out must be a tuple of " + std::to_string(nout) +
+                                     " array(s) (got " + std::to_string(py::len(kw.out)) + ")");
+            }
+            for (std::size_t k = 0; k < nout; ++k) outs[k] = kw.out[py::int_(k)];
+        } else if (nout == 1) {
+            outs[0] = kw.out;
+        } else {
+            throw nu::type_error(g.name() + "(): with " + std::to_string(nout) + " outputs, out must be a tuple");
+        }
+    }
+    bool is_cupy = false;
+    bool any_device = false;
+    std::vector<nu::operand> ops;
+    for (std::size_t i = 0; i < nin; ++i) {
+        ops.push_back(to_operand(who, args[i], i, &is_cupy));
+        any_device = any_device || ops.back().where == nu::operand::kind::device;
+    }
+    const int loop = g.select_loop(ops);
+    if (loop < 0) throw nu::type_error(g.no_loop_message(ops));
+    const nu::gufunc_loop& l = g.loops()[loop];
+    std::vector<py::object> keep;  // converted host data, alive until the call returns
+    for (std::size_t i = 0; i < nin; ++i) ops[i] = gufunc_operand(who, ops[i], l.types[i], args[i], keep);
+
+    // Outputs passed in are read-write; one of another dtype is worked on as a converted
+    // copy and written back with NumPy's same_kind rule.
+    std::vector<nu::operand> out_ops(nout);
+    std::vector<const nu::operand*> given(nout, nullptr);
+    std::vector<std::pair<py::object, py::array>> write_back;  // (user's host out, converted copy)
+    for (std::size_t k = 0; k < nout; ++k) {
+        if (outs[k].is_none()) continue;
+        const std::string what = "output " + std::to_string(k + 1);
+        out_ops[k] = output_operand(who, outs[k], nin + k, what);
+        any_device = any_device || out_ops[k].where == nu::operand::kind::device;
+        const nu::dtype want = l.types[nin + k];
+        if (out_ops[k].view.type != want) {
+            if (!nu::can_cast_same_kind(want, out_ops[k].view.type)) {
+                throw nu::type_error(g.name() + "(): cannot cast the loop's " + what + " " + nu::dtype_name(want) +
+                                     " to " + nu::dtype_name(out_ops[k].view.type) +
+                                     " with casting rule 'same_kind'");
+            }
+            if (out_ops[k].where == nu::operand::kind::host) {
+                py::array copy = py::module_::import("numpy").attr("array")(outs[k], to_numpy_dtype(want));
+                write_back.emplace_back(outs[k], copy);
+                out_ops[k].view = host_view(copy, (g.name() + "()").c_str());
+            }
+        }
+        given[k] = &out_ops[k];
+    }
+    const nu::gufunc_plan plan = g.plan(loop, ops, given);
+    const nu::stream_ref s = as_stream(kw.stream, g.name().c_str());
+    const bool on_device = any_device && g.where() == nu::target::cuda;
+    std::vector<py::object> results(nout);
+    for (std::size_t k = 0; k < nout; ++k) {
+        if (!outs[k].is_none()) {
+            results[k] = outs[k];
+            continue;
+        }
+        results[k] = new_result(who, plan.out_shapes[k], l.types[nin + k], 'C', on_device, is_cupy, s, &out_ops[k]);
+    }
+    {
+        py::gil_scoped_release nogil;
+        g.execute(plan, ops, out_ops, s);
+    }
+    for (auto& [user_out, copy] : write_back) {
+        py::module_::import("numpy").attr("copyto")(user_out, copy, py::arg("casting") = "same_kind");
+    }
+    auto finish = [&](std::size_t k) -> py::object {
+        if (outs[k].is_none() && out_ops[k].where == nu::operand::kind::host && plan.out_shapes[k].empty()) {
+            return results[k][py::tuple()];  // a 0-d host result is a NumPy scalar
+        }
+        return results[k];
+    };
+    if (nout == 1) return finish(0);
+    py::tuple t(nout);
+    for (std::size_t k = 0; k < nout; ++k) t[k] = finish(k);
+    return std::move(t);
+}
+
+void bind_gufunc(py::module_& m) {
+    py::class_<nu::gufunc, std::shared_ptr<nu::gufunc>> cls(m, "GUFunc", py::dynamic_attr(),
+                                                            "Engine side of a guvectorize gufunc.");
+    cls.def(py::init([](std::string name, int nin, int nout, const std::vector<std::vector<std::pair<int, std::int64_t>>>& core,
+                        std::vector<std::string> dim_names, const std::string& where, bool fastmath,
+                        std::vector<int> writable) {
+            std::vector<std::vector<nu::core_dim>> dims;
+            for (const auto& operand : core) {
+                dims.emplace_back();
+                for (const auto& [name_index, fixed] : operand) dims.back().push_back({name_index, fixed});
+            }
+            const nu::target t = where == "cuda" ? nu::target::cuda : where == "cpu" ? nu::target::cpu
+                                 : nu::target::parallel;
+            return std::make_shared<nu::gufunc>(std::move(name), nin, nout, std::move(dims), std::move(dim_names),
+                                                t, fastmath, std::move(writable));
+        }))
+        .def("_add_loop", [](nu::gufunc& g, const std::vector<std::string>& types, const std::vector<int>& kinds,
+                             std::string function, std::string source) {
+            nu::gufunc_loop l;
+            for (const std::string& t : types) l.types.push_back(nu::dtype_from_typestr(t, "add_loop"));
+            for (int k : kinds) l.kinds.push_back(static_cast<nu::arg_kind>(k));
+            l.function = std::move(function);
+            l.source = std::move(source);
+            g.add_loop(std::move(l));
+        })
+        .def_property_readonly("nin", &nu::gufunc::nin)
+        .def_property_readonly("nout", &nu::gufunc::nout)
+        .def_property_readonly("nargs", [](const nu::gufunc& g) { return g.nin() + g.nout(); })
+        .def_property_readonly("ntypes", [](const nu::gufunc& g) { return g.loops().size(); })
+        .def_property_readonly("types", &nu::gufunc::type_strings)
+        .def("_kernel_sources", &nu::gufunc::kernel_sources)
+        .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
+            return call_gufunc(self, args, kwargs);
+        });
+    set_call_slot(cls, direct_call<call_gufunc>);
+    m.def("install_fast_gufunc_call", [](py::handle cls) { set_call_slot(cls, direct_call<call_gufunc>); },
+          "Give a Python subclass of GUFunc the direct call slot.");
+}
+
+
+}  // namespace nu::bindings

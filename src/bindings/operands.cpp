@@ -1,0 +1,145 @@
+// src/bindings/operands.cpp: ufunc and gufunc call arguments as engine operands
+#include "bindings/common.h"
+
+
+namespace nu::bindings {
+
+[[noreturn]] void throw_overflow(const std::string& message) {
+    PyErr_SetString(PyExc_OverflowError, message.c_str());
+    throw py::error_already_set();
+}
+
+
+std::string arg_name(const caller& uf, std::size_t index) {
+    return uf.name + "(): argument " + std::to_string(index + 1);
+}
+
+// A call argument as an operand. Python scalars are weak; NumPy scalars and 0-d arrays
+// are strong scalars passed by value; device and CAI arrays stay where they are.
+nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy) {
+    nu::operand op;
+    const bool host_target = uf.where != nu::target::cuda;
+    const bool is_ndarray = py::isinstance<py::array>(arg);  // cheap, and spares a failing getattr
+    if (!is_ndarray && (is_device_array(arg) || has_cai(arg))) {
+        nu::device_array d = is_device_array(arg)
+                                 ? arg.cast<nu::device_array>()
+                                 : import_cuda_array(arg, arg_name(uf, index).c_str());
+        if (is_cupy != nullptr && !is_device_array(arg)) {
+            const std::string module = py::str(py::type::handle_of(arg).attr("__module__"));
+            *is_cupy = *is_cupy || module.rfind("cupy", 0) == 0;
+        }
+        if (host_target && !nu::active_backend().emulated()) {
+            // cpu/parallel targets compute on the host: bring device data over.
+            py::array host = copy_to_host(d, py::none(), py::int_(0));
+            return to_operand(uf, host, index, nullptr);
+        }
+        op.where = nu::operand::kind::device;
+        op.view = d.view();
+        op.device = std::move(d);
+        return op;
+    }
+    if (PyBool_Check(arg.ptr())) {
+        op.value = nu::make_scalar(arg.ptr() == Py_True);
+        return op;
+    }
+    if (PyLong_Check(arg.ptr())) {  // NumPy integers are not int subclasses
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(arg.ptr(), &overflow);
+        op.weak = nu::weak_kind::integer;
+        if (overflow == 0) {
+            op.value = nu::make_scalar(static_cast<std::int64_t>(v));
+        } else {
+            const unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(arg.ptr()) : 0;
+            if (overflow < 0 || PyErr_Occurred()) {
+                PyErr_Clear();
+                throw_overflow(arg_name(uf, index) + ": Python integer " + repr_of(arg) +
+                               " is out of bounds for every integer type");
+            }
+            op.value = nu::make_scalar(static_cast<std::uint64_t>(u));
+        }
+        return op;
+    }
+    if (PyFloat_CheckExact(arg.ptr())) {  // np.float64 subclasses float but is strong
+        op.weak = nu::weak_kind::floating;
+        op.value = nu::make_scalar(PyFloat_AsDouble(arg.ptr()));
+        return op;
+    }
+    if (PyComplex_CheckExact(arg.ptr())) {
+        op.weak = nu::weak_kind::complex;
+        op.value = nu::make_scalar(PyComplex_RealAsDouble(arg.ptr()), PyComplex_ImagAsDouble(arg.ptr()));
+        return op;
+    }
+    py::array arr;
+    if (is_ndarray) {
+        arr = py::reinterpret_borrow<py::array>(arg);
+    } else {
+        arr = py::module_::import("numpy").attr("asarray")(arg);
+    }
+    nu::array_view view = host_view(arr, [&] { return arg_name(uf, index); });
+    if (view.ndim() == 0) {
+        op.value.type = view.type;
+        std::memcpy(op.value.bytes, view.data, nu::itemsize(view.type));
+        return op;
+    }
+    op.where = nu::operand::kind::host;
+    op.view = view;
+    return op;
+}
+
+
+call_keywords parse_keywords(const std::string& name, py::handle kwargs) {
+    call_keywords kw;
+    if (!kwargs) return kw;
+    for (auto item : py::reinterpret_borrow<py::dict>(kwargs)) {
+        const std::string key = py::str(item.first);
+        if (key == "out") {
+            kw.out = py::reinterpret_borrow<py::object>(item.second);
+        } else if (key == "stream") {
+            kw.stream = py::reinterpret_borrow<py::object>(item.second);
+        } else {
+            throw nu::type_error(name + "() got an unexpected keyword argument '" + key + "'");
+        }
+    }
+    return kw;
+}
+
+// An output array the caller passed: host (writable) or device.
+nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what) {
+    nu::operand op;
+    if (!py::isinstance<py::array>(out) && (is_device_array(out) || has_cai(out))) {
+        op = to_operand(who, out, index, nullptr);
+    } else if (py::isinstance<py::array>(out)) {
+        py::array arr = py::reinterpret_borrow<py::array>(out);
+        if (!arr.writeable()) throw nu::value_error(who.name + "(): " + what + " is read-only");
+        op.where = nu::operand::kind::host;
+        op.view = host_view(arr, [&] { return who.name + "(): " + what; });
+    } else {
+        throw nu::type_error(who.name + "(): " + what + " must be a NumPy or device array (got " +
+                             repr_of(py::type::handle_of(out)) + ")");
+    }
+    if (op.where == nu::operand::kind::scalar) {
+        throw nu::type_error(who.name + "(): " + what + " must be an array, not a 0-d value");
+    }
+    return op;
+}
+
+// A new result: a device array (CuPy when an input was CuPy) when `on_device`, else NumPy.
+py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype type, char order,
+                      bool on_device, bool is_cupy, const nu::stream_ref& s, nu::operand* op) {
+    if (on_device) {
+        nu::device_array d = nu::device_array::empty(shape, type, order, std::nullopt, s, who.name.c_str());
+        op->where = nu::operand::kind::device;
+        op->view = d.view();
+        op->device = d;
+        py::object result = py::cast(d);
+        if (is_cupy) result = py::module_::import("cupy").attr("asarray")(result);
+        return result;
+    }
+    py::array arr = new_host_array(shape, type, order);
+    op->where = nu::operand::kind::host;
+    op->view = host_view(arr, [&] { return who.name + "()"; });
+    return std::move(arr);
+}
+
+
+}  // namespace nu::bindings

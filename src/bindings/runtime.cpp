@@ -1,0 +1,90 @@
+// src/bindings/runtime.cpp: devices, streams and memory statistics
+#include "bindings/common.h"
+
+
+namespace nu::bindings {
+
+void bind_runtime(py::module_& m) {
+    m.def("is_available", &nu::backend_available, "True when a GPU or emulation can be used");
+    m.def("unavailable_reason", &nu::unavailable_reason);
+    m.def("emulation_enabled", &nu::emulation_requested);
+    m.def("driver_version", [] { return nu::active_backend().driver_version(); });
+    m.def("device_count", [] { return nu::backend_available() ? nu::active_backend().device_count() : 0; });
+    m.def("current_device", [] { return nu::active_backend().current_device(); });
+    m.def("select_device", [](int i) { nu::active_backend().select_device(i); });
+    m.def("current_device_cc", [] {
+        nu::backend& b = nu::active_backend();
+        const nu::device_info info = b.device(b.current_device());
+        return py::make_tuple(info.cc_major, info.cc_minor);
+    }, "(major, minor) of the current device; the host backend reports (9, 0).");
+    m.def("synchronize", [] {
+        py::gil_scoped_release nogil;
+        nu::active_backend().synchronize();
+    });
+    m.def("device_info", [](int i) {
+        const nu::device_info info = nu::active_backend().device(i);
+        py::dict d;
+        d["id"] = info.ordinal;
+        d["name"] = info.name;
+        d["compute_capability"] = py::make_tuple(info.cc_major, info.cc_minor);
+        d["total_memory"] = info.total_memory;
+        d["multiprocessors"] = info.multiprocessors;
+        d["max_threads_per_block"] = info.max_threads_per_block;
+        d["warp_size"] = info.warp_size;
+        return d;
+    });
+    m.def("memory_stats", [] {
+        const nu::memory_stats s = nu::active_backend().memory();
+        py::dict d;
+        d["in_use_bytes"] = s.in_use;
+        d["reserved_bytes"] = s.reserved;
+        d["allocations"] = s.allocations;
+        d["free_bytes"] = s.free;
+        d["total_bytes"] = s.total;
+        return d;
+    });
+    m.def("trim_pool", [] { nu::active_backend().trim_pool(); });
+
+    py::class_<py_stream>(m, "Stream", "A CUDA stream; pass it as stream= to order work on it.")
+        .def_property_readonly("handle", [](const py_stream& s) {
+            return reinterpret_cast<std::uintptr_t>(s.ref->handle);
+        })
+        .def_property_readonly("closed", [](const py_stream& s) { return s.ref->closed; })
+        .def("synchronize", [](const py_stream& s) {
+            const nu::stream_handle h = nu::live_handle(s.ref, "Stream.synchronize");
+            py::gil_scoped_release nogil;
+            nu::active_backend().synchronize_stream(h);
+        })
+        .def("close", [](py_stream& s) {
+            // Work already queued still completes; later use raises ValueError.
+            if (s.ref->owned && !s.ref->closed) {
+                nu::active_backend().destroy_stream(s.ref->handle);
+            }
+            s.ref->closed = true;
+        }, "Destroy the stream now; using it afterwards raises ValueError.")
+        .def("auto_synchronize", [](py::object self) { return self; },
+             "Context manager that synchronizes the stream on exit (Numba's API).")
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](const py_stream& s, py::args) {
+            if (!s.ref->closed) nu::active_backend().synchronize_stream(s.ref->handle);
+        })
+        .def("__int__", [](const py_stream& s) { return reinterpret_cast<std::uintptr_t>(s.ref->handle); })
+        .def("__eq__", [](const py_stream& a, py::handle b) {
+            return py::isinstance<py_stream>(b) && b.cast<const py_stream&>().ref->handle == a.ref->handle;
+        })
+        .def("__hash__", [](const py_stream& s) { return reinterpret_cast<std::uintptr_t>(s.ref->handle); })
+        .def("__repr__", [](const py_stream& s) {
+            if (s.ref->handle == nullptr) return std::string("<Stream default>");
+            return "<Stream 0x" + [&] {
+                char buf[32];
+                std::snprintf(buf, sizeof(buf), "%lx", reinterpret_cast<unsigned long>(s.ref->handle));
+                return std::string(buf);
+            }() + (s.ref->closed ? " closed>" : ">");
+        });
+    m.def("stream", [] { return py_stream{nu::new_stream()}; });
+    m.def("default_stream", [] { return py_stream{nu::default_stream()}; });
+    m.def("external_stream", [](py::handle obj) { return py_stream{as_stream(obj, "external_stream")}; });
+}
+
+
+}  // namespace nu::bindings
