@@ -34,7 +34,7 @@ def _version(dist):
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def environment() -> dict:
     """GPU name, driver and CUDA versions, peer versions: machine_info and extra_info."""
     import numbacuda_ufunc as nu
@@ -74,7 +74,7 @@ def _nvidia_smi(field):
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numba_cuda():
     if not HAVE_GPU:
         return None, "numba-cuda needs a real GPU (host backend here)"
@@ -94,7 +94,7 @@ def numba_cuda():
     return mod
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cupy():
     if not HAVE_GPU:
         return None, "CuPy needs a real GPU (host backend here)"

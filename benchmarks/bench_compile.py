@@ -22,11 +22,9 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
-
-import pytest
 
 import _harness
+import pytest
 from _harness import NUMBA, OURS
 
 HERE = os.path.dirname(os.path.abspath(__file__))

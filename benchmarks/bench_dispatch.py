@@ -20,10 +20,9 @@ import functools
 
 import numpy as np
 import pytest
+from _harness import CUPY, HAVE_GPU, NUMBA, OURS, REF, cupy, host_random, measure, numba_cuda, sync
 
 import kernels
-from _harness import CUPY, HAVE_GPU, NUMBA, OURS, REF, cupy, host_random, measure, \
-    numba_cuda, sync
 
 CALLS = 100
 IMPLS = [OURS, NUMBA, CUPY]
@@ -45,7 +44,7 @@ def _describe(fname, nin, n, scalar, out):
     return f"{fname}: {args}, {'out= given' if out else 'new output each call'}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ours(fname):
     import numbacuda_ufunc as nu
     nargs = 4 if fname == "add4" else 2
@@ -53,7 +52,7 @@ def _ours(fname):
     return nu.vectorize([sig], target="cuda")(getattr(kernels, fname))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numba(fname):
     import numba
     nargs = 4 if fname == "add4" else 2
@@ -61,7 +60,7 @@ def _numba(fname):
     return numba.vectorize([sig], target="cuda")(getattr(kernels, fname))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cupy_kernel(fname):
     cp = cupy()
     if fname == "add2":
@@ -129,7 +128,7 @@ def test_dispatch(benchmark, case, impl):
 _EMPTY = 'extern "C" __global__ void empty_kernel() {}\n'
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _driver_empty_kernel():
     """(launch, function handle) for an empty kernel loaded with the driver API through
     ctypes, in the primary context our engine made current."""

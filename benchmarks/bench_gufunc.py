@@ -13,10 +13,20 @@ import functools
 
 import numpy as np
 import pytest
+from _harness import (
+    CUPY,
+    NUMBA,
+    OURS,
+    cupy,
+    host_random,
+    measure,
+    need_log2,
+    numba_cuda,
+    release_memory,
+    sync,
+)
 
 import kernels
-from _harness import CUPY, NUMBA, OURS, assert_close, cupy, host_random, measure, need_log2, \
-    numba_cuda, release_memory, sync
 
 pytestmark = pytest.mark.gpu
 
@@ -29,14 +39,14 @@ SIGS = {"matmul": (["void(float32[:,:], float32[:,:], float32[:,:])"], "(m,n),(n
 FUNCS = {"matmul": kernels.matmul_f32, "normalize": kernels.normalize_f32}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ours(name):
     import numbacuda_ufunc as nu
     sigs, layout = SIGS[name]
     return nu.guvectorize(sigs, layout, target="cuda")(FUNCS[name])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numba(name):
     import numba
     sigs, layout = SIGS[name]

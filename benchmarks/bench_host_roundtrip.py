@@ -15,10 +15,21 @@ import functools
 
 import numpy as np
 import pytest
+from _harness import (
+    CUPY,
+    NUMBA,
+    OURS,
+    REF,
+    assert_close,
+    cupy,
+    host_random,
+    measure,
+    need_log2,
+    numba_cuda,
+    sync,
+)
 
 import kernels
-from _harness import CUPY, NUMBA, OURS, REF, assert_close, cupy, host_random, measure, \
-    need_log2, numba_cuda, sync
 
 pytestmark = pytest.mark.gpu
 
@@ -28,13 +39,13 @@ IMPLS = [OURS, NUMBA, CUPY]
 CASES = [(lg, op, impl) for lg in SIZES for op in OPS for impl in IMPLS]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ours(op):
     import numbacuda_ufunc as nu
     return nu.vectorize(["float32(float32, float32)"], target="cuda")(getattr(kernels, op))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numba(op):
     import numba
     return numba.vectorize(["float32(float32, float32)"], target="cuda")(getattr(kernels, op))

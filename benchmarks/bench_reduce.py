@@ -14,10 +14,20 @@ import functools
 
 import numpy as np
 import pytest
+from _harness import (
+    CUPY,
+    NUMBA,
+    OURS,
+    cupy,
+    host_random,
+    measure,
+    need_log2,
+    numba_cuda,
+    release_memory,
+    sync,
+)
 
 import kernels
-from _harness import CUPY, NUMBA, OURS, cupy, host_random, measure, need_log2, numba_cuda, \
-    release_memory, sync
 
 pytestmark = pytest.mark.gpu
 
@@ -27,13 +37,13 @@ AXIS = [(axis, impl) for axis in (0, 1) for impl in (OURS, CUPY, NUMBA)]
 OPS = {"sum": kernels.sum_op, "max": kernels.max_op}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ours(op):
     import numbacuda_ufunc as nu
     return nu.reduce(OPS[op])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numba(op):
     return numba_cuda().reduce(OPS[op])
 

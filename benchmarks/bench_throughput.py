@@ -20,10 +20,22 @@ import functools
 
 import numpy as np
 import pytest
+from _harness import (
+    CUPY,
+    NUMBA,
+    OURS,
+    REF,
+    assert_close,
+    cupy,
+    host_random,
+    measure,
+    need_log2,
+    numba_cuda,
+    release_memory,
+    sync,
+)
 
 import kernels
-from _harness import CUPY, NUMBA, OURS, REF, assert_close, cupy, host_random, measure, \
-    need_log2, numba_cuda, release_memory, sync
 
 pytestmark = pytest.mark.gpu
 
@@ -40,21 +52,21 @@ def _id(c):
     return f"{c[3]}-{c[0]}-2^{c[1]}-{c[2]}-{c[4]}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ours(op):
     import numbacuda_ufunc as nu
     return nu.vectorize(["float32(float32, float32)", "float64(float64, float64)"],
                         target="cuda")(getattr(kernels, op))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numba(op):
     import numba
     return numba.vectorize(["float32(float32, float32)", "float64(float64, float64)"],
                            target="cuda")(getattr(kernels, op))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cupy_op(op):
     cp = cupy()
     if op == "add2":

@@ -7,12 +7,43 @@ NVRTC, cached, and launched with NumPy's broadcasting rules.
 from . import _compile, cuda, errors, types
 from .gufunc import guvectorize
 from .reduce import Reduce, reduce
-from .ufunc import vectorize
 from .types import (
-    b1, bool_, boolean, byte, c8, c16, complex64, complex128, double, f4, f8, float32,
-    float64, i1, i2, i4, i8, int8, int16, int32, int64, intp, none, single, u1, u2, u4, u8,
-    uint8, uint16, uint32, uint64, uintp, void,
+    b1,
+    bool_,
+    boolean,
+    byte,
+    c8,
+    c16,
+    complex64,
+    complex128,
+    double,
+    f4,
+    f8,
+    float32,
+    float64,
+    i1,
+    i2,
+    i4,
+    i8,
+    int8,
+    int16,
+    int32,
+    int64,
+    intp,
+    none,
+    single,
+    u1,
+    u2,
+    u4,
+    u8,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    uintp,
+    void,
 )
+from .ufunc import vectorize
 
 __version__ = "0.1.0"
 

@@ -12,6 +12,7 @@ import numpy as np
 from . import _core
 from ._compile import compile_ptx
 from .compiler.device_function import jit
+from .reduce import Reduce, reduce
 from .types import from_dtype
 
 DeviceNDArray = _core.DeviceNDArray
@@ -201,6 +202,3 @@ def _index(value, api: str, name: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
     return value.__index__()
-
-
-from .reduce import Reduce, reduce  # last: the namespace re-exports the reducers

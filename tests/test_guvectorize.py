@@ -7,7 +7,7 @@ function itself run on NumPy arrays.
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import cuda, float32, float64, guvectorize, void
+from numbacuda_ufunc import cuda, float32, guvectorize, void
 from numbacuda_ufunc.gufunc import parse_layout
 
 

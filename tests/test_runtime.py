@@ -6,11 +6,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import HAVE_GPU
 
 from numbacuda_ufunc import cuda
 from numbacuda_ufunc.errors import CudaSupportError, NumbaCudaUfuncError
-
-from conftest import HAVE_GPU
 
 
 def run_python(code: str, emulate: bool):

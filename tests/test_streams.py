@@ -60,4 +60,3 @@ def test_closed_stream_is_refused_everywhere():
             call()
     # The array itself outlives its stream and still works on the default stream.
     np.testing.assert_array_equal(arr.copy_to_host(), np.arange(4.0))
-    del arr

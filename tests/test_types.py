@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import types as t
 from numbacuda_ufunc import float32, float64, int32, void
+from numbacuda_ufunc import types as t
 
 
 @pytest.mark.parametrize("text,expected", [
