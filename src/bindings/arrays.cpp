@@ -135,17 +135,12 @@ std::vector<nu::index_item> as_index(py::handle key) {
 
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream) {
     const nu::stream_ref s = as_stream(stream, "copy_to_host");
-    py::array out;
-    if (ary.is_none()) {
-        out = empty_host_like(a.view());
-    } else {
-        if (!py::isinstance<py::array>(ary)) {
-            throw nu::type_error("copy_to_host(): ary must be a NumPy array (got " +
-                                 repr_of(py::type::handle_of(ary)) + ")");
-        }
-        out = ary.cast<py::array>();
-        if (!out.writeable()) throw nu::value_error("copy_to_host(): ary is read-only");
+    if (!ary.is_none() && !py::isinstance<py::array>(ary)) {
+        throw nu::type_error("copy_to_host(): ary must be a NumPy array (got " +
+                             repr_of(py::type::handle_of(ary)) + ")");
     }
+    const py::array out = ary.is_none() ? empty_host_like(a.view()) : py::reinterpret_borrow<py::array>(ary);
+    if (!out.writeable()) throw nu::value_error("copy_to_host(): ary is read-only");
     nu::array_view host = host_view(out, "copy_to_host()");
     if (host.type != a.view().type) {
         throw nu::type_error(std::string("copy_to_host(): ary has dtype ") + nu::dtype_name(host.type) +

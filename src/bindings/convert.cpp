@@ -14,8 +14,13 @@ bool is_integer(py::handle obj) {
 // `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's
 // stream object (CuPy's `.ptr`, Numba's `.handle`).
 nu::stream_ref as_stream(py::handle obj, const char* api) {
-    if (obj.is_none()) return nu::default_stream();
-    if (py::isinstance<py_stream>(obj)) return obj.cast<py_stream&>().ref;
+    // The common cases first, with plain type checks: pybind11's isinstance<T> looks the
+    // type up by typeid on every call.
+    if (obj.is_none() || (PyLong_CheckExact(obj.ptr()) && PyLong_AsLongLong(obj.ptr()) == 0)) {
+        return nu::default_stream();
+    }
+    static PyTypeObject* stream_type = reinterpret_cast<PyTypeObject*>(py::type::of<py_stream>().ptr());
+    if (PyObject_TypeCheck(obj.ptr(), stream_type)) return engine_object<py_stream>(obj).ref;
     py::object handle;
     if (is_integer(obj)) {
         handle = py::reinterpret_borrow<py::object>(obj);

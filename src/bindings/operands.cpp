@@ -69,12 +69,9 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
         op.value = nu::make_scalar(PyComplex_RealAsDouble(arg.ptr()), PyComplex_ImagAsDouble(arg.ptr()));
         return op;
     }
-    py::array arr;
-    if (is_ndarray) {
-        arr = py::reinterpret_borrow<py::array>(arg);
-    } else {
-        arr = py::module_::import("numpy").attr("asarray")(arg);
-    }
+    // (py::array's default constructor allocates an empty array: never default-construct.)
+    const py::array arr = is_ndarray ? py::reinterpret_borrow<py::array>(arg)
+                                     : py::array(py::module_::import("numpy").attr("asarray")(arg));
     nu::array_view view = host_view(arr, [&] { return arg_name(uf, index); });
     if (view.ndim() == 0) {
         op.value.type = view.type;

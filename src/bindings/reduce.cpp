@@ -151,13 +151,14 @@ void bind_reduce(py::module_& m) {
         nu::scalar_value init_value;
         const bool has_init = !init.is_none();
         if (has_init) {
-            py::array a;
+            py::object converted;
             try {
-                a = py::module_::import("numpy").attr("asarray")(init, to_numpy_dtype(type));
+                converted = py::module_::import("numpy").attr("asarray")(init, to_numpy_dtype(type));
             } catch (py::error_already_set&) {
                 throw nu::type_error(api + "(): the initial value must be a number convertible to " +
                                      nu::dtype_name(type) + " (got " + repr_of(init) + ")");
             }
+            const py::array a = py::reinterpret_borrow<py::array>(converted);
             if (a.ndim() != 0) {
                 throw nu::type_error(api + "(): the initial value must be a scalar (got " + repr_of(init) + ")");
             }

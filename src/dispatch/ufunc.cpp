@@ -299,21 +299,28 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
         v.in.push_back(views[k].type);
     }
 
-    // Iteration space: output first, then the inputs, broadcast and coalesced.
+    // Iteration space: output first, then the inputs, broadcast and coalesced. The common
+    // case, every array a C-ordered block of the result's shape, is contiguous as it is.
     shape_t shape = plan.shape;
     std::vector<shape_t>& strides = scratch.strides;
-    strides.resize(inputs.size() + 1);
-    strides[0] = out_view.strides;
-    for (std::size_t k = 0; k < inputs.size(); ++k) {
-        strides[k + 1] = inputs[k].is_array() ? broadcast_strides(views[k].shape, views[k].strides, shape)
-                                              : shape_t(shape.size(), 0);
+    bool contiguous = out_view.shape == shape && out_view.is_c_contiguous();
+    for (std::size_t k = 0; contiguous && k < inputs.size(); ++k) {
+        contiguous = !inputs[k].is_array() || (views[k].shape == shape && views[k].is_c_contiguous());
     }
-    coalesce_dims(shape, strides);
-    bool contiguous = shape.size() <= 1;
-    for (std::size_t k = 0; contiguous && k < strides.size(); ++k) {
-        const bool is_scalar = k > 0 && !inputs[k - 1].is_array();
-        const dtype t = k == 0 ? v.out : v.in[k - 1];
-        contiguous = is_scalar || shape.empty() || strides[k][0] == static_cast<std::int64_t>(itemsize(t));
+    if (!contiguous) {
+        strides.resize(inputs.size() + 1);
+        strides[0] = out_view.strides;
+        for (std::size_t k = 0; k < inputs.size(); ++k) {
+            strides[k + 1] = inputs[k].is_array() ? broadcast_strides(views[k].shape, views[k].strides, shape)
+                                                  : shape_t(shape.size(), 0);
+        }
+        coalesce_dims(shape, strides);
+        contiguous = shape.size() <= 1;
+        for (std::size_t k = 0; contiguous && k < strides.size(); ++k) {
+            const bool is_scalar = k > 0 && !inputs[k - 1].is_array();
+            const dtype t = k == 0 ? v.out : v.in[k - 1];
+            contiguous = is_scalar || shape.empty() || strides[k][0] == static_cast<std::int64_t>(itemsize(t));
+        }
     }
     v.ndim = contiguous ? 0 : static_cast<int>(shape.size());
     v.index64 = n > std::numeric_limits<std::int32_t>::max();
