@@ -297,3 +297,13 @@ def test_compile_ptx_takes_array_signatures():
     ptx, ret = cuda.compile_ptx(matmul.py_func, "void(f8[:,:], f8[:,:], f8[:,:])", device=False,
                                 cc=(9, 0))
     assert ret is None and ".entry" in ptx and ".target sm_90" in ptx
+
+
+@pytest.mark.gpu
+def test_cupy_operands_give_cupy_results():
+    cp = pytest.importorskip("cupy")
+    a = cp.random.random((5, 4, 3))
+    b = cp.random.random((3, 2))
+    got = matmul(a, b)
+    assert isinstance(got, cp.ndarray)
+    np.testing.assert_allclose(cp.asnumpy(got), np.matmul(cp.asnumpy(a), cp.asnumpy(b)), rtol=1e-12)

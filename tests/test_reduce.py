@@ -258,3 +258,12 @@ def test_large_float32_sum_on_gpu():
     x = np.random.default_rng(0).random(2**26, dtype=np.float32)
     d = cuda.to_device(x)
     np.testing.assert_allclose(sum_reduce(d), x.sum(dtype=np.float64), rtol=1e-5)
+
+
+@pytest.mark.gpu
+def test_cupy_input_reduces_on_the_device():
+    cp = pytest.importorskip("cupy")
+    x = cp.arange(1, 1001, dtype=cp.int64)
+    assert sum_reduce(x) == 500500
+    rows = sum_reduce(x.reshape(10, 100), axis=1)
+    np.testing.assert_array_equal(cp.asnumpy(cp.asarray(rows)), cp.asnumpy(x.reshape(10, 100).sum(axis=1)))

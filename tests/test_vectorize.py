@@ -418,3 +418,27 @@ def test_host_arrays_move_in_overlapped_chunks(tmp_path):
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert "pipelined calls: 3" in out.stdout  # the strided call is not pipelined
+
+
+@pytest.mark.gpu
+def test_cupy_in_cupy_out_on_the_gpu():
+    cp = pytest.importorskip("cupy")
+    a = cp.arange(12, dtype=cp.float32).reshape(3, 4)
+    got = poly_ufunc(a, a[:, ::-1])
+    assert isinstance(got, cp.ndarray)
+    expected = poly(cp.asnumpy(a), cp.asnumpy(a[:, ::-1]))
+    np.testing.assert_allclose(cp.asnumpy(got), expected, rtol=1e-6)
+    out = cp.full((3, 4), cp.nan, dtype=cp.float64)
+    assert poly_ufunc(a, 1.0, out=out) is out
+    np.testing.assert_allclose(cp.asnumpy(out), poly(cp.asnumpy(a), 1.0), rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_large_host_arrays_on_the_gpu_take_the_pipeline():
+    n = 2**24 + 3  # several 16 MiB chunks and a tail
+    rng = np.random.default_rng(12)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    before = poly_ufunc._pipelined_calls
+    np.testing.assert_allclose(poly_ufunc(a, b), a * a - np.float32(3) * b + np.float32(0.5),
+                               rtol=1e-6)
+    assert poly_ufunc._pipelined_calls == before + 1
