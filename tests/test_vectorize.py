@@ -442,3 +442,57 @@ def test_large_host_arrays_on_the_gpu_take_the_pipeline():
     np.testing.assert_allclose(poly_ufunc(a, b), a * a - np.float32(3) * b + np.float32(0.5),
                                rtol=1e-6)
     assert poly_ufunc._pipelined_calls == before + 1
+
+
+# ---------------------------------------------------------------- property test
+
+def mixed(a, b, c):
+    return a * b - c if a > c else a + b * c
+
+
+mixed_ufunc = vectorize(["int32(int32, int32, int32)", "int64(int64, int64, int64)",
+                         "float32(float32, float32, float32)",
+                         "float64(float64, float64, float64)"])(mixed)
+
+
+def random_view(rng, shape, dtype):
+    """A view of `shape` with random steps (negative too) into a larger random array."""
+    steps = [int(rng.choice([1, 2, -1, -3])) for _ in shape]
+    base_shape = [n * abs(s) + 1 for n, s in zip(shape, steps)]
+    if np.dtype(dtype).kind == "f":
+        base = rng.standard_normal(base_shape).astype(dtype)
+    else:
+        base = rng.integers(-50, 50, base_shape).astype(dtype)
+    view = base[tuple(slice(None, None, s) for s in steps)][tuple(slice(0, n) for n in shape)]
+    return np.asfortranarray(view) if rng.random() < 0.2 else view
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_shapes_strides_and_dtype_mixes_match_numpy(seed):
+    rng = np.random.default_rng(1000 + seed)
+    out_shape = tuple(int(n) for n in rng.integers(1, 5, rng.integers(0, 4)))
+    dtypes = [np.int8, np.int16, np.int32, np.uint8, np.float32, np.float64]
+    args = []
+    for _ in range(3):
+        # Each operand takes a suffix of the result's shape, some dimensions set to 1.
+        ndim = int(rng.integers(0, len(out_shape) + 1))
+        shape = tuple(n if rng.random() < 0.7 else 1 for n in out_shape[len(out_shape) - ndim:])
+        args.append(random_view(rng, shape, dtypes[rng.integers(len(dtypes))]))
+    got = mixed_ufunc(*args)
+    loop_dtype = first_safe_loop(mixed_ufunc, [a.dtype for a in args])
+    assert got.dtype == loop_dtype
+    expected = oracle(mixed, loop_dtype, *args)
+    assert got.shape == np.broadcast_shapes(*[a.shape for a in args])
+    np.testing.assert_allclose(got, expected, rtol=1e-6 if loop_dtype == np.float32 else 1e-12)
+
+
+def first_safe_loop(uf, dtypes):
+    """NumPy's rule as DESIGN states it: an exact match, else the first loop in declaration
+    order to which every input casts safely."""
+    for exact in (True, False):
+        for loop in uf.types:
+            ins, out = loop.split("->")
+            types = [np.dtype(c) for c in ins]
+            if all((d == t) if exact else np.can_cast(d, t, "safe") for d, t in zip(dtypes, types)):
+                return np.dtype(out)
+    raise AssertionError("no loop")
