@@ -104,6 +104,11 @@ call_keywords parse_keywords(const std::string& name, py::handle kwargs) {
 nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what) {
     nu::operand op;
     if (!py::isinstance<py::array>(out) && (is_device_array(out) || has_cai(out))) {
+        if (who.where != nu::target::cuda && !nu::active_backend().emulated()) {
+            // A host target would write into a host copy of the device array.
+            throw nu::type_error(who.name + "(): " + what + " must be a NumPy array for the cpu and "
+                                 "parallel targets (got a device array)");
+        }
         op = to_operand(who, out, index, nullptr);
     } else if (py::isinstance<py::array>(out)) {
         py::array arr = py::reinterpret_borrow<py::array>(out);
