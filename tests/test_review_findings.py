@@ -340,3 +340,44 @@ def test_reduce_huge_axis_gives_axis_error():
     # (reduce_axes in src/bindings/reduce.cpp).
     with pytest.raises(np.exceptions.AxisError):
         _rsum(np.arange(6.0).reshape(2, 3), axis=2**70)
+
+
+# ------------------------------------------------------- 12. writable_args, read-only CAI
+
+@guvectorize(["void(float64[:], float64[:])"], "(n)->()", writable_args=(0,))
+def _bump(a, out):
+    a[0] += 1.0
+    out[0] = a[0]
+
+
+def test_writable_arg_of_another_dtype_keeps_the_write():
+    # README: host inputs the function writes are copied back when named in writable_args.
+    # A float64 input gets the write (x[0] == 1). A float32 input is converted to a float64
+    # copy (gufunc_operand, src/bindings/gufunc.cpp) that is never written back, so the
+    # write is silently lost. Expected x32[0] == 1 (or a clear error); actual 0.
+    x32 = np.zeros(3, np.float32)
+    _bump(x32)
+    assert x32[0] == 1.0
+
+
+class _ReadOnlyCAI:
+    """A producer exporting our device memory with CAI's read_only flag set."""
+
+    def __init__(self, d):
+        self._d = d
+
+    @property
+    def __cuda_array_interface__(self):
+        iface = dict(self._d.__cuda_array_interface__)
+        iface["data"] = (iface["data"][0], True)
+        return iface
+
+
+def test_read_only_cai_out_is_refused():
+    # A read-only NumPy out raises ValueError "out is read-only"; the CAI equivalent
+    # (data = (ptr, True)) should too. Actual: the ufunc writes into it
+    # (import_cuda_array in src/bindings/arrays.cpp ignores the read_only flag).
+    d = cuda.to_device(np.arange(3.0))
+    with pytest.raises(ValueError, match="read-only"):
+        _neg(np.ones(3), out=_ReadOnlyCAI(d))
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(3.0))
