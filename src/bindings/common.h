@@ -94,6 +94,9 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
 struct caller {
     const std::string& name;
     nu::target where;
+    // Arrays made while converting arguments (lists, host copies of device data): the
+    // operands point into them, so they live until the call returns.
+    std::vector<py::object>* keep;
 };
 
 // The `out=` and `stream=` keywords shared by ufunc and gufunc calls.

@@ -23,7 +23,8 @@ nu::operand gufunc_operand(const caller& who, nu::operand op, nu::dtype loop_typ
 
 py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     nu::gufunc& g = engine_object<nu::gufunc>(self);
-    const caller who{g.name(), g.where()};
+    std::vector<py::object> keep;  // converted arguments, alive for the whole call
+    const caller who{g.name(), g.where(), &keep};
     call_keywords kw = parse_keywords(g.name(), kwargs);
     const std::size_t nin = static_cast<std::size_t>(g.nin()), nout = static_cast<std::size_t>(g.nout());
     const std::size_t nargs = args.size();
@@ -60,7 +61,6 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     const int loop = g.select_loop(ops);
     if (loop < 0) throw nu::type_error(g.no_loop_message(ops));
     const nu::gufunc_loop& l = g.loops()[loop];
-    std::vector<py::object> keep;  // converted host data, alive until the call returns
     for (std::size_t i = 0; i < nin; ++i) ops[i] = gufunc_operand(who, ops[i], l.types[i], args[i], keep);
 
     // Outputs passed in are read-write; one of another dtype is worked on as a converted

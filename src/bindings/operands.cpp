@@ -31,6 +31,7 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
         if (host_target && !nu::active_backend().emulated()) {
             // cpu/parallel targets compute on the host: bring device data over.
             py::array host = copy_to_host(d, py::none(), py::int_(0));
+            uf.keep->push_back(host);
             return to_operand(uf, host, index, nullptr);
         }
         op.where = nu::operand::kind::device;
@@ -72,6 +73,7 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
     // (py::array's default constructor allocates an empty array: never default-construct.)
     const py::array arr = is_ndarray ? py::reinterpret_borrow<py::array>(arg)
                                      : py::array(py::module_::import("numpy").attr("asarray")(arg));
+    if (!is_ndarray) uf.keep->push_back(arr);
     nu::array_view view = host_view(arr, [&] { return arg_name(uf, index); });
     if (view.ndim() == 0) {
         op.value.type = view.type;

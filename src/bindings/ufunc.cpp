@@ -14,7 +14,8 @@ py::tuple resolver_types(const std::vector<nu::operand>& ops) {
 
 py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
     nu::ufunc& uf = engine_object<nu::ufunc>(self);
-    const caller who{uf.name(), uf.where()};
+    std::vector<py::object> keep;  // converted arguments, alive for the whole call
+    const caller who{uf.name(), uf.where(), &keep};
     call_keywords kw = parse_keywords(uf.name(), kwargs);
     py::object out = kw.out;
     const std::size_t nargs = args.size();

@@ -150,12 +150,20 @@ std::vector<std::pair<std::string, std::string>> gufunc::kernel_sources() {
     return out;
 }
 
-const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
+const gufunc_loop& gufunc::loop_at(int index) {
     std::lock_guard<std::mutex> lock(m_mutex);
+    return m_loops[static_cast<std::size_t>(index)];
+}
+
+const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
     const long long key = static_cast<long long>(loop) * 64 + nloop;
-    auto it = m_kernels.find(key);
-    if (it != m_kernels.end()) return *it->second;
-    const gufunc_loop& l = m_loops[loop];
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_kernels.find(key);
+        if (it != m_kernels.end()) return *it->second;
+    }
+    // Built without the lock (see ufunc::kernel: the build releases the GIL).
+    const gufunc_loop& l = loop_at(loop);
     const std::string entry = l.function + "_gufunc" + std::to_string(nloop);
     int words = 1 + nloop;
     std::string args;
@@ -177,13 +185,14 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
         blocking_section compiling;
         k = std::make_unique<compiled_kernel>(build_kernel(src, entry, host, m_fastmath));
     }
+    std::lock_guard<std::mutex> lock(m_mutex);
     return *m_kernels.emplace(key, std::move(k)).first->second;
 }
 
 void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
                      const std::vector<operand>& outputs, const stream_ref& stream) {
     const std::int64_t n = checked_size(plan.loop_shape, m_name.c_str());
-    const gufunc_loop& l = m_loops[plan.loop];
+    const gufunc_loop& l = loop_at(plan.loop);
     const bool emulated = active_backend().emulated();
     const bool host = m_target != target::cuda || emulated;
     const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());

@@ -1,6 +1,7 @@
 // src/dispatch/gufunc.h: generalized ufuncs: core dimensions, loop broadcasting, launch
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,7 +48,10 @@ public:
     int nin() const { return m_nin; }
     int nout() const { return m_nout; }
     target where() const { return m_target; }
-    const std::vector<gufunc_loop>& loops() const { return m_loops; }
+    // Loops are only appended (with the GIL held, from Python); a deque keeps references to
+    // them valid, and code running without the GIL looks them up with loop_at().
+    const std::deque<gufunc_loop>& loops() const { return m_loops; }
+    const gufunc_loop& loop_at(int index);
     std::vector<std::string> type_strings() const;
     bool writable(int input) const;
 
@@ -78,7 +82,7 @@ private:
     target m_target;
     bool m_fastmath;
     std::vector<int> m_writable;
-    std::vector<gufunc_loop> m_loops;
+    std::deque<gufunc_loop> m_loops;
     std::mutex m_mutex;
     std::unordered_map<long long, std::unique_ptr<compiled_kernel>> m_kernels;  // (loop, nloop)
 };

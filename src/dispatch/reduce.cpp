@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dispatch/broadcast.h"
+#include "runtime/blocking.h"
 #include "runtime/errors.h"
 
 namespace nu {
@@ -64,12 +65,20 @@ std::string reducer::source(int loop, dtype in, dtype out, std::string* entry) c
 }
 
 const reduce_kernel_set& reducer::kernels(const kernel_key& key, bool host) {
+    std::string entry, source;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_kernels.find(key);
+        if (it != m_kernels.end()) return *it->second;
+        source = this->source(key.loop, key.in, key.out, &entry);
+    }
+    // Built without the lock, the GIL released (see ufunc::kernel).
+    std::unique_ptr<reduce_kernel_set> k;
+    {
+        blocking_section compiling;
+        k = std::make_unique<reduce_kernel_set>(build_reduce(source, entry, host, m_fastmath));
+    }
     std::lock_guard<std::mutex> lock(m_mutex);
-    auto it = m_kernels.find(key);
-    if (it != m_kernels.end()) return *it->second;
-    std::string entry;
-    const std::string source = this->source(key.loop, key.in, key.out, &entry);
-    auto k = std::make_unique<reduce_kernel_set>(build_reduce(source, entry, host, m_fastmath));
     return *m_kernels.emplace(key, std::move(k)).first->second;
 }
 

@@ -108,11 +108,21 @@ std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
     return out;
 }
 
-const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host) {
+const loop& ufunc::loop_at(int index) {
     std::lock_guard<std::mutex> lock(m_mutex);
-    auto it = m_kernels.find(v);
-    if (it != m_kernels.end()) return *it->second;
-    const loop& l = m_loops[v.loop];
+    return m_loops[static_cast<std::size_t>(index)];
+}
+
+const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host) {
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_kernels.find(v);
+        if (it != m_kernels.end()) return *it->second;
+    }
+    // Built without the lock: the build releases the GIL, and a thread waiting here for
+    // the lock while holding the GIL would otherwise deadlock with it. Two threads may
+    // build the same variant; the first one stored wins.
+    const loop& l = loop_at(v.loop);
     std::string entry = l.function + (v.ndim == 0 ? "_contig" : "_strided" + std::to_string(v.ndim));
     const std::string source = elementwise_source(l.function, l.source, l.out, l.in, v, entry);
     std::unique_ptr<elementwise_kernel> k;
@@ -121,6 +131,7 @@ const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host)
         k = std::make_unique<elementwise_kernel>(
             elementwise_kernel{build_kernel(source, entry, host, m_fastmath), vector_width(v.out, v.in)});
     }
+    std::lock_guard<std::mutex> lock(m_mutex);
     return *m_kernels.emplace(v, std::move(k)).first->second;
 }
 
@@ -241,7 +252,7 @@ void ufunc::finish(staged_launch& pending, const operand& out, const stream_ref&
 ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<operand>& inputs,
                                    const operand& out, const stream_ref& stream, bool stage_host) {
     const std::int64_t n = checked_size(plan.shape, m_name.c_str());
-    const loop& l = m_loops[plan.loop];
+    const loop& l = loop_at(plan.loop);
     const bool host = m_target != target::cuda || active_backend().emulated();
     const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,7 +43,10 @@ public:
     bool fastmath() const { return m_fastmath; }
 
     void add_loop(loop l);
-    const std::vector<loop>& loops() const { return m_loops; }
+    // Loops are only appended (with the GIL held, from Python); a deque keeps references to
+    // them valid, and code running without the GIL looks them up with loop_at().
+    const std::deque<loop>& loops() const { return m_loops; }
+    const loop& loop_at(int index);
     std::vector<std::string> type_strings() const;  // NumPy style: "ff->f"
 
     // The first loop for these inputs: exact match, then safe casts (weak scalars take the
@@ -91,7 +95,7 @@ private:
     int m_nin;
     target m_target;
     bool m_fastmath;
-    std::vector<loop> m_loops;
+    std::deque<loop> m_loops;
     std::atomic<long long> m_pipelined_calls{0};
     std::mutex m_mutex;  // guards m_kernels: calls may come from several threads
     std::unordered_map<elementwise_variant, std::unique_ptr<elementwise_kernel>,
