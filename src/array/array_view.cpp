@@ -76,6 +76,16 @@ std::int64_t checked_size(const shape_t& shape, const char* api) {
     return n;
 }
 
+bool may_overlap(const array_view& a, const array_view& b) {
+    if (a.size() == 0 || b.size() == 0) return false;
+    std::int64_t alo = 0, ahi = 0, blo = 0, bhi = 0;
+    a.byte_extent(&alo, &ahi);
+    b.byte_extent(&blo, &bhi);
+    const char* pa = static_cast<const char*>(a.data);
+    const char* pb = static_cast<const char*>(b.data);
+    return pa + alo < pb + bhi && pb + blo < pa + ahi;
+}
+
 namespace {
 
 void copy_dim(char* dst, const char* src, const array_view& d, const array_view& s, int dim,

@@ -36,6 +36,9 @@ shape_t contiguous_strides(const shape_t& shape, std::size_t itemsize, char orde
 // a count that overflows.
 std::int64_t checked_size(const shape_t& shape, const char* api);
 
+// Whether the byte ranges of two views intersect (conservative: interleaved views count).
+bool may_overlap(const array_view& a, const array_view& b);
+
 // dst[i] = src[i] for every index of the common shape; both views in host memory.
 void copy_strided(const array_view& dst, const array_view& src);
 

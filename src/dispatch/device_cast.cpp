@@ -46,6 +46,21 @@ void cast_into(const device_array& dst, const device_array& src, const stream_re
     caster().execute(plan, {in}, out, stream);
 }
 
+array_view copy_of(const array_view& v, bool host_memory, const stream_ref& stream,
+                   operand_copies& keep) {
+    if (host_memory) {
+        keep.host.emplace_back(v.nbytes());
+        array_view copy{keep.host.back().data(), v.type, v.shape,
+                        contiguous_strides(v.shape, itemsize(v.type), 'C')};
+        copy_strided(copy, v);
+        return copy;
+    }
+    device_array copy = device_array::empty(v.shape, v.type, 'C', std::nullopt, stream, "copy");
+    copy.copy_from_device(device_array(nullptr, v, stream), stream);
+    keep.device.push_back(copy);
+    return copy.view();
+}
+
 device_array cast_to(const device_array& src, dtype to, const stream_ref& stream) {
     device_array dst = device_array::empty(src.view().shape, to, 'C', std::nullopt, stream, "cast");
     cast_into(dst, src, stream);

@@ -227,6 +227,17 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
         }
         views[k] = v;
     }
+    // An input sharing memory with an output is read from a copy, as NumPy does: a thread
+    // reads whole core slices, which other threads' outputs may already have overwritten.
+    operand_copies copies;
+    for (int k = 0; k < m_nin; ++k) {
+        for (int j = m_nin; j < nops; ++j) {
+            if (may_overlap(views[k], views[j])) {
+                views[k] = copy_of(views[k], host, stream, copies);
+                break;
+            }
+        }
+    }
     if (n > 0) {
         // Loop dimensions: broadcast, then coalesced like an elementwise iteration space.
         shape_t shape = plan.loop_shape;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "dispatch/broadcast.h"
+#include "dispatch/device_cast.h"
 #include "runtime/blocking.h"
 #include "runtime/errors.h"
 
@@ -15,16 +16,6 @@ namespace {
 
 bool same_view(const array_view& a, const array_view& b) {
     return a.data == b.data && a.strides == b.strides && a.shape == b.shape;
-}
-
-bool overlaps(const array_view& a, const array_view& b) {
-    if (a.size() == 0 || b.size() == 0) return false;
-    std::int64_t alo = 0, ahi = 0, blo = 0, bhi = 0;
-    a.byte_extent(&alo, &ahi);
-    b.byte_extent(&blo, &bhi);
-    const char* pa = static_cast<const char*>(a.data);
-    const char* pb = static_cast<const char*>(b.data);
-    return pa + alo < pb + bhi && pb + blo < pa + ahi;
 }
 
 }  // namespace
@@ -200,7 +191,7 @@ std::int64_t ufunc::pipeline_chunk(const call_plan& plan, const std::vector<oper
     for (const operand& op : inputs) {
         if (!op.is_array()) continue;
         if (!flat(op.view)) return 0;
-        if (op.where == operand::kind::host && overlaps(op.view, out.view) && op.view.data != out.view.data) {
+        if (op.where == operand::kind::host && may_overlap(op.view, out.view) && op.view.data != out.view.data) {
             return 0;
         }
         widest = std::max(widest, itemsize(op.view.type));
@@ -272,9 +263,21 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
                                                  stream, m_name.c_str());
         out_view = pending.staged_out.view();
     }
-    // Per-call scratch kept across calls on this thread (launch never re-enters itself on a
-    // thread): no heap allocation in the steady state of a small call.
-    thread_local launch_scratch scratch;
+    // Per-call scratch kept across calls on this thread: no heap allocation in the steady
+    // state of a small call. A launch can re-enter (copying an overlapping input runs the
+    // cast kernel), and the inner one then uses scratch of its own.
+    thread_local launch_scratch reused;
+    thread_local bool reused_busy = false;
+    launch_scratch fresh;
+    const bool nested = reused_busy;
+    launch_scratch& scratch = nested ? fresh : reused;
+    reused_busy = true;
+    struct release_scratch {
+        bool nested;
+        ~release_scratch() {
+            if (!nested) reused_busy = false;
+        }
+    } release{nested};
     elementwise_variant& v = scratch.variant;
     v.loop = plan.loop;
     v.out = out.view.type;
@@ -295,17 +298,9 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
         views[k] = op.view;
         if (stage_host && op.where == operand::kind::host) views[k] = on_device(op.view);
         // An input that partly overlaps the output is read from a copy (NumPy does the same).
-        if (overlaps(views[k], out_view) &&
+        if (may_overlap(views[k], out_view) &&
             !same_view(views[k], array_view{out_view.data, views[k].type, out_view.shape, out_view.strides})) {
-            device_array tmp = device_array::empty(views[k].shape, views[k].type, 'C', std::nullopt,
-                                                   stream, m_name.c_str());
-            if (!stage_host && op.where == operand::kind::host) {
-                tmp.copy_from_host(views[k], stream);
-            } else {
-                tmp.copy_from_device(device_array(nullptr, views[k], stream), stream);
-            }
-            temporaries.push_back(tmp);
-            views[k] = tmp.view();
+            views[k] = copy_of(views[k], host, stream, pending.copies);
         }
         v.in.push_back(views[k].type);
     }

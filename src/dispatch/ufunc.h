@@ -11,6 +11,7 @@
 
 #include "array/device_array.h"
 #include "dispatch/casting.h"
+#include "dispatch/device_cast.h"
 #include "dispatch/operand.h"
 #include "launch/elementwise_launch.h"
 
@@ -71,6 +72,7 @@ private:
     struct staged_launch {
         device_array staged_out;               // device copy of a host `out`
         std::vector<device_array> temporaries;  // staged inputs, freed in stream order
+        operand_copies copies;                  // inputs that overlapped the output
     };
 
     struct launch_scratch {
