@@ -20,6 +20,9 @@ from .types import Scalar, Signature, from_dtype, parse_signature
 __all__ = ["vectorize", "UFunc"]
 
 TARGETS = ("cuda", "cpu", "parallel")
+# One output and up to 63 inputs: NumPy's 64-operand limit, and the width of the kernels'
+# bitmask of by-value scalars (src/kernels/elementwise.cuh).
+MAX_INPUTS = 63
 _NO_VALUE = object()  # ufunc.reduce(initial=...) not given (None means "no initial")
 _OPTIONS = ("signatures", "target", "identity", "fastmath", "cache", "nopython", "forceobj")
 
@@ -66,6 +69,9 @@ class UFunc(_core.UFunc):
         nin = _arity(pyfunc, api)
         if target not in TARGETS:
             raise ValueError(f"{api}: target must be one of {', '.join(TARGETS)} (got {target!r})")
+        if nin > MAX_INPUTS:
+            raise ValueError(f"{api}: at most {MAX_INPUTS} inputs are supported, as in NumPy, "
+                             f"whose ufuncs take at most 64 operands (got {nin})")
         super().__init__(pyfunc.__name__, nin, target, bool(fastmath))
         _take_identity_of(self, pyfunc)
         self.identity = identity

@@ -26,6 +26,8 @@ void translate_exceptions() {
             PyErr_SetString(PyExc_TypeError, e.what());
         } catch (const nu::index_error& e) {
             PyErr_SetString(PyExc_IndexError, e.what());
+        } catch (const nu::overflow_error& e) {
+            PyErr_SetString(PyExc_OverflowError, e.what());
         }
     });
 }

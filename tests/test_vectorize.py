@@ -197,7 +197,9 @@ def test_weak_python_scalars_follow_nep50():
     assert poly_ufunc(x32, np.float64(2.5)).dtype == np.float64  # NumPy scalars are strong
     assert floor_mod(7, 3) == 1 and isinstance(floor_mod(7, 3), np.int32)  # first int loop
     assert isinstance(floor_mod(7, 2.5), np.float64)
-    assert floor_mod(np.arange(3, dtype=np.int32), 2**40).dtype == np.int64  # must hold it
+    assert floor_mod(2**40, 3).dtype == np.int64      # scalars alone: the first loop that holds them
+    with pytest.raises(OverflowError, match="1099511627776 is out of bounds for int32"):
+        floor_mod(np.arange(3, dtype=np.int32), 2**40)  # with arrays: the arrays' type (NEP 50)
     with pytest.raises(OverflowError, match="out of bounds"):
         floor_mod(np.arange(3), 2**70)
 

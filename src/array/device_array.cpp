@@ -87,9 +87,20 @@ device_array device_array::empty(const shape_t& shape, dtype type, char order,
         }
         view.strides = contiguous_strides(shape, itemsize(type), order);
     }
+    // Bytes must fit too (NumPy: "array is too big"); strides may make the span larger.
+    std::int64_t span = 0;
+    bool too_big = __builtin_mul_overflow(count, static_cast<std::int64_t>(itemsize(type)), &span);
+    for (std::size_t d = 0; !too_big && d < shape.size() && count > 0; ++d) {
+        std::int64_t reach = 0;
+        too_big = __builtin_mul_overflow(shape[d] - 1, view.strides[d] < 0 ? -view.strides[d] : view.strides[d], &reach) ||
+                  __builtin_add_overflow(span, reach, &span);
+    }
+    if (too_big) {
+        throw value_error(std::string(api) + "(): array is too big (" + std::to_string(count) +
+                          " elements of " + dtype_name(type) + " do not fit in memory addresses)");
+    }
     std::int64_t lo = 0, hi = 0;
     view.byte_extent(&lo, &hi);
-    (void)count;
     auto buffer = std::make_shared<device_buffer>(static_cast<std::size_t>(hi - lo), stream);
     view.data = buffer->data() ? byte_ptr(buffer->data()) - lo : nullptr;
     return device_array(std::move(buffer), std::move(view), std::move(stream));

@@ -2,6 +2,8 @@
 #include "bindings/common.h"
 
 #include "array/dlpack.h"
+#include "dispatch/broadcast.h"
+#include "dispatch/device_cast.h"
 
 namespace nu::bindings {
 
@@ -291,14 +293,29 @@ void bind_array(py::module_& m) {
             return py::cast(v);
         })
         .def("__setitem__", [](const nu::device_array& a, py::handle key, py::handle value) {
-            nu::device_array v = a.index(as_index(key));
-            py::object src = py::reinterpret_borrow<py::object>(value);
-            if (!device_operand(value, "__setitem__")) {
-                // Host values broadcast and cast like NumPy's assignment.
-                py::module_ np = py::module_::import("numpy");
-                src = np.attr("ascontiguousarray")(np.attr("broadcast_to")(
-                    np.attr("asarray")(value, to_numpy_dtype(v.view().type)), to_tuple(v.view().shape)));
+            const nu::device_array v = a.index(as_index(key));
+            if (auto dev = device_operand(value, "__setitem__")) {
+                // Device values broadcast and convert on the device, like NumPy's assignment.
+                const nu::array_view& from = dev->view();
+                const nu::shape_t shapes[] = {from.shape, v.view().shape};
+                const nu::shape_t* both[] = {&shapes[0], &shapes[1]};
+                if (from.shape.size() > v.view().shape.size() ||
+                    nu::broadcast_shapes(both, 2, "__setitem__") != v.view().shape) {
+                    throw nu::value_error("__setitem__(): could not broadcast input array from shape " +
+                                          shape_repr(from.shape) + " into shape " + shape_repr(v.view().shape));
+                }
+                nu::array_view widened = from;
+                widened.shape = v.view().shape;
+                widened.strides = nu::broadcast_strides(from.shape, from.strides, v.view().shape);
+                nu::cast_into(v, nu::device_array(dev->buffer(), widened, dev->stream()), v.stream());
+                return;
             }
+            // Host values broadcast and cast like NumPy's assignment (0-d stays 0-d).
+            py::module_ np = py::module_::import("numpy");
+            py::object src = np.attr("array")(
+                np.attr("broadcast_to")(np.attr("asarray")(value, to_numpy_dtype(v.view().type)),
+                                        to_tuple(v.view().shape)),
+                py::arg("order") = "C");
             copy_to_device(v, src, py::int_(0), "__setitem__");
         })
         .def("reshape", [](const nu::device_array& a, py::args shape, const std::string& order) {

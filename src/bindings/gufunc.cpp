@@ -61,6 +61,7 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     const int loop = g.select_loop(ops);
     if (loop < 0) throw nu::type_error(g.no_loop_message(ops));
     const nu::gufunc_loop& l = g.loops()[loop];
+    nu::check_weak_scalars(ops, l.types, g.name());
     for (std::size_t i = 0; i < nin; ++i) ops[i] = gufunc_operand(who, ops[i], l.types[i], args[i], keep);
 
     // Outputs passed in are read-write; one of another dtype is worked on as a converted

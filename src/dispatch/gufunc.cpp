@@ -195,7 +195,9 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
     const gufunc_loop& l = loop_at(plan.loop);
     const bool emulated = active_backend().emulated();
     const bool host = m_target != target::cuda || emulated;
-    const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
+    // A closed stream is refused on every backend, so emulation catches the mistake too.
+    const stream_handle live = live_handle(stream, m_name.c_str());
+    const stream_handle s = host ? nullptr : live;
     const int nops = m_nin + m_nout;
 
     // Views the kernel uses. Host data goes to device memory on a GPU; under emulation a

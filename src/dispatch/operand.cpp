@@ -2,6 +2,9 @@
 #include "dispatch/operand.h"
 
 #include <cstring>
+#include <string>
+
+#include "runtime/errors.h"
 
 namespace nu {
 namespace {
@@ -24,11 +27,11 @@ bool weak_int_fits(const scalar_value& v, dtype t) {
 
 // Whether a weak Python scalar may take loop type `t`; in the first passes only a loop of
 // its own kind will do (so add(1, 2) picks an integer loop before a float one).
-bool weak_accepts(const operand& op, dtype t, bool own_kind_only) {
+bool weak_accepts(const operand& op, dtype t, bool own_kind_only, bool value_based) {
     const char k = dtype_kind(t);
     switch (op.weak) {
         case weak_kind::integer:
-            if (k == 'i' || k == 'u') return weak_int_fits(op.value, t);
+            if (k == 'i' || k == 'u') return !value_based || weak_int_fits(op.value, t);
             return !own_kind_only && (k == 'f' || k == 'c');
         case weak_kind::floating:
             return k == 'f' || (!own_kind_only && k == 'c');
@@ -42,9 +45,27 @@ bool weak_accepts(const operand& op, dtype t, bool own_kind_only) {
 
 }  // namespace
 
-bool operand_accepts(const operand& op, dtype t, int pass) {
-    if (op.weak != weak_kind::none) return weak_accepts(op, t, pass < 2);
+bool operand_accepts(const operand& op, dtype t, int pass, bool value_based) {
+    if (op.weak != weak_kind::none) return weak_accepts(op, t, pass < 2, value_based);
     return pass == 0 ? op.type() == t : can_cast_safe(op.type(), t);
+}
+
+void check_weak_scalars(const std::vector<operand>& inputs, const std::vector<dtype>& types,
+                        const std::string& api) {
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const operand& op = inputs[k];
+        const char kind = dtype_kind(types[k]);
+        if (op.weak != weak_kind::integer || (kind != 'i' && kind != 'u')) continue;
+        if (weak_int_fits(op.value, types[k])) continue;
+        std::int64_t value = 0;
+        std::memcpy(&value, op.value.bytes, sizeof(value));
+        const std::string text = op.value.type == dtype::uint64
+                                     ? std::to_string(static_cast<std::uint64_t>(value))
+                                     : std::to_string(value);
+        throw overflow_error(api + "(): Python integer " + text + " is out of bounds for " +
+                             dtype_name(types[k]) + " (argument " + std::to_string(k + 1) +
+                             "; NumPy 2 gives weak Python integers the arrays' type)");
+    }
 }
 
 std::string operand_types(const std::vector<operand>& inputs) {

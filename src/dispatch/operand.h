@@ -1,6 +1,7 @@
 // src/dispatch/operand.h: call arguments as the engine sees them, and loop matching
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "array/device_array.h"
@@ -25,17 +26,28 @@ struct operand {
 
 // Whether `op` may be passed to a loop parameter of type `t` in matching pass `pass`:
 // 0 exact dtypes, 1 safe casts, 2 weak scalars may also move up a kind (int -> float).
-bool operand_accepts(const operand& op, dtype t, int pass);
+// `value_based`: only weak scalars in the call, so a Python int picks the first integer
+// type that holds it; otherwise (NEP 50) it takes the type the arrays choose, and
+// check_weak_scalars() refuses a value that does not fit.
+bool operand_accepts(const operand& op, dtype t, int pass, bool value_based);
+
+// OverflowError (NumPy 2's) for a weak Python int that the selected types cannot hold.
+void check_weak_scalars(const std::vector<operand>& inputs, const std::vector<dtype>& types,
+                        const std::string& api);
 
 // The first loop (in declaration order) whose input types `types_of(loop)` accept every
 // input, trying exact matches before safe casts; -1 when none.
 template <class Loops, class TypesOf>
 int first_matching_loop(const Loops& loops, TypesOf types_of, const std::vector<operand>& inputs) {
+    bool value_based = true;
+    for (const operand& op : inputs) value_based = value_based && op.weak != weak_kind::none;
     for (int pass = 0; pass < 3; ++pass) {
         for (std::size_t l = 0; l < loops.size(); ++l) {
             const std::vector<dtype>& types = types_of(loops[l]);
             bool ok = types.size() >= inputs.size();
-            for (std::size_t k = 0; ok && k < inputs.size(); ++k) ok = operand_accepts(inputs[k], types[k], pass);
+            for (std::size_t k = 0; ok && k < inputs.size(); ++k) {
+                ok = operand_accepts(inputs[k], types[k], pass, value_based);
+            }
             if (ok) return static_cast<int>(l);
         }
     }

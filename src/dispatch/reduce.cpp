@@ -114,7 +114,9 @@ void reducer::execute(int loop, const reduce_operand& in, const std::vector<int>
 
     backend& b = active_backend();
     const bool host = m_host_target || b.emulated();
-    const stream_handle s = host ? nullptr : live_handle(stream, api);
+    // A closed stream is refused on every backend, so emulation catches the mistake too.
+    const stream_handle live = live_handle(stream, api);
+    const stream_handle s = host ? nullptr : live;
     // A GPU reads host inputs from a device copy and writes host outputs through one; the
     // temporaries' frees are ordered on the stream after the kernels.
     array_view src = v, dst = out.view;

@@ -56,6 +56,7 @@ call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) co
     call_plan p;
     p.loop = select_loop(inputs);
     if (p.loop < 0) throw type_error(no_loop_message(inputs));
+    check_weak_scalars(inputs, m_loops[p.loop].in, m_name);
     p.out_type = m_loops[p.loop].out;
     small_vector<const shape_t*, 8> shapes;
     bool all_fortran = false;
@@ -132,8 +133,8 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
     if (n == 0) return;
     const bool emulated = active_backend().emulated();
     const bool host = m_target != target::cuda || emulated;
+    live_handle(stream, m_name.c_str());  // a closed stream is refused on every backend
     if (!host) {
-        live_handle(stream, m_name.c_str());
         const int current = active_backend().current_device();
         auto check_device = [&](const operand& op, const std::string& what) {
             const device_buffer* b = op.device.buffer().get();
@@ -245,7 +246,9 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
     const std::int64_t n = checked_size(plan.shape, m_name.c_str());
     const loop& l = loop_at(plan.loop);
     const bool host = m_target != target::cuda || active_backend().emulated();
-    const stream_handle s = host ? nullptr : live_handle(stream, m_name.c_str());
+    // A closed stream is refused on every backend, so emulation catches the mistake too.
+    const stream_handle live = live_handle(stream, m_name.c_str());
+    const stream_handle s = host ? nullptr : live;
 
     // Operand views the kernel will use; temporaries live until the launch is queued
     // (their frees are stream-ordered after it).

@@ -33,7 +33,7 @@ struct out_of_memory : error {
     using error::error;
 };
 
-// -> ValueError / TypeError / IndexError: bad arguments from the user.
+// -> ValueError / TypeError / IndexError / OverflowError: bad arguments from the user.
 struct value_error : error {
     using error::error;
 };
@@ -41,6 +41,10 @@ struct type_error : error {
     using error::error;
 };
 struct index_error : error {
+    using error::error;
+};
+// -> OverflowError: a Python integer that the chosen type cannot hold (NumPy 2, NEP 50).
+struct overflow_error : error {
     using error::error;
 };
 
