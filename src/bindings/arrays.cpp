@@ -102,7 +102,10 @@ std::vector<nu::index_item> as_index(py::handle key) {
         nu::index_item it;
         if (is_integer(k)) {
             it.what = nu::index_item::kind::integer;
-            it.value = k.cast<std::int64_t>();
+            if (!to_int64(k, &it.value)) {
+                throw nu::index_error("DeviceNDArray.__getitem__(): index " + repr_of(k) +
+                                      " is out of bounds (it does not fit in int64)");
+            }
         } else if (py::isinstance<py::slice>(k)) {
             it.what = nu::index_item::kind::slice;
             auto field = [&](const char* name) -> std::optional<std::int64_t> {
@@ -112,7 +115,11 @@ std::vector<nu::index_item> as_index(py::handle key) {
                     throw nu::type_error("DeviceNDArray.__getitem__(): slice indices must be "
                                          "integers or None (got " + repr_of(v) + ")");
                 }
-                return v.cast<std::int64_t>();
+                std::int64_t value = 0;
+                if (!to_int64(v, &value)) {  // clamp like Python's slice.indices()
+                    value = py::int_(v) < py::int_(0) ? INT64_MIN : INT64_MAX;
+                }
+                return value;
             };
             it.start = field("start");
             it.stop = field("stop");

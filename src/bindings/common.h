@@ -35,6 +35,9 @@ struct py_stream {
 
 std::string repr_of(py::handle obj);
 bool is_integer(py::handle obj);
+// An integer (anything with __index__) as int64; false when it does not fit, so each caller
+// raises the error its API calls for (IndexError, AxisError, ValueError...).
+bool to_int64(py::handle obj, std::int64_t* out);
 // `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's stream.
 nu::stream_ref as_stream(py::handle obj, const char* api);
 nu::dtype as_dtype(py::handle obj, const char* api);

@@ -13,6 +13,19 @@ bool is_integer(py::handle obj) {
 
 // `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's
 // stream object (CuPy's `.ptr`, Numba's `.handle`).
+bool to_int64(py::handle obj, std::int64_t* out) {
+    PyObject* index = PyNumber_Index(obj.ptr());
+    if (index == nullptr) {
+        PyErr_Clear();
+        return false;
+    }
+    int overflow = 0;
+    *out = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return overflow == 0;
+}
+
 nu::stream_ref as_stream(py::handle obj, const char* api) {
     // The common cases first, with plain type checks: pybind11's isinstance<T> looks the
     // type up by typeid on every call.
@@ -36,7 +49,12 @@ nu::stream_ref as_stream(py::handle obj, const char* api) {
                              "(): stream must be 0, a Stream from cuda.stream(), or a CuPy/"
                              "Numba stream (got " + repr_of(obj) + ")");
     }
-    const auto value = handle.cast<std::uintptr_t>();
+    std::int64_t signed_value = 0;
+    if (!to_int64(handle, &signed_value) || signed_value < 0) {
+        throw nu::value_error(std::string(api) + "(): stream handle must be a non-negative pointer "
+                              "value (got " + repr_of(handle) + ")");
+    }
+    const auto value = static_cast<std::uintptr_t>(signed_value);
     // 1 and 2 are the CAI spellings of the legacy and per-thread default streams.
     if (value == 0 || value == 1) return nu::default_stream();
     return nu::external_stream(reinterpret_cast<nu::stream_handle>(value));

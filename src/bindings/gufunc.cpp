@@ -62,7 +62,21 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     if (loop < 0) throw nu::type_error(g.no_loop_message(ops));
     const nu::gufunc_loop& l = g.loops()[loop];
     nu::check_weak_scalars(ops, l.types, g.name());
-    for (std::size_t i = 0; i < nin; ++i) ops[i] = gufunc_operand(who, ops[i], l.types[i], args[i], keep);
+    // A writable host input of another dtype is worked on as a converted copy and written
+    // back afterwards, so the function's writes reach it as they would without conversion.
+    std::vector<std::pair<py::handle, py::object>> writable_back;  // (user's array, copy)
+    for (std::size_t i = 0; i < nin; ++i) {
+        const nu::operand before = ops[i];
+        ops[i] = gufunc_operand(who, ops[i], l.types[i], args[i], keep);
+        const bool converted = before.where == nu::operand::kind::host && before.view.type != l.types[i];
+        if (!converted || !g.writable(static_cast<int>(i)) || !py::isinstance<py::array>(args[i])) continue;
+        if (!nu::can_cast_same_kind(l.types[i], before.view.type)) {
+            throw nu::type_error(g.name() + "(): writable argument " + std::to_string(i + 1) + " is " +
+                                 nu::dtype_name(before.view.type) + ", and the loop's " +
+                                 nu::dtype_name(l.types[i]) + " cannot be written back with casting rule 'same_kind'");
+        }
+        writable_back.emplace_back(args[i], keep.back());
+    }
 
     // Outputs passed in are read-write; one of another dtype is worked on as a converted
     // copy and written back with NumPy's same_kind rule.
@@ -103,6 +117,9 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     {
         py::gil_scoped_release nogil;
         g.execute(plan, ops, out_ops, s);
+    }
+    for (auto& [user_in, copy] : writable_back) {
+        py::module_::import("numpy").attr("copyto")(user_in, copy, py::arg("casting") = "same_kind");
     }
     for (auto& [user_out, copy] : write_back) {
         py::module_::import("numpy").attr("copyto")(user_out, copy, py::arg("casting") = "same_kind");

@@ -111,6 +111,14 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
             throw nu::type_error(who.name + "(): " + what + " must be a NumPy array for the cpu and "
                                  "parallel targets (got a device array)");
         }
+        if (!is_device_array(out)) {
+            // CAI's data is (pointer, read_only): a read-only producer is no place to write.
+            py::object data = out.attr("__cuda_array_interface__")["data"];
+            if (py::isinstance<py::tuple>(data) && py::len(data) == 2 && py::bool_(data[py::int_(1)])) {
+                throw nu::value_error(who.name + "(): " + what + " is read-only (its "
+                                      "__cuda_array_interface__ says so)");
+            }
+        }
         op = to_operand(who, out, index, nullptr);
     } else if (py::isinstance<py::array>(out)) {
         py::array arr = py::reinterpret_borrow<py::array>(out);

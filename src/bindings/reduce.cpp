@@ -35,9 +35,9 @@ void bind_reduce(py::module_& m) {
                 throw nu::type_error(api + "(): axis must be None, an int or a tuple of ints (got " +
                                      repr_of(axis) + ")");
             }
-            const std::int64_t v = a.cast<std::int64_t>();
-            if (v < -ndim || v >= ndim) {
-                throw_axis_error(api + "(): axis " + std::to_string(v) +
+            std::int64_t v = 0;
+            if (!to_int64(a, &v) || v < -ndim || v >= ndim) {
+                throw_axis_error(api + "(): axis " + repr_of(a) +
                                  " is out of bounds for array of dimension " + std::to_string(ndim));
             }
             const int d = static_cast<int>(v < 0 ? v + ndim : v);
