@@ -1,7 +1,8 @@
-"""Bugs found in review (branch `review`). Each test states what NumPy / DESIGN.md expects
-and what the package does today. Tests that crash or hang the interpreter run their
-repro in a subprocess (a script file: the translator reads function source with inspect),
-so a segfault or deadlock fails the test instead of killing the session.
+"""Regression tests for bugs found in an adversarial review. Each test states what NumPy /
+DESIGN.md expects; its comment says what the package did before the fix ("Was:").
+Tests whose bug crashed or hung the interpreter run their repro in a subprocess (a script
+file: the translator reads function source with inspect), so a regression fails the test
+instead of killing the session.
 """
 
 import os
@@ -79,7 +80,7 @@ def _rsum(a, b):
 
 def test_concurrent_first_calls_of_one_ufunc_do_not_deadlock(tmp_path):
     # DESIGN §3/§5: calls may come from several threads. Expected: four threads calling the
-    # same (not yet compiled) ufunc all finish. Actual: deadlock. ufunc::kernel()
+    # same (not yet compiled) ufunc all finish. Was: deadlock. ufunc::kernel()
     # (src/dispatch/ufunc.cpp) holds m_mutex while the blocking_section has released the
     # GIL for the compile; a second thread (small host call, GIL held) blocks on m_mutex,
     # and the first can never re-take the GIL.
@@ -105,7 +106,7 @@ def test_concurrent_first_calls_of_one_ufunc_do_not_deadlock(tmp_path):
 
 def test_list_inputs_are_kept_alive_during_the_call(tmp_path):
     # README: inputs may be anything np.asarray accepts (lists). Expected: add(list, list)
-    # == 3.0 everywhere. Actual: segfault (large lists) or garbage (small lists): to_operand
+    # == 3.0 everywhere. Was: segfault (large lists) or garbage (small lists): to_operand
     # (src/bindings/operands.cpp) converts the list with np.asarray into a local py::array
     # that is destroyed when to_operand returns; the operand's view dangles.
     proc = _run(tmp_path, """
@@ -143,7 +144,7 @@ def test_gufunc_list_input_kept_alive(tmp_path):
 
 def test_device_out_aliasing_a_reversed_input(tmp_path):
     # README: out= may alias an input; a partly overlapping input is read from a copy, as in
-    # NumPy. Expected: neg(d[::-1], out=d) == -arange(6)[::-1]. Actual: MemoryError
+    # NumPy. Expected: neg(d[::-1], out=d) == -arange(6)[::-1]. Was: MemoryError
     # (std::bad_alloc), or a segfault for add(d, d.T, out=d). ufunc::launch
     # (src/dispatch/ufunc.cpp) copies the overlapping device input with copy_from_device ->
     # cast_into -> caster().execute -> launch() again, which re-uses and clobbers the
@@ -170,7 +171,7 @@ def test_device_out_aliasing_a_reversed_input(tmp_path):
 @pytest.mark.parametrize("case", ["reverse", "strided", "transpose"])
 def test_device_setitem_from_overlapping_view(case):
     # NumPy: x[:] = x[::-1] etc. give the values of the source before the assignment.
-    # Actual: CompileError from the host compiler ("mismatched argument pack lengths"): the
+    # Was: CompileError from the host compiler ("mismatched argument pack lengths"): the
     # strided device copy (cast_into) of overlapping views re-enters ufunc::launch (see the
     # test above) and builds a kernel for a corrupted variant.
     x = np.arange(9.0).reshape(3, 3) if case == "transpose" else np.arange(10.0)
@@ -190,7 +191,7 @@ def test_device_setitem_from_overlapping_view(case):
 # ------------------------------------------------------- 5. d[i] = scalar fails
 
 def test_device_setitem_integer_index():
-    # NumPy: a[2] = -1.5 sets one element. Actual: ValueError "source has shape (1,), the
+    # NumPy: a[2] = -1.5 sets one element. Was: ValueError "source has shape (1,), the
     # device array has ()". DeviceNDArray.__setitem__ (src/bindings/arrays.cpp) runs the
     # value through np.ascontiguousarray, which turns a 0-d array into shape (1,).
     d = cuda.to_device(np.arange(4.0))
@@ -200,7 +201,7 @@ def test_device_setitem_integer_index():
 
 def test_device_setitem_device_value_broadcasts():
     # README: "a[...] = value (NumPy broadcasting)". Expected: a device row broadcast over
-    # the rows, as NumPy does for x[:, :] = x[0]. Actual: ValueError "source float64(4,)
+    # the rows, as NumPy does for x[:, :] = x[0]. Was: ValueError "source float64(4,)
     # does not match destination float64(3, 4)": device sources must match exactly
     # (copy_to_device in src/bindings/arrays.cpp).
     x = np.arange(12.0).reshape(3, 4)
@@ -214,7 +215,7 @@ def test_device_setitem_device_value_broadcasts():
 
 def test_device_array_byte_size_overflow_is_refused(tmp_path):
     # NumPy: np.empty(2**62) raises ValueError (array is too big). Expected the same (or
-    # MemoryError). Actual: a DeviceNDArray of 2**62 float64 with nbytes == 0 backed by a
+    # MemoryError). Was: a DeviceNDArray of 2**62 float64 with nbytes == 0 backed by a
     # 16-byte allocation; writing into it segfaults. device_array::empty
     # (src/array/device_array.cpp) checks the element count (checked_size) but not
     # count * itemsize; byte_extent overflows.
@@ -236,7 +237,7 @@ def test_device_array_byte_size_overflow_is_refused(tmp_path):
 def test_gufunc_device_out_aliasing_input():
     # NumPy copies gufunc inputs that overlap an output (np.matmul(a, a, out=a) == a @ a);
     # our host path agrees (rev(b, out=b) reverses b). Expected the same for device arrays.
-    # Actual: [5, 4, 3, 3, 4, 5]: the kernel reads the input while overwriting it
+    # Was: [5, 4, 3, 3, 4, 5]: the kernel reads the input while overwriting it
     # (gufunc::execute in src/dispatch/gufunc.cpp has no overlap check for device operands).
     host = np.arange(6.0)
     np.testing.assert_array_equal(_rev(host, out=host), np.arange(6.0)[::-1])  # passes
@@ -249,7 +250,7 @@ def test_gufunc_device_out_aliasing_input():
 @pytest.mark.parametrize("call", ["ufunc_host", "ufunc_device_out", "reduce"])
 def test_closed_stream_is_refused(call):
     # README: "Using a closed stream raises ValueError" (and gufuncs, to_device, copies
-    # and ufuncs allocating a device result do). Actual: these calls run silently on the
+    # and ufuncs allocating a device result do). Was: these calls run silently on the
     # host backend: ufunc::execute (src/dispatch/ufunc.cpp) only checks the stream when not
     # on the host backend, and reducer::execute never does.
     s = cuda.stream()
@@ -300,7 +301,7 @@ def test_vectorize_with_64_inputs_fails_clearly_or_works(tmp_path):
 def test_weak_int_out_of_range_for_array_dtype_is_not_value_based():
     # DESIGN §2: Python scalars are weak (NEP 50). NumPy 2: np.add(int8_array, 300) raises
     # OverflowError (the Python int takes the array's dtype; no value-based promotion).
-    # Actual: the int16 loop is chosen because 300 does not fit int8, and an int16 array
+    # Was: the int16 loop is chosen because 300 does not fit int8, and an int16 array
     # [301] comes back: the result dtype depends on the scalar's value (loop selection in
     # src/dispatch/casting.cpp / first_matching_loop).
     with pytest.raises(OverflowError):
@@ -310,7 +311,7 @@ def test_weak_int_out_of_range_for_array_dtype_is_not_value_based():
 
 
 def test_weak_negative_int_with_unsigned_array():
-    # NumPy 2: np.add(uint8_array, -1) raises OverflowError. Actual: the int64 loop is
+    # NumPy 2: np.add(uint8_array, -1) raises OverflowError. Was: the int64 loop is
     # picked and int64 [0] is returned.
     with pytest.raises(OverflowError):
         _uadd(np.array([1], np.uint8), -1)
@@ -319,7 +320,7 @@ def test_weak_negative_int_with_unsigned_array():
 # ---------------------------------------------------------- 11. unclear errors
 
 def test_huge_index_gives_index_error():
-    # NumPy: IndexError for an index beyond int64. Actual: RuntimeError "Unable to cast
+    # NumPy: IndexError for an index beyond int64. Was: RuntimeError "Unable to cast
     # Python instance of type <class 'int'> to C++ type '?' (#define
     # PYBIND11_DETAILED_ERROR_MESSAGES ...)" from as_index (src/bindings/arrays.cpp).
     d = cuda.to_device(np.arange(4.0))
@@ -329,14 +330,14 @@ def test_huge_index_gives_index_error():
 
 def test_negative_stream_handle_gives_clear_error():
     # README Errors: bad arguments raise TypeError/ValueError naming the function and the
-    # argument. Actual: stream=-1 raises RuntimeError "Unable to cast Python instance of
+    # argument. Was: stream=-1 raises RuntimeError "Unable to cast Python instance of
     # type <class 'int'> to C++ type '?'" (as_stream's integer cast).
     with pytest.raises((TypeError, ValueError), match="stream"):
         _add(np.ones(3), np.ones(3), stream=-1)
 
 
 def test_reduce_huge_axis_gives_axis_error():
-    # NumPy: AxisError for axis=2**70. Actual: RuntimeError from pybind11's int64 cast
+    # NumPy: AxisError for axis=2**70. Was: RuntimeError from pybind11's int64 cast
     # (reduce_axes in src/bindings/reduce.cpp).
     with pytest.raises(np.exceptions.AxisError):
         _rsum(np.arange(6.0).reshape(2, 3), axis=2**70)
@@ -354,7 +355,7 @@ def test_writable_arg_of_another_dtype_keeps_the_write():
     # README: host inputs the function writes are copied back when named in writable_args.
     # A float64 input gets the write (x[0] == 1). A float32 input is converted to a float64
     # copy (gufunc_operand, src/bindings/gufunc.cpp) that is never written back, so the
-    # write is silently lost. Expected x32[0] == 1 (or a clear error); actual 0.
+    # write is silently lost. Expected x32[0] == 1 (or a clear error); was 0.
     x32 = np.zeros(3, np.float32)
     _bump(x32)
     assert x32[0] == 1.0
@@ -375,7 +376,7 @@ class _ReadOnlyCAI:
 
 def test_read_only_cai_out_is_refused():
     # A read-only NumPy out raises ValueError "out is read-only"; the CAI equivalent
-    # (data = (ptr, True)) should too. Actual: the ufunc writes into it
+    # (data = (ptr, True)) should too. Was: the ufunc writes into it
     # (import_cuda_array in src/bindings/arrays.cpp ignores the read_only flag).
     d = cuda.to_device(np.arange(3.0))
     with pytest.raises(ValueError, match="read-only"):
