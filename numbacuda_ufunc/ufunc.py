@@ -136,6 +136,8 @@ class UFunc(_core.UFunc):
             self._reducer = engine
         if initial is _NO_VALUE:
             initial = None if self.identity in (None, "reorderable") else self.identity
+        if axis == 0 and getattr(a, "ndim", np.ndim(a)) == 0:
+            axis = None  # NumPy accepts axis=0 for a 0-d array: it reduces the one element
         return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
                            False, api)
 

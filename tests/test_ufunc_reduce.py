@@ -61,6 +61,9 @@ def test_default_axis_is_zero_and_scalars():
     np.testing.assert_array_equal(add.reduce(x), x.sum(axis=0))
     got = add.reduce(np.arange(5.0))
     assert isinstance(got, np.float64) and got == 10.0
+    # NumPy accepts the default axis=0 on a 0-d array: the one element (with initial).
+    assert add.reduce(np.array(5)) == np.add.reduce(np.array(5)) == 5
+    assert add.reduce(np.array(5), initial=10) == 15
 
 
 def test_loop_selection_dtype_and_casting():

@@ -498,3 +498,9 @@ def first_safe_loop(uf, dtypes):
             if all((d == t) if exact else np.can_cast(d, t, "safe") for d, t in zip(dtypes, types)):
                 return np.dtype(out)
     raise AssertionError("no loop")
+
+
+def test_non_native_byte_order_inputs_are_converted_like_numpy():
+    x = np.arange(5, dtype=">f8")
+    np.testing.assert_array_equal(poly_ufunc(x, x), poly(x.astype("<f8"), x.astype("<f8")))
+    assert poly_ufunc(x, 1.0).dtype == np.float64

@@ -74,6 +74,13 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
     const py::array arr = is_ndarray ? py::reinterpret_borrow<py::array>(arg)
                                      : py::array(py::module_::import("numpy").attr("asarray")(arg));
     if (!is_ndarray) uf.keep->push_back(arr);
+    const char order = arr.dtype().byteorder();
+    if (order == '<' || order == '>') {
+        // Non-native byte order ('=' is native): NumPy converts such inputs; so do we.
+        py::object native = arr.attr("astype")(arr.dtype().attr("newbyteorder")("="));
+        uf.keep->push_back(native);
+        return to_operand(uf, native, index, is_cupy);
+    }
     nu::array_view view = host_view(arr, [&] { return arg_name(uf, index); });
     if (view.ndim() == 0) {
         op.value.type = view.type;
