@@ -7,14 +7,13 @@ namespace nu::bindings {
 
 // An operand of the loop's dtype: host arrays and scalars are converted here with NumPy
 // (host data), device arrays of another dtype by the engine, on the device.
-nu::operand gufunc_operand(const caller& who, nu::operand op, nu::dtype loop_type, py::handle arg,
-                           std::vector<py::object>& keep) {
+nu::operand gufunc_operand(const caller& who, nu::operand op, nu::dtype loop_type, py::handle arg) {
     if (op.where == nu::operand::kind::device || (op.where == nu::operand::kind::host && op.view.type == loop_type)) {
         return op;
     }
     // Scalars become 0-d arrays; a host array of another dtype is converted (a copy).
     py::array arr = py::module_::import("numpy").attr("asarray")(arg, to_numpy_dtype(loop_type));
-    keep.push_back(arr);
+    who.keep->push_back(arr);
     nu::operand converted;
     converted.where = nu::operand::kind::host;
     converted.view = host_view(arr, (who.name + "()").c_str());
@@ -67,7 +66,7 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     std::vector<std::pair<py::handle, py::object>> writable_back;  // (user's array, copy)
     for (std::size_t i = 0; i < nin; ++i) {
         const nu::operand before = ops[i];
-        ops[i] = gufunc_operand(who, ops[i], l.types[i], args[i], keep);
+        ops[i] = gufunc_operand(who, ops[i], l.types[i], args[i]);
         const bool converted = before.where == nu::operand::kind::host && before.view.type != l.types[i];
         if (!converted || !g.writable(static_cast<int>(i)) || !py::isinstance<py::array>(args[i])) continue;
         if (!nu::can_cast_same_kind(l.types[i], before.view.type)) {
