@@ -65,3 +65,21 @@ CUPY_BODIES = {
              " + y)"),
     "transc": ("T x, T y", "T z", "z = exp(-x * x) * sin(y)"),
 }
+
+
+# @cuda.jit launch overhead (bench_launch.py): kernels that touch nothing, taking 0, 1, 4
+# or 16 array arguments, compiled by each library from the same Python source.
+def launch0():
+    pass
+
+
+def launch1(a0):
+    pass
+
+
+def launch4(a0, a1, a2, a3):
+    pass
+
+
+def launch16(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15):
+    pass

@@ -11,7 +11,15 @@ import numpy as np
 
 from . import _core
 from ._compile import compile_ptx
-from .compiler.device_function import jit
+from .compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numba)
+    activemask, all_sync, any_sync, atomic, ballot_sync, blockDim, blockIdx, brev, cbrt, clz,
+    const,
+    eq_sync, ffs, fma, grid, gridDim, gridsize, laneid, lanemask_lt, local, popc, selp, shared,
+    shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync, syncthreads, syncthreads_and,
+    syncthreads_count, syncthreads_or, syncwarp, threadfence, threadfence_block,
+    threadfence_system, threadIdx, warpsize,
+)
+from .kernel import Kernel, jit
 from .reduce import Reduce, reduce
 from .types import from_dtype
 
@@ -23,7 +31,7 @@ __all__ = [
     "list_devices", "select_device", "close", "synchronize", "to_device", "device_array",
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
     "default_stream", "legacy_default_stream", "external_stream", "memory_stats",
-    "current_context", "is_emulated", "jit", "compile_ptx", "reduce", "Reduce",
+    "current_context", "is_emulated", "jit", "Kernel", "compile_ptx", "reduce", "Reduce",
 ]
 
 

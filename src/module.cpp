@@ -51,5 +51,6 @@ PYBIND11_MODULE(_core, m) {
     bind_ufunc(m);
     bind_gufunc(m);
     bind_reduce(m);
+    bind_kernel(m);
 }
 

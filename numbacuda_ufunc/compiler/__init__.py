@@ -3,6 +3,6 @@
 Pure Python; never imports the C++ engine. See :func:`translate`.
 """
 
-from .translate import HEADER, TranslatedFunction, translate
+from .translate import HEADER, TranslatedFunction, TranslatedKernel, translate, translate_kernel
 
-__all__ = ["HEADER", "TranslatedFunction", "translate"]
+__all__ = ["HEADER", "TranslatedFunction", "TranslatedKernel", "translate", "translate_kernel"]

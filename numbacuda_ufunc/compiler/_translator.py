@@ -20,6 +20,7 @@ import numpy as np
 
 from ..types import Scalar
 from . import _arrays as arrays
+from . import _kernel_api as kernel_api
 from ._library import call_library, lookup_attribute, lookup_global_function
 from ._source import error_at
 from ._types import (
@@ -136,8 +137,11 @@ class FunctionTranslator:
                 break
         else:
             raise self.error(self.node, "types of the local variables do not settle")
-        if isinstance(self.ret, Bottom) and not self.returns_none and body is not None:
-            self.ret = None
+        if isinstance(self.ret, Bottom) and body is not None and not any(
+                isinstance(n, ast.Return) and n.value is not None
+                and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+                for n in ast.walk(self.node)):
+            self.ret = None  # no `return <value>` anywhere: the function returns None
         if isinstance(self.ret, Bottom):
             raise self.error(self.node, "cannot infer the return type (recursion without a "
                                         "base case that returns first?)")
@@ -534,8 +538,23 @@ class FunctionTranslator:
         if isinstance(value, pytypes.ModuleType):
             if value in (math, cmath, np):
                 return Val("", ModuleRef(value))
+            if value.__name__.partition(".")[0] == "numbacuda_ufunc":  # cuda, types
+                return Val("", kernel_api.NamespaceRef(value, value.__name__))
             raise self.error(node, f"module '{value.__name__}' cannot be used in a translated "
-                                   f"function (supported: math, cmath, numpy)")
+                                   f"function (supported: math, cmath, numpy, cuda)")
+        key = getattr(type(value), "_nu_intrinsic", None) and value._nu_intrinsic
+        if key:
+            return kernel_api.value(self, node, kernel_api.IntrinsicRef(key))
+        if isinstance(getattr(value, "_nu_namespace", None), str):
+            return Val("", kernel_api.NamespaceRef(value, f"cuda.{value._nu_namespace}"))
+        if isinstance(value, np.ndarray):
+            return kernel_api.constant_array(self, node, name, value)
+        if isinstance(value, np.dtype):
+            try:
+                from ..types import from_dtype
+                return Val("", TypeRef(from_dtype(value)))
+            except TypeError:
+                raise self.error(node, f"'{name}' is an unsupported dtype ({value})") from None
         try:
             v = const_val(value)
         except PromotionError as exc:
@@ -569,6 +588,11 @@ class FunctionTranslator:
             if r is None:
                 raise self.error(e, f"{base.type.module.__name__}.{e.attr} is not supported")
             return r if isinstance(r, Val) else Val("", r)
+        if isinstance(base.type, kernel_api.NamespaceRef):
+            r = kernel_api.attribute(self, e, base.type, e.attr)
+            if r is None:
+                raise self.error(e, f"{base.type.name}.{e.attr} is not supported")
+            return r
         if isinstance(base.type, Bottom):
             return Val("0", BOTTOM)
         if is_array(base.type):
@@ -807,6 +831,8 @@ class FunctionTranslator:
             return Val(self.cast(e, args[0], ref.scalar), ref.scalar)
         if isinstance(ref, PyFuncRef):
             return self.call_function(e, ref.fn, args, kwargs)
+        if isinstance(ref, kernel_api.IntrinsicRef):
+            return kernel_api.call(self, e, ref, args, kwargs)
         raise self.error(e, f"{getattr(ref, 'name', ref)} is not callable")
 
     def call_function(self, node, fn, args, kwargs):

@@ -19,9 +19,11 @@ from ._source import error_at, load_source
 from ._translator import FunctionTranslator
 from ._types import BOTTOM, TupleType, strong, typecode
 
-__all__ = ["HEADER", "TranslatedFunction", "translate"]
+__all__ = ["HEADER", "KERNEL_HEADER", "TranslatedFunction", "TranslatedKernel", "translate",
+           "translate_kernel"]
 
 HEADER = '#include "nu_array.cuh"\n'
+KERNEL_HEADER = '#include "kernel.cuh"\n'
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,16 @@ class _Record:
 class _Context:
     """Translation of one entry function and everything it calls."""
 
-    def __init__(self):
+    def __init__(self, kernel=False):
         self.records = {}
         self.order = []  # callees before callers
         self.stack = []
+        # @cuda.jit kernels (src/compiler/_kernel_api.py): what the launch must know.
+        self.kernel = kernel
+        self.cooperative = False  # barriers or warp intrinsics
+        self.static_shared_bytes = 0
+        self.constants = {}  # frozen global arrays -> their symbol
+        self.file_scope = []  # definitions of those arrays
 
     def function(self, fn, arg_types, caller=None, node=None, declared_return=None):
         key = (fn, arg_types, declared_return)
@@ -150,6 +158,53 @@ def translate(pyfunc, arg_types, return_type=None) -> TranslatedFunction:
     with _cache_lock:
         _cache.setdefault(fn, {})[key] = tf
     return tf
+
+
+@dataclass(frozen=True)
+class TranslatedKernel:
+    """A translated @cuda.jit kernel: the ``__device__ void`` function ``name`` (with its
+    helpers and frozen global arrays in ``source``), and what its launch must know."""
+
+    name: str
+    py_name: str
+    arg_types: tuple
+    source: str  # no #include; the engine adds kernel.cuh and the entry point
+    cooperative: bool  # uses barriers or warp intrinsics
+    static_shared_bytes: int
+
+    @property
+    def cuda_source(self) -> str:
+        return KERNEL_HEADER + self.source
+
+
+def translate_kernel(pyfunc, arg_types) -> TranslatedKernel:
+    """Translate ``pyfunc`` as a @cuda.jit kernel for the given argument types (scalars
+    and arrays of at least one dimension). Raises CompileError for anything outside the
+    subset, for a kernel that returns a value, and for misuse of the ``cuda`` intrinsics."""
+    fn = getattr(pyfunc, "py_func", pyfunc)
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
+    types = _as_types(arg_types)
+    key = ("kernel", types)
+    with _cache_lock:
+        hit = _cache.get(fn, {}).get(key)
+    if hit is not None:
+        return hit
+    ctx = _Context(kernel=True)
+    rec = ctx.function(fn, types)
+    if rec.return_type is not None:
+        src = load_source(fn)
+        raise error_at(src, src.node, f"kernel '{fn.__name__}' returns a value "
+                                      f"({rec.return_type}); kernels return nothing: write "
+                                      f"results into an array argument")
+    scope = "\n".join(ctx.file_scope)
+    tk = TranslatedKernel(
+        name=rec.name, py_name=fn.__name__, arg_types=types,
+        source=(scope + "\n\n" if scope else "") + _source_of(ctx.order),
+        cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes)
+    with _cache_lock:
+        _cache.setdefault(fn, {})[key] = tk
+    return tk
 
 
 __all__ += ["error_at"]

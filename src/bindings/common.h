@@ -27,6 +27,7 @@ void bind_compile(py::module_& m);
 void bind_ufunc(py::module_& m);
 void bind_gufunc(py::module_& m);
 void bind_reduce(py::module_& m);
+void bind_kernel(py::module_& m);
 
 // ---------------------------------------------------------------- conversions (convert.cpp)
 struct py_stream {

@@ -17,6 +17,18 @@ struct device_info {
     int multiprocessors = 0;
     int max_threads_per_block = 0;
     int warp_size = 32;
+    int max_block_dim[3] = {1024, 1024, 64};
+    int max_grid_dim[3] = {2147483647, 65535, 65535};
+    int shared_per_block = 48 * 1024;        // static + dynamic, without opting in
+    int shared_per_block_optin = 48 * 1024;  // dynamic shared memory a kernel may opt in to
+};
+
+// A kernel launch's shape: blocks per grid, threads per block (x, y, z) and the bytes of
+// dynamic shared memory.
+struct launch_shape {
+    unsigned grid[3] = {1, 1, 1};
+    unsigned block[3] = {1, 1, 1};
+    unsigned dynamic_shared = 0;
 };
 
 struct memory_stats {
@@ -81,6 +93,15 @@ public:
     virtual void* module_function(void* module, const std::string& name) = 0;
     virtual void launch(void* function, unsigned grid, unsigned block, stream_handle s,
                         void* params) = 0;
+    // A @cuda.jit kernel launch: any shape, dynamic shared memory (opted in above the
+    // default limit), one by-value parameter block.
+    virtual void launch_shaped(void* function, const launch_shape& shape, stream_handle s,
+                               void* params) = 0;
+    // Most threads per block `function` can be launched with (its registers decide).
+    virtual int function_max_threads(void* function) = 0;
+    // Device address and size of the module's global variable `name` (debug launches read
+    // the kernel's error record through it).
+    virtual void* module_global(void* module, const std::string& name, std::size_t* bytes) = 0;
 
     // Page-locked host memory (plain host memory when emulated).
     virtual void* allocate_pinned(std::size_t bytes) = 0;

@@ -61,6 +61,14 @@ public:
         info.multiprocessors = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
         info.max_threads_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
         info.warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev);
+        info.max_block_dim[0] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, dev);
+        info.max_block_dim[1] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, dev);
+        info.max_block_dim[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, dev);
+        info.max_grid_dim[0] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, dev);
+        info.max_grid_dim[1] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, dev);
+        info.max_grid_dim[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, dev);
+        info.shared_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
+        info.shared_per_block_optin = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
         std::size_t total = 0;
         NU_CU(m_api, cuDeviceTotalMem, &total, dev);
         info.total_memory = total;
@@ -290,6 +298,35 @@ public:
         void* args[] = {params};
         NU_CU(m_api, cuLaunchKernel, static_cast<CUfunction>(function), grid, 1, 1, block, 1, 1, 0,
               static_cast<CUstream>(s), args, nullptr);
+    }
+
+    void launch_shaped(void* function, const launch_shape& shape, stream_handle s,
+                       void* params) override {
+        make_current();
+        auto f = static_cast<CUfunction>(function);
+        if (shape.dynamic_shared > 48 * 1024) {
+            // Above 48 KiB a kernel must opt in (sm_70+); the caller checked the device limit.
+            NU_CU(m_api, cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                  static_cast<int>(shape.dynamic_shared));
+        }
+        void* args[] = {params};
+        NU_CU(m_api, cuLaunchKernel, f, shape.grid[0], shape.grid[1], shape.grid[2], shape.block[0],
+              shape.block[1], shape.block[2], shape.dynamic_shared, static_cast<CUstream>(s), args, nullptr);
+    }
+
+    int function_max_threads(void* function) override {
+        int n = 0;
+        NU_CU(m_api, cuFuncGetAttribute, &n, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+              static_cast<CUfunction>(function));
+        return n;
+    }
+
+    void* module_global(void* module, const std::string& name, std::size_t* bytes) override {
+        CUdeviceptr ptr = 0;
+        std::size_t size = 0;
+        NU_CU(m_api, cuModuleGetGlobal, &ptr, &size, static_cast<CUmodule>(module), name.c_str());
+        if (bytes != nullptr) *bytes = size;
+        return reinterpret_cast<void*>(ptr);
     }
 
     void* allocate_pinned(std::size_t bytes) override {

@@ -20,7 +20,8 @@ namespace nu {
     X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute)       \
     X(cuMemPoolTrimTo) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)    \
     X(cuMemHostAlloc) X(cuMemFreeHost) X(cuPointerGetAttribute) X(cuModuleLoadData)      \
-    X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)
+    X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)                          \
+    X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuModuleGetGlobal)
 
 struct driver_api {
 #define NU_DECLARE_FN(name) decltype(&::name) name = nullptr;

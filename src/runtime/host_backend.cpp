@@ -42,6 +42,9 @@ public:
         const unsigned cores = std::thread::hardware_concurrency();
         info.multiprocessors = cores ? static_cast<int>(cores) : 1;
         info.max_threads_per_block = 1024;
+        // Shared memory limits of the GPU emulated most (sm_90): kernels that fit here fit there.
+        info.shared_per_block = 48 * 1024;
+        info.shared_per_block_optin = 227 * 1024;
         return info;
     }
 
@@ -120,6 +123,13 @@ public:
     }
     void launch(void*, unsigned, unsigned, stream_handle, void*) override {
         throw cuda_support_error("the host backend cannot launch CUDA kernels");
+    }
+    void launch_shaped(void*, const launch_shape&, stream_handle, void*) override {
+        throw cuda_support_error("the host backend cannot launch CUDA kernels");
+    }
+    int function_max_threads(void*) override { return 1024; }
+    void* module_global(void*, const std::string&, std::size_t*) override {
+        throw cuda_support_error("the host backend has no CUDA modules");
     }
 
     void* allocate_pinned(std::size_t bytes) override {

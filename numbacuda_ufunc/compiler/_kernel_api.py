@@ -1,0 +1,387 @@
+"""``cuda.*`` inside @cuda.jit kernels: thread geometry, barriers, shared/local/constant
+arrays, atomics, warp intrinsics and bit tricks.
+
+Each intrinsic becomes a call of ``nu::kern::...`` (src/kernels/kernel.cuh), which runs on
+the GPU and in the host emulation. Geometry values are typed as Python ints (held in 64
+bits), as in Numba's simulator: ``blockIdx.x * blockDim.x`` cannot overflow. The context
+records what the launch must know: whether threads cooperate (barriers and warp
+intrinsics need every thread of a block to run concurrently in the emulation) and how
+many bytes of static shared memory the kernel declares.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..types import Array, Scalar, from_dtype
+from ._types import (
+    BOTTOM,
+    WEAK_BOOL,
+    WEAK_INT,
+    Bottom,
+    TupleType,
+    ctype,
+    is_array,
+    kind_of,
+    strong,
+    unify,
+)
+from ._values import Ref, TypeRef, Val, const_val
+
+__all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "value"]
+
+_AXES = {"x": 0, "y": 1, "z": 2}
+_GEOMETRY = {"threadIdx": "thread_idx", "blockIdx": "block_idx", "blockDim": "block_dim",
+             "gridDim": "grid_dim"}
+_INTS32 = ("int32", "uint32", "int64", "uint64")
+_NUMERIC = _INTS32 + ("float32", "float64")
+_ATOMIC_TYPES = {
+    "add": _NUMERIC, "sub": _NUMERIC, "max": _NUMERIC, "min": _NUMERIC, "nanmax": _NUMERIC,
+    "nanmin": _NUMERIC, "exch": _NUMERIC, "and_": _INTS32, "or_": _INTS32, "xor": _INTS32,
+    "inc": ("uint32", "uint64"), "dec": ("uint32", "uint64"), "cas": _INTS32,
+    "compare_and_swap": _INTS32,
+}
+_ATOMIC_CPP = {"and_": "and", "or_": "or", "compare_and_swap": "cas"}
+_SHUFFLES = {"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"}
+_VOTES = {"all_sync", "any_sync", "ballot_sync", "eq_sync"}
+_COOPERATIVE = {"syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
+                "syncwarp", "activemask", "lanemask_lt"} | _SHUFFLES | _VOTES
+_CONSTANT_LIMIT = 60 * 1024  # bytes of __constant__ data per kernel (the GPU has 64 KiB)
+_UINT32 = Scalar("uint32", "u4")
+_INT32 = Scalar("int32", "i4")
+
+
+class IntrinsicRef(Ref):
+    """``cuda.grid``, ``cuda.syncthreads``, ``cuda.atomic.add``...: ``key`` names it."""
+
+    def __init__(self, key):
+        self.key = key
+        self.name = f"cuda.{key}"
+
+
+class NamespaceRef(Ref):
+    """A Python object whose attributes the translator resolves at compile time: the
+    ``cuda`` module, ``numbacuda_ufunc``, ``cuda.threadIdx``, ``cuda.atomic``..."""
+
+    def __init__(self, obj, name):
+        self.obj = obj
+        self.name = name
+
+
+def _require_kernel(tr, node, what):
+    if not getattr(tr.ctx, "kernel", False):
+        raise tr.error(node, f"{what} can be used only inside @cuda.jit kernels and the "
+                             f"device functions they call (not in vectorize/guvectorize "
+                             f"functions)")
+
+
+def _geometry(axis_fn, axis):
+    return f"nu::kern::{axis_fn}({axis})"
+
+
+def value(tr, node, ref: IntrinsicRef) -> Val:
+    """An intrinsic used as a value: ``cuda.threadIdx.x``, ``cuda.laneid``,
+    ``cuda.warpsize``; anything else is a function and must be called."""
+    key = ref.key
+    base, _, attr = key.partition(".")
+    if base in _GEOMETRY and attr in _AXES:
+        _require_kernel(tr, node, f"cuda.{key}")
+        return Val(_geometry(_GEOMETRY[base], _AXES[attr]), WEAK_INT)
+    if key == "laneid":
+        _require_kernel(tr, node, "cuda.laneid")
+        return Val("nu::kern::lane_id()", WEAK_INT)
+    if key == "warpsize":
+        return const_val(32)
+    return Val("", ref)
+
+
+def attribute(tr, node, ns: NamespaceRef, attr: str):
+    """``<namespace>.attr``: the Val of the attribute, or None when it does not exist."""
+    obj = getattr(ns.obj, attr, None)
+    if obj is None:
+        return None
+    if callable(obj) and getattr(obj, "__module__", "").startswith("numbacuda_ufunc") \
+            and not isinstance(obj, (Scalar, type)) and not hasattr(obj, "py_func") \
+            and not hasattr(obj, "_nu_intrinsic"):
+        return None  # host API (cuda.to_device...): not usable on the device
+    return tr.classify(node, f"{ns.name}.{attr}", obj)
+
+
+def _dtype_arg(tr, node, v: Val, api) -> Scalar:
+    if isinstance(v.type, TypeRef):
+        return v.type.scalar
+    raise tr.error(node, f"{api}: dtype must be a scalar type such as float32 or np.float32 "
+                         f"(got {getattr(v.type, 'name', v.type)})")
+
+
+def _shape_arg(tr, node, v: Val, api, allow_zero):
+    shape = v.const
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not (isinstance(shape, tuple) and shape
+            and all(isinstance(s, int) and not isinstance(s, bool) for s in shape)):
+        raise tr.error(node, f"{api}: shape must be an integer or a tuple of integers known "
+                             f"at compile time (a literal or a global constant)")
+    if allow_zero and shape == (0,):
+        return shape
+    if any(s <= 0 for s in shape):
+        raise tr.error(node, f"{api}: every dimension of the shape must be positive (got "
+                             f"{shape})")
+    return shape
+
+
+def _bind(tr, node, api, args, kwargs, names, required=None):
+    """Positional and keyword arguments of an intrinsic, in the order of ``names``."""
+    required = len(names) if required is None else required
+    if len(args) > len(names):
+        raise tr.error(node, f"{api} takes {len(names)} arguments (got {len(args)})")
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names or k in bound:
+            raise tr.error(node, f"{api} got an unexpected keyword argument '{k}'")
+        bound[k] = v
+    missing = [n for n in names[:required] if n not in bound]
+    if missing:
+        raise tr.error(node, f"{api} is missing the argument '{missing[0]}'")
+    return [bound.get(n) for n in names]
+
+
+def _view(tr, dtype: Scalar, shape, pointer: str) -> Val:
+    t = Array(dtype, len(shape), "C")
+    dims = ", ".join(f"{s}LL" for s in shape)
+    return Val(f"nu::kern::contiguous_view<{ctype(dtype)}, {len(shape)}>({pointer}, {{{dims}}})", t)
+
+
+def _memory_array(tr, node, space, args, kwargs):
+    api = f"cuda.{space}.array()"
+    shape_v, dtype_v = _bind(tr, node, api, args, kwargs, ("shape", "dtype"))
+    dtype = _dtype_arg(tr, node, dtype_v, api)
+    shape = _shape_arg(tr, node, shape_v, api, allow_zero=space == "shared")
+    t = ctype(dtype)
+    if space == "shared" and shape == (0,):
+        # Dynamic shared memory: every such array starts at the same address (as in Numba
+        # and CUDA); its length is what the launch gave, in elements.
+        n = f"(long long)(nu::kern::dynamic_shared_bytes() / sizeof({t}))"
+        return Val(f"nu::kern::contiguous_view<{t}, 1>(nu::kern::dynamic_shared<{t}>(), {{{n}}})",
+                   Array(dtype, 1, "C"))
+    count = int(np.prod(shape))
+    name = tr.temp("nu_sh" if space == "shared" else "nu_loc")
+    if space == "shared":
+        if tr.emitting:
+            tr.ctx.static_shared_bytes += count * dtype.dtype.itemsize
+        tr.emit(f"__shared__ {t} {name}[{count}];")
+    else:
+        tr.emit(f"{t} {name}[{count}];")
+    return _view(tr, dtype, shape, name)
+
+
+def constant_array(tr, node, name, arr: np.ndarray) -> Val:
+    """A global NumPy array (or ``cuda.const.array_like(a)``): frozen into the kernel as
+    constant data when the kernel is compiled, as Numba does."""
+    _require_kernel(tr, node, f"the global array '{name}'")
+    try:
+        dtype = from_dtype(arr.dtype)
+    except TypeError:
+        raise tr.error(node, f"global array '{name}' has unsupported dtype {arr.dtype}") from None
+    if arr.ndim == 0:
+        return const_val(arr[()])
+    data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
+    consts = tr.ctx.constants
+    key = (id(arr), data.tobytes(), arr.shape, str(arr.dtype))
+    symbol = consts.get(key)
+    if symbol is None:
+        symbol = f"nu_const_{len(consts)}"
+        raw = data.tobytes()
+        raw += b"\0" * (-len(raw) % 8)
+        words = np.frombuffer(raw, dtype="<u8") if raw else np.zeros(1, "<u8")
+        space = "__constant__" if len(raw) <= _CONSTANT_LIMIT else "__device__"
+        body = ", ".join(f"{int(w):#x}ULL" for w in words)
+        tr.ctx.file_scope.append(f"{space} const unsigned long long {symbol}[{len(words)}] = "
+                                 f"{{{body}}};")
+        consts[key] = symbol
+    shape = arr.shape if arr.size else tuple(max(1, s) for s in arr.shape)
+    t = ctype(dtype)
+    v = _view(tr, dtype, shape, f"reinterpret_cast<const {t}*>({symbol})")
+    if not arr.size:  # an empty global: a view of size 0 (never dereferenced)
+        dims = ", ".join(f"{s}LL" for s in arr.shape)
+        v = Val(f"nu::kern::contiguous_view<{t}, {arr.ndim}>(reinterpret_cast<const {t}*>"
+                f"({symbol}), {{{dims}}})", v.type)
+    return v
+
+
+def _element(tr, node, api, ary: Val, idx: Val):
+    """``T&`` code of ``ary[idx]`` for an atomic: one integer (1-d) or a tuple of them."""
+    if not is_array(ary.type):
+        raise tr.error(node, f"{api}: the first argument must be an array (got "
+                             f"{getattr(ary.type, 'name', ary.type)})")
+    t = ary.type
+    if isinstance(idx.type, TupleType):
+        codes = [f"({idx.code}).v{k}" for k in range(len(idx.type.items))]
+        kinds = [kind_of(it) for it in idx.type.items]
+    else:
+        codes, kinds = [idx.code], [kind_of(idx.type) if not isinstance(idx.type, Ref) else "?"]
+    if any(k != "i" for k in kinds):
+        raise tr.error(node, f"{api}: the index must be an integer or a tuple of integers")
+    if len(codes) != t.ndim:
+        raise tr.error(node, f"{api}: a {t.ndim}-d array needs {t.ndim} indices (got "
+                             f"{len(codes)})")
+    return f"{ary.code}({', '.join(codes)})"
+
+
+def _check_dtype(tr, node, api, dtype: Scalar, allowed):
+    if dtype.name not in allowed:
+        raise tr.error(node, f"{api} is not supported on {dtype.name} arrays (supported: "
+                             f"{', '.join(allowed)})")
+
+
+def _atomic(tr, node, op, args, kwargs):
+    api = f"cuda.atomic.{op}()"
+    if op == "compare_and_swap":
+        ary, old, new = _bind(tr, node, api, args, kwargs, ("ary", "old", "val"))
+        idx = const_val(0)
+        if is_array(ary.type) and ary.type.ndim != 1:
+            raise tr.error(node, f"{api} works on the first element of a 1-d array (got "
+                                 f"{ary.type})")
+    elif op == "cas":
+        ary, idx, old, new = _bind(tr, node, api, args, kwargs, ("ary", "idx", "old", "val"))
+    else:
+        ary, idx, new = _bind(tr, node, api, args, kwargs, ("ary", "idx", "val"))
+        old = None
+    elem = _element(tr, node, api, ary, idx)
+    dtype = ary.type.dtype
+    _check_dtype(tr, node, api, dtype, _ATOMIC_TYPES[op])
+    operands = [v for v in (old, new) if v is not None]
+    for v in operands:
+        tr._numeric(node, v, api)
+    codes = [tr.cast(node, v, dtype) for v in operands]
+    fn = _ATOMIC_CPP.get(op, op)
+    return Val(f"nu::kern::atomic_{fn}({elem}, {', '.join(codes)})", dtype)
+
+
+def _int_arg(tr, node, v, t, api):
+    tr._numeric(node, v, api)
+    if kind_of(v.type) not in ("i", "b"):
+        raise tr.error(node, f"{api}: expected an integer (got {v.type})")
+    return tr.cast(node, v, t)
+
+
+def _grid(tr, node, key, args, kwargs):
+    api = f"cuda.{key}()"
+    (ndim,) = _bind(tr, node, api, args, kwargs, ("ndim",))
+    n = ndim.const
+    if n not in (1, 2, 3) or isinstance(n, bool):
+        hint = " (for a 2-d index write: row, col = cuda.grid(2))" if key == "grid" else ""
+        raise tr.error(node, f"{api}: ndim must be the constant 1, 2 or 3 (got "
+                             f"{n if n is not None else 'a run-time value'}){hint}")
+    if key == "grid":
+        parts = [f"({_geometry('block_idx', a)} * {_geometry('block_dim', a)} + "
+                 f"{_geometry('thread_idx', a)})" for a in range(n)]
+    else:
+        parts = [f"({_geometry('block_dim', a)} * {_geometry('grid_dim', a)})" for a in range(n)]
+    if n == 1:
+        return Val(parts[0], WEAK_INT)
+    tt = TupleType((WEAK_INT,) * n)
+    return Val(f"{ctype(tt)}{{{', '.join(parts)}}}", tt)
+
+
+def _scalar_value(tr, node, v, api):
+    tr._numeric(node, v, api)
+    t = strong(v.type)
+    if kind_of(t) == "c":
+        raise tr.error(node, f"{api}: complex values are not supported (got {t})")
+    return t
+
+
+def _warp(tr, node, key, args, kwargs):
+    api = f"cuda.{key}()"
+    if key in _SHUFFLES:
+        third = {"shfl_sync": "src_lane", "shfl_up_sync": "delta", "shfl_down_sync": "delta",
+                 "shfl_xor_sync": "lane_mask"}[key]
+        mask, v, lane = _bind(tr, node, api, args, kwargs, ("mask", "value", third))
+        t = _scalar_value(tr, node, v, api)
+        if t.name in ("int8", "int16", "uint8", "uint16"):
+            t = _INT32 if t.name.startswith("int") else _UINT32
+        return Val(f"nu::kern::{key}({_int_arg(tr, node, mask, _UINT32, api)}, "
+                   f"{tr.cast(node, v, t)}, {_int_arg(tr, node, lane, WEAK_INT, api)})", t)
+    if key == "eq_sync":
+        mask, v = _bind(tr, node, api, args, kwargs, ("mask", "value"))
+        t = _scalar_value(tr, node, v, api)
+        return Val(f"nu::kern::eq_sync({_int_arg(tr, node, mask, _UINT32, api)}, "
+                   f"{tr.cast(node, v, t)})", WEAK_BOOL)
+    mask, pred = _bind(tr, node, api, args, kwargs, ("mask", "predicate"))
+    m = _int_arg(tr, node, mask, _UINT32, api)
+    tr._numeric(node, pred, api)
+    p = f"int({tr.truth(pred)})"
+    if key == "ballot_sync":
+        return Val(f"nu::kern::ballot_sync({m}, {p})", _UINT32)
+    return Val(f"nu::kern::{key}({m}, {p})", WEAK_BOOL)
+
+
+def _bits(tr, node, key, args, kwargs):
+    api = f"cuda.{key}()"
+    if key == "fma":
+        a, b, c = _bind(tr, node, api, args, kwargs, ("a", "b", "c"))
+        t = strong(tr.promote(node, lambda: unify(unify(a.type, b.type), c.type)))
+        if kind_of(t) != "f":
+            raise tr.error(node, f"{api} takes floating-point values (got {t})")
+        return Val(f"nu::kern::fma({', '.join(tr.cast(node, v, t) for v in (a, b, c))})", t)
+    if key == "selp":
+        c, a, b = _bind(tr, node, api, args, kwargs, ("cond", "a", "b"))
+        for v in (c, a, b):
+            tr._numeric(node, v, api)
+        t = tr.promote(node, lambda: unify(a.type, b.type))
+        return Val(f"({tr.truth(c)} ? {tr.cast(node, a, t)} : {tr.cast(node, b, t)})", t)
+    (x,) = _bind(tr, node, api, args, kwargs, ("x",))
+    tr._numeric(node, x, api)
+    t = strong(x.type)
+    if key == "cbrt":
+        t = t if kind_of(t) == "f" else Scalar("float64", "f8")
+        if kind_of(x.type) == "c":
+            raise tr.error(node, f"{api} takes a real number (got {x.type})")
+        return Val(f"nu::cbrt({tr.cast(node, x, t)})", t)
+    if kind_of(t) != "i":
+        raise tr.error(node, f"{api} takes an integer (got {t})")
+    if t.name in ("int8", "int16", "uint8", "uint16"):
+        t = _INT32 if t.name.startswith("int") else _UINT32
+    if key == "brev":
+        return Val(f"nu::kern::brev({tr.cast(node, x, t)})", t)
+    return Val(f"nu::kern::{key}({tr.cast(node, x, t)})", _INT32)
+
+
+def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
+    """A call of a kernel intrinsic."""
+    key = ref.key
+    _require_kernel(tr, node, f"cuda.{key}()")
+    if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
+        return Val("0", BOTTOM)
+    if key in _COOPERATIVE:
+        tr.ctx.cooperative = True
+    if key in ("grid", "gridsize"):
+        return _grid(tr, node, key, args, kwargs)
+    if key in ("syncthreads", "threadfence", "threadfence_block", "threadfence_system",
+               "activemask", "lanemask_lt"):
+        _bind(tr, node, f"cuda.{key}()", args, kwargs, ())
+        rt = _UINT32 if key in ("activemask", "lanemask_lt") else None
+        return Val(f"nu::kern::{key}()", rt)
+    if key in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
+        (pred,) = _bind(tr, node, f"cuda.{key}()", args, kwargs, ("predicate",))
+        tr._numeric(node, pred, f"cuda.{key}()")
+        return Val(f"nu::kern::{key}(int({tr.truth(pred)}))", _INT32)
+    if key == "syncwarp":
+        (mask,) = _bind(tr, node, "cuda.syncwarp()", args, kwargs, ("mask",), required=0)
+        m = _int_arg(tr, node, mask, _UINT32, "cuda.syncwarp()") if mask else "0xffffffffu"
+        return Val(f"nu::kern::syncwarp({m})", None)
+    if key in ("shared.array", "local.array"):
+        return _memory_array(tr, node, key.partition(".")[0], args, kwargs)
+    if key == "const.array_like":
+        (arr,) = _bind(tr, node, "cuda.const.array_like()", args, kwargs, ("ary",))
+        if not is_array(arr.type):
+            raise tr.error(node, "cuda.const.array_like() takes a global NumPy array")
+        return arr
+    if key.startswith("atomic."):
+        return _atomic(tr, node, key.partition(".")[2], args, kwargs)
+    if key in _SHUFFLES or key in _VOTES:
+        return _warp(tr, node, key, args, kwargs)
+    if key in ("fma", "popc", "clz", "ffs", "brev", "selp", "cbrt"):
+        return _bits(tr, node, key, args, kwargs)
+    raise tr.error(node, f"cuda.{key} is not callable")

@@ -1,0 +1,98 @@
+"""The names kernels use from ``cuda``: ``cuda.threadIdx.x``, ``cuda.grid(1)``,
+``cuda.syncthreads()``, ``cuda.shared.array(...)``, ``cuda.atomic.add(...)``...
+
+They exist only to be recognised by the translator (src/kernels/kernel.cuh implements
+them, on the GPU and in the host emulation). Used from Python outside a kernel they
+raise, as Numba's do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Intrinsic", "Namespace", "activemask", "all_sync", "any_sync", "atomic", "ballot_sync",
+    "blockDim", "blockIdx", "brev", "cbrt", "clz", "const", "eq_sync", "ffs", "fma", "grid",
+    "gridDim", "gridsize", "laneid", "lanemask_lt", "local", "popc", "selp", "shared",
+    "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "syncthreads",
+    "syncthreads_and", "syncthreads_count", "syncthreads_or", "syncwarp", "threadIdx",
+    "threadfence", "threadfence_block", "threadfence_system", "warpsize",
+]
+
+
+class Intrinsic:
+    """A kernel-only function or value; ``key`` is what the translator dispatches on."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str):
+        self.key = key
+
+    @property
+    def _nu_intrinsic(self) -> str:
+        return self.key
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"cuda.{self.key}() can be called only inside a @cuda.jit kernel "
+                           f"(or a device function called from one)")
+
+    def __repr__(self):
+        return f"<kernel intrinsic cuda.{self.key}>"
+
+
+class Namespace:
+    """``cuda.threadIdx``, ``cuda.atomic``, ``cuda.shared``...: attributes are intrinsics."""
+
+    def __init__(self, key: str, names):
+        self._nu_namespace = key
+        for name in names:
+            setattr(self, name, Intrinsic(f"{key}.{name}"))
+
+    def __repr__(self):
+        return f"<kernel namespace cuda.{self._nu_namespace}>"
+
+
+def _dim3(key):
+    return Namespace(key, ("x", "y", "z"))
+
+
+threadIdx = _dim3("threadIdx")
+blockIdx = _dim3("blockIdx")
+blockDim = _dim3("blockDim")
+gridDim = _dim3("gridDim")
+laneid = Intrinsic("laneid")
+warpsize = Intrinsic("warpsize")
+grid = Intrinsic("grid")
+gridsize = Intrinsic("gridsize")
+
+syncthreads = Intrinsic("syncthreads")
+syncthreads_count = Intrinsic("syncthreads_count")
+syncthreads_and = Intrinsic("syncthreads_and")
+syncthreads_or = Intrinsic("syncthreads_or")
+syncwarp = Intrinsic("syncwarp")
+threadfence = Intrinsic("threadfence")
+threadfence_block = Intrinsic("threadfence_block")
+threadfence_system = Intrinsic("threadfence_system")
+
+shared = Namespace("shared", ("array",))
+local = Namespace("local", ("array",))
+const = Namespace("const", ("array_like",))
+atomic = Namespace("atomic", ("add", "sub", "max", "min", "nanmax", "nanmin", "and_", "or_",
+                              "xor", "exch", "inc", "dec", "compare_and_swap", "cas"))
+
+shfl_sync = Intrinsic("shfl_sync")
+shfl_up_sync = Intrinsic("shfl_up_sync")
+shfl_down_sync = Intrinsic("shfl_down_sync")
+shfl_xor_sync = Intrinsic("shfl_xor_sync")
+all_sync = Intrinsic("all_sync")
+any_sync = Intrinsic("any_sync")
+eq_sync = Intrinsic("eq_sync")
+ballot_sync = Intrinsic("ballot_sync")
+activemask = Intrinsic("activemask")
+lanemask_lt = Intrinsic("lanemask_lt")
+
+fma = Intrinsic("fma")
+popc = Intrinsic("popc")
+clz = Intrinsic("clz")
+ffs = Intrinsic("ffs")
+brev = Intrinsic("brev")
+cbrt = Intrinsic("cbrt")
+selp = Intrinsic("selp")

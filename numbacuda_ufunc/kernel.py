@@ -1,0 +1,195 @@
+"""``@cuda.jit``: CUDA kernels written in Python, launched as ``kernel[grid, block](*args)``.
+
+The Python function is translated once per tuple of argument types (or per declared
+signature) and compiled by NVRTC, or by the host compiler under emulation, where
+src/kernels/kernel.cuh runs blocks, threads, shared memory, barriers and atomics on the
+CPU. The launch path (argument conversion, specialization lookup, checks, launch) is C++;
+Python runs only to translate a new specialization.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from .compiler import translate_kernel
+from .compiler.device_function import DeviceFunction
+from .errors import CompileError
+from .types import Array, Signature, from_dtype, parse_signature
+from .ufunc import _take_identity_of
+
+__all__ = ["Kernel", "jit"]
+
+# Numba options that change nothing here (NVRTC always optimises; the cache is always on).
+_IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "link", "max_registers",
+                    "boundscheck", "lto", "extensions"}
+_DEFAULT_TPB = 256
+
+
+class Kernel(_core.Kernel):
+    """A @cuda.jit kernel. ``k[blocks, threads](*args)`` and ``k[blocks, threads, stream,
+    shared_bytes](*args)`` launch it; ``k.forall(n)(*args)`` picks the shape for ``n``
+    threads. Host NumPy arrays are copied to the device and back, as in Numba."""
+
+    def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False):
+        if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
+            raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
+        super().__init__(pyfunc.__name__, bool(debug), bool(fastmath))
+        _take_identity_of(self, pyfunc)
+        self.debug = bool(debug)
+        self.fastmath = bool(fastmath)
+        self._specs = []  # index -> TranslatedKernel
+        self._declared = []  # (Signature, spec index): eager signatures, in order
+        for sig in signatures:
+            sig = _kernel_signature(sig, pyfunc.__name__)
+            self._declared.append((sig, self._add(translate_kernel(pyfunc, sig.args))))
+
+    # ---- specializations ------------------------------------------------------------------
+    def _add(self, tk) -> int:
+        params = [(t.dtype.dtype.str, t.ndim) if isinstance(t, Array) else (t.dtype.str, -1)
+                  for t in tk.arg_types]
+        index = self._add_spec(params, tk.name, tk.source, tk.cooperative,
+                               tk.static_shared_bytes)
+        self._specs.append(tk)
+        return index
+
+    def _resolve(self, descr) -> int:
+        """Called by the engine for a new tuple of argument types: ``descr`` holds
+        (dtype, ndim) per argument, ndim -1 for scalars. Returns the specialization."""
+        nparams = self.py_func.__code__.co_argcount
+        if len(descr) != nparams:
+            raise TypeError(f"kernel '{self.__name__}' takes {nparams} argument"
+                            f"{'s' if nparams != 1 else ''} (got {len(descr)})")
+        if self._declared:
+            for sig, index in self._declared:
+                if all(_accepts(t, dtype, ndim) for t, (dtype, ndim) in zip(sig.args, descr)):
+                    return index
+            got = ", ".join(_describe(dtype, ndim) for dtype, ndim in descr)
+            sigs = "; ".join(str(sig) for sig, _ in self._declared)
+            raise TypeError(f"kernel '{self.__name__}': no signature matches the arguments "
+                            f"({got}); the signatures are: {sigs}")
+        types = tuple(Array(from_dtype(dtype), ndim, "A") if ndim >= 0 else from_dtype(dtype)
+                      for dtype, ndim in descr)
+        return self._add(translate_kernel(self.py_func, types))
+
+    @property
+    def signatures(self) -> list:
+        """The argument types of every specialization made so far."""
+        return [tk.arg_types for tk in self._specs]
+
+    def specialize(self, *args) -> Kernel:
+        """A kernel compiled only for the types of ``args`` (Numba's ``specialize``)."""
+        k = Kernel(self.py_func, debug=self.debug, fastmath=self.fastmath)
+        types = tuple(_type_of(a) for a in args)
+        k._declared.append((Signature(None, types), k._add(translate_kernel(self.py_func, types))))
+        return k
+
+    # ---- launching ------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        raise ValueError(f"kernel '{self.__name__}' needs a launch configuration: call it as "
+                         f"{self.__name__}[blocks_per_grid, threads_per_block](*args)")
+
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """A launch of at least ``ntasks`` threads in 1-d blocks of ``tpb`` (256 when 0)."""
+        if isinstance(ntasks, bool) or not hasattr(ntasks, "__index__") or ntasks < 0:
+            raise ValueError(f"kernel '{self.__name__}'.forall(): ntasks must be a "
+                             f"non-negative integer (got {ntasks!r})")
+        tpb = tpb or _DEFAULT_TPB
+        return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
+
+    # ---- inspection -----------------------------------------------------------------------
+    def _selected(self, signature):
+        if signature is None:
+            return list(range(len(self._specs)))
+        want = _kernel_signature(signature, self.__name__).args
+        hits = [i for i, tk in enumerate(self._specs) if _same_types(tk.arg_types, want)]
+        if not hits:
+            raise KeyError(f"kernel '{self.__name__}' has no specialization for {signature}")
+        return hits
+
+    def inspect_cuda(self, signature=None) -> dict:
+        """Argument types -> the complete CUDA C++ translation unit NVRTC compiles."""
+        return {_sig_text(self._specs[i].arg_types): self._source(i, False)
+                for i in self._selected(signature)}
+
+    def inspect_ptx(self, signature=None, cc=(9, 0)) -> dict:
+        """Argument types -> PTX, compiled by NVRTC (no GPU needed)."""
+        return {_sig_text(self._specs[i].arg_types):
+                _core.compile_ptx(self._source(i, False), tuple(cc), self.fastmath)
+                for i in self._selected(signature)}
+
+    inspect_asm = inspect_ptx
+
+    def __repr__(self):
+        return f"<numbacuda_ufunc.Kernel '{self.__name__}' ({len(self._specs)} specializations)>"
+
+
+def _kernel_signature(sig, name) -> Signature:
+    try:
+        sig = parse_signature(sig)
+    except TypeError as exc:
+        raise TypeError(f"cuda.jit({name!r}): {exc}") from None
+    if sig.return_type is not None:
+        raise TypeError(f"cuda.jit({name!r}): kernels return nothing; declare them "
+                        f"void(...) (got {sig})")
+    return sig
+
+
+def _describe(dtype, ndim) -> str:
+    return str(np.dtype(dtype)) if ndim < 0 else f"{np.dtype(dtype)}[{', '.join([':'] * ndim)}]"
+
+
+def _accepts(t, dtype, ndim) -> bool:
+    """Whether an argument of (dtype, ndim) can be passed for a declared parameter ``t``:
+    arrays must match exactly; numbers convert (Numba's rule), except complex to real."""
+    if isinstance(t, Array):
+        return ndim == t.ndim and np.dtype(dtype) == t.dtype.dtype
+    if ndim >= 0:
+        return False
+    return np.dtype(dtype).kind != "c" or t.dtype.kind == "c"
+
+
+def _same_types(a, b) -> bool:
+    def key(t):
+        return (t.dtype.name, t.ndim) if isinstance(t, Array) else (t.name,)
+    return len(a) == len(b) and all(key(x) == key(y) for x, y in zip(a, b))
+
+
+def _sig_text(types) -> str:
+    return "(" + ", ".join(t.name for t in types) + ")"
+
+
+def _type_of(value):
+    if isinstance(value, (bool, int, float, complex)):
+        return from_dtype(np.asarray(value).dtype if not isinstance(value, int) or
+                          isinstance(value, bool) else np.int64)
+    arr = value if hasattr(value, "dtype") and hasattr(value, "ndim") else np.asarray(value)
+    if arr.ndim == 0:
+        return from_dtype(arr.dtype)
+    return Array(from_dtype(np.dtype(arr.dtype)), arr.ndim, "A")
+
+
+def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
+    """Numba's ``cuda.jit``: ``@jit`` / ``@jit("void(float32[:], float32[:])")`` make a
+    kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs."""
+    unknown = set(options) - _IGNORED_OPTIONS
+    if unknown:
+        raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
+    if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
+        if device:
+            return DeviceFunction(func_or_sig, fastmath=fastmath)
+        return Kernel(func_or_sig, debug=debug, fastmath=fastmath)
+    if func_or_sig is None:
+        sigs = ()
+    elif isinstance(func_or_sig, (list, tuple)) and not hasattr(func_or_sig, "args"):
+        sigs = tuple(func_or_sig)
+    else:
+        sigs = (func_or_sig,)
+
+    def decorate(fn):
+        if device:
+            return DeviceFunction(fn, sigs, fastmath=fastmath)
+        return Kernel(fn, sigs, debug=debug, fastmath=fastmath)
+
+    return decorate
+

@@ -1,0 +1,216 @@
+// src/bindings/kernel.cpp: @cuda.jit kernels: kernel[grid, block, stream, shared](*args)
+#include "bindings/common.h"
+
+#include "dispatch/jit_kernel.h"
+
+namespace nu::bindings {
+namespace {
+
+// `kernel[...]`: the launch configuration, bound to its kernel; calling it launches.
+struct kernel_launcher {
+    std::shared_ptr<nu::jit_kernel> kernel;
+    py::object owner;  // the Python Kernel: its _resolve() translates new specializations
+    nu::launch_shape shape;
+    nu::stream_ref stream;
+};
+
+// Blocks per grid or threads per block: an int or a tuple of 1 to 3 ints.
+void parse_dims(const std::string& api, py::handle obj, const char* what, bool allow_zero, unsigned (&out)[3]) {
+    out[0] = out[1] = out[2] = 1;
+    auto one = [&](py::handle v, int k) {
+        std::int64_t n = 0;
+        if (!is_integer(v) || !to_int64(v, &n)) {
+            throw nu::type_error(api + ": " + what + " must be an int or a tuple of 1 to 3 ints (got " +
+                                 repr_of(obj) + ")");
+        }
+        if (n < (allow_zero ? 0 : 1) || n > 0xffffffffLL) {
+            throw nu::value_error(api + ": " + what + " must be " + (allow_zero ? "non-negative" : "positive") +
+                                  " (got " + repr_of(obj) + ")");
+        }
+        out[k] = static_cast<unsigned>(n);
+    };
+    if (py::isinstance<py::tuple>(obj) || py::isinstance<py::list>(obj)) {
+        const py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+        if (seq.size() < 1 || seq.size() > 3) {
+            throw nu::value_error(api + ": " + what + " must have 1 to 3 dimensions (got " + repr_of(obj) + ")");
+        }
+        for (std::size_t k = 0; k < seq.size(); ++k) one(seq[k], static_cast<int>(k));
+        return;
+    }
+    one(obj, 0);
+}
+
+py::object configure(py::object self, py::handle config) {
+    nu::jit_kernel& k = engine_object<nu::jit_kernel>(self);
+    const std::string api = "kernel '" + k.name() + "'";
+    if (!py::isinstance<py::tuple>(config) || py::len(config) < 2 || py::len(config) > 4) {
+        throw nu::value_error(api + ": launch with kernel[blocks_per_grid, threads_per_block] or "
+                              "kernel[blocks_per_grid, threads_per_block, stream, dynamic_shared_bytes] (got [" +
+                              repr_of(config) + "])");
+    }
+    const py::tuple c = py::reinterpret_borrow<py::tuple>(config);
+    kernel_launcher l;
+    l.kernel = py::cast<std::shared_ptr<nu::jit_kernel>>(self);
+    l.owner = self;
+    parse_dims(api, c[0], "blocks per grid", true, l.shape.grid);
+    parse_dims(api, c[1], "threads per block", false, l.shape.block);
+    l.stream = as_stream(c.size() > 2 ? py::object(c[2]) : py::object(py::int_(0)), api.c_str());
+    if (c.size() > 3) {
+        std::int64_t bytes = 0;
+        if (!is_integer(c[3]) || !to_int64(c[3], &bytes) || bytes < 0 || bytes > 0x7fffffffLL) {
+            throw nu::value_error(api + ": dynamic shared memory must be a non-negative number of bytes (got " +
+                                  repr_of(c[3]) + ")");
+        }
+        l.shape.dynamic_shared = static_cast<unsigned>(bytes);
+    }
+    return py::cast(std::move(l));
+}
+
+bool is_numpy_scalar(py::handle obj) {
+    static PyObject* generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
+    return PyObject_IsInstance(obj.ptr(), generic) == 1;
+}
+
+[[noreturn]] void bad_argument(const std::string& api, std::size_t k, const std::string& why) {
+    throw nu::type_error(api + ": argument " + std::to_string(k + 1) + " " + why);
+}
+
+// One argument as the kernel sees it, and its two bytes of the specialization key.
+nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std::size_t k,
+                               std::vector<py::object>& keep, std::string& key) {
+    const auto api_text = [&] { return "kernel '" + kernel.name() + "'"; };  // only for messages
+    nu::kernel_arg a;
+    auto scalar = [&](nu::scalar_value v) {
+        a.value = v;
+        key += static_cast<char>(v.type);
+        key += static_cast<char>(0xff);
+        return a;
+    };
+    if (PyBool_Check(arg.ptr())) return scalar(nu::make_scalar(arg.ptr() == Py_True));
+    if (PyLong_Check(arg.ptr())) {
+        std::int64_t v = 0;
+        if (!to_int64(arg, &v)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_OverflowError, (api_text() + ": argument " + std::to_string(k + 1) + ": Python integer " +
+                                                  repr_of(arg) + " does not fit in int64").c_str());
+            throw py::error_already_set();
+        }
+        return scalar(nu::make_scalar(v));
+    }
+    if (PyFloat_Check(arg.ptr())) {  // np.float64 too: the same type
+        return scalar(nu::make_scalar(PyFloat_AsDouble(arg.ptr())));
+    }
+    if (PyComplex_Check(arg.ptr())) {
+        return scalar(nu::make_scalar(PyComplex_RealAsDouble(arg.ptr()), PyComplex_ImagAsDouble(arg.ptr())));
+    }
+    const bool ndarray = py::isinstance<py::array>(arg);
+    if (!ndarray && is_device_array(arg)) {
+        a.is_array = true;
+        a.view = engine_object<nu::device_array>(arg).view();  // alive: `args` holds it
+    } else if (!ndarray && has_cai(arg)) {
+        nu::device_array d = import_cuda_array(arg, (api_text() + ": argument " + std::to_string(k + 1)).c_str());
+        a.is_array = true;
+        a.view = d.view();
+        keep.push_back(py::cast(std::move(d)));  // the import keeps the producer's memory alive
+    } else if (ndarray || is_numpy_scalar(arg)) {
+        py::array arr = py::reinterpret_borrow<py::array>(ndarray ? py::object(py::reinterpret_borrow<py::object>(arg))
+                                                                  : py::module_::import("numpy").attr("asarray")(arg));
+        const char order = arr.dtype().byteorder();
+        if (order == '<' || order == '>') {
+            bad_argument(api_text(), k, "has non-native byte order (" + repr_of(arr.dtype()) +
+                                     "); convert it with .astype(a.dtype.newbyteorder('='))");
+        }
+        a.view = host_view(arr, [&] { return api_text() + ": argument " + std::to_string(k + 1); });
+        if (arr.ndim() == 0) {
+            if (ndarray) bad_argument(api_text(), k, "is a 0-d array; pass a 1-element array or a scalar");
+            nu::scalar_value v;
+            v.type = a.view.type;
+            std::memcpy(v.bytes, a.view.data, nu::itemsize(v.type));
+            return scalar(v);
+        }
+        a.is_array = true;
+        if (nu::active_backend().emulated()) {
+            if (!arr.writeable()) {  // kernels may write: never into read-only host memory
+                arr = py::array(py::module_::import("numpy").attr("array")(arr));
+                a.view.data = arr.mutable_data();
+            }
+        } else {
+            a.host = true;  // copied to the device and back, as Numba does
+        }
+        if (arr.ptr() != arg.ptr()) keep.push_back(arr);  // a conversion made here
+    } else {
+        bad_argument(api_text(), k, "has unsupported type " + std::string(Py_TYPE(arg.ptr())->tp_name) +
+                                 " (kernels take arrays, device arrays and numbers)");
+    }
+    key += static_cast<char>(a.view.type);
+    key += static_cast<char>(a.view.ndim());
+    return a;
+}
+
+py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
+    kernel_launcher& l = engine_object<kernel_launcher>(self);
+    nu::jit_kernel& k = *l.kernel;
+    if (kwargs && PyDict_Size(kwargs.ptr()) > 0) {
+        throw nu::type_error("kernel '" + k.name() + "' takes no keyword arguments");
+    }
+    std::vector<py::object> keep;  // converted arrays, alive until the launch returns
+    std::vector<nu::kernel_arg> kargs;
+    kargs.reserve(args.size());
+    std::string key;
+    for (std::size_t i = 0; i < args.size(); ++i) kargs.push_back(kernel_argument(k, args[i], i, keep, key));
+    int spec = k.find(key);
+    if (spec < 0) {
+        py::tuple descr(kargs.size());
+        for (std::size_t i = 0; i < kargs.size(); ++i) {
+            const nu::dtype t = kargs[i].is_array ? kargs[i].view.type : kargs[i].value.type;
+            descr[i] = py::make_tuple(to_numpy_dtype(t), kargs[i].is_array ? kargs[i].view.ndim() : -1);
+        }
+        spec = l.owner.attr("_resolve")(descr).cast<int>();  // translates (or picks a signature)
+        k.bind_key(key, spec);
+    }
+    k.launch(spec, kargs, l.shape, l.stream);
+    return py::none();
+}
+
+}  // namespace
+
+void bind_kernel(py::module_& m) {
+    py::class_<kernel_launcher> launcher(m, "KernelLaunch", "A kernel with its launch configuration.");
+    launcher
+        .def_property_readonly("griddim", [](const kernel_launcher& l) {
+            return py::make_tuple(l.shape.grid[0], l.shape.grid[1], l.shape.grid[2]);
+        })
+        .def_property_readonly("blockdim", [](const kernel_launcher& l) {
+            return py::make_tuple(l.shape.block[0], l.shape.block[1], l.shape.block[2]);
+        })
+        .def_property_readonly("sharedmem", [](const kernel_launcher& l) { return l.shape.dynamic_shared; })
+        .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) { return call_kernel(self, args, kwargs); });
+    set_call_slot(launcher, direct_call<call_kernel>);
+
+    py::class_<nu::jit_kernel, std::shared_ptr<nu::jit_kernel>> cls(m, "Kernel", py::dynamic_attr(),
+                                                                   "Engine side of a @cuda.jit kernel.");
+    cls.def(py::init([](std::string name, bool debug, bool fastmath) {
+                return std::make_shared<nu::jit_kernel>(std::move(name), debug, fastmath);
+            }),
+            py::arg("name"), py::arg("debug") = false, py::arg("fastmath") = false)
+        .def("__getitem__", &configure)
+        .def("_add_spec",
+             [](nu::jit_kernel& k, const std::vector<std::pair<std::string, int>>& params, std::string function,
+                std::string source, bool cooperative, std::int64_t static_shared) {
+                 nu::kernel_spec s;
+                 for (const auto& [typestr, ndim] : params) {
+                     s.params.push_back({nu::dtype_from_typestr(typestr, "cuda.jit"), ndim});
+                 }
+                 s.function = std::move(function);
+                 s.source = std::move(source);
+                 s.cooperative = cooperative;
+                 s.static_shared = static_shared;
+                 return k.add_spec(std::move(s));
+             })
+        .def("_source", &nu::jit_kernel::source, py::arg("index"), py::arg("host") = false,
+             "The complete translation unit of specialization `index`.")
+        .def("_entry", &nu::jit_kernel::entry)
+        .def_property_readonly("_spec_count", &nu::jit_kernel::spec_count);
+}
+
+}  // namespace nu::bindings

@@ -1,0 +1,252 @@
+// src/dispatch/jit_kernel.cpp: @cuda.jit kernels: specializations, launch checks and launches
+#include "dispatch/jit_kernel.h"
+
+#include <cstring>
+
+#include "array/device_array.h"
+#include "compile/host_build.h"
+#include "launch/elementwise_launch.h"
+#include "runtime/blocking.h"
+#include "runtime/errors.h"
+
+namespace nu {
+namespace {
+
+// Mirrors nu::kernel_launch_info in src/kernels/kernel.cuh (the host entry's argument).
+struct host_launch_info {
+    unsigned grid[3];
+    unsigned block[3];
+    unsigned long long dynamic_shared_bytes;
+};
+static_assert(sizeof(host_launch_info) == 32, "must match nu::kernel_launch_info");
+
+using host_kernel_entry = int (*)(const long long* words, const host_launch_info* info, char* message,
+                                  int message_size);
+
+// Parameter words of one argument (src/kernels/kernel.cuh): an array is its nu::array
+// image (data, shape, strides); a scalar one word, complex128 two.
+int words_of(const kernel_param& p) {
+    if (p.ndim >= 0) return 1 + 2 * p.ndim;
+    return itemsize(p.type) > 8 ? 2 : 1;
+}
+
+std::string dims_text(const unsigned (&d)[3]) {
+    return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+}
+
+std::string param_text(const kernel_param& p) {
+    if (p.ndim < 0) return dtype_name(p.type);
+    std::string s = std::string(dtype_name(p.type)) + "[";
+    for (int k = 0; k < p.ndim; ++k) s += k ? ", :" : ":";
+    return s + "]";
+}
+
+// The device's limits, queried once per device: a launch must not pay for driver attribute
+// calls (or, on the host backend, for the sysfs read behind hardware_concurrency()).
+const device_info& current_device_info() {
+    static std::mutex mutex;
+    static std::unordered_map<int, device_info> cache;
+    backend& b = active_backend();
+    const int dev = b.current_device();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(dev);
+    if (it == cache.end()) it = cache.emplace(dev, b.device(dev)).first;
+    return it->second;  // never erased: the reference stays valid
+}
+
+}  // namespace
+
+jit_kernel::jit_kernel(std::string name, bool debug, bool fastmath)
+    : m_name(std::move(name)), m_debug(debug), m_fastmath(fastmath) {}
+
+int jit_kernel::add_spec(kernel_spec spec) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_specs.push_back(std::move(spec));
+    return static_cast<int>(m_specs.size()) - 1;
+}
+
+void jit_kernel::bind_key(const std::string& key, int spec) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    NU_ASSERT(spec >= 0 && static_cast<std::size_t>(spec) < m_specs.size());
+    m_keys[key] = spec;
+}
+
+int jit_kernel::find(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_keys.find(key);
+    return it == m_keys.end() ? -1 : it->second;
+}
+
+const kernel_spec& jit_kernel::spec(int index) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_specs.at(static_cast<std::size_t>(index));  // a deque: references stay valid
+}
+
+std::size_t jit_kernel::spec_count() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_specs.size();
+}
+
+std::string jit_kernel::entry(int index) { return spec(index).function + "_kernel"; }
+
+std::string jit_kernel::source(int index, bool host) {
+    const kernel_spec& s = spec(index);
+    int words = 0;
+    std::string args;
+    for (const kernel_param& p : s.params) {
+        words += words_of(p);
+        args += std::string(", nu::karg<") + c_type_name(p.type) + ", " + std::to_string(p.ndim) + ">";
+    }
+    // The emulation always checks bounds: a stray write would corrupt the interpreter.
+    std::string src = host || m_debug ? "#define NU_BOUNDSCHECK 1\n" : "";
+    src += "#include \"kernel.cuh\"\n\n" + s.source + "\n";
+    src += "NU_KERNEL_ENTRY(" + entry(index) + ", " + s.function + ", " + std::to_string(words) +
+           ", " + (s.cooperative ? "1" : "0") + args + ")\n";
+    return src;
+}
+
+const jit_kernel::built& jit_kernel::build(int index, bool host) {
+    const int key = index * 2 + (host ? 1 : 0);
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_built.find(key);
+        if (it != m_built.end()) return *it->second;
+    }
+    // Built without the lock (a build releases the GIL; see ufunc::kernel).
+    const std::string src = source(index, host);
+    auto b = std::make_unique<built>();
+    {
+        blocking_section compiling;
+        b->module = build_module(src, host, m_fastmath);
+    }
+    b->function = module_entry(b->module, entry(index));
+    b->max_threads = host ? 1024 : active_backend().function_max_threads(b->function);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return *m_built.emplace(key, std::move(b)).first->second;
+}
+
+void jit_kernel::check_shape(const built& b, const kernel_spec& spec, const launch_shape& shape, bool host) const {
+    const device_info& info = current_device_info();
+    static const char* axis[] = {"x", "y", "z"};
+    auto api = [this] { return "kernel '" + m_name + "'"; };  // built only for messages
+    std::int64_t threads = 1;
+    for (int k = 0; k < 3; ++k) {
+        if (shape.block[k] > static_cast<unsigned>(info.max_block_dim[k])) {
+            throw value_error(api() + ": block dimension " + axis[k] + " is " + std::to_string(shape.block[k]) +
+                              ", above the device's limit of " + std::to_string(info.max_block_dim[k]));
+        }
+        if (shape.grid[k] > static_cast<unsigned>(info.max_grid_dim[k])) {
+            throw value_error(api() + ": grid dimension " + axis[k] + " is " + std::to_string(shape.grid[k]) +
+                              ", above the device's limit of " + std::to_string(info.max_grid_dim[k]));
+        }
+        threads *= shape.block[k];
+    }
+    const int limit = std::min(info.max_threads_per_block, b.max_threads > 0 ? b.max_threads : 1024);
+    if (threads > limit) {
+        throw value_error(api() + ": " + std::to_string(threads) + " threads per block " + dims_text(shape.block) +
+                          " is more than the " + std::to_string(limit) + " this kernel can be launched with" +
+                          (limit < info.max_threads_per_block ? " (its register use limits it)" : "") + " on " +
+                          (host ? "the host backend" : info.name));
+    }
+    const std::int64_t shared = spec.static_shared + shape.dynamic_shared;
+    if (shared > info.shared_per_block_optin) {
+        throw value_error(api() + ": " + std::to_string(shared) + " bytes of shared memory per block (" +
+                          std::to_string(spec.static_shared) + " static + " + std::to_string(shape.dynamic_shared) +
+                          " dynamic) is more than the device's limit of " +
+                          std::to_string(info.shared_per_block_optin));
+    }
+}
+
+void jit_kernel::check_debug_record(const built& b, const stream_ref& stream) {
+    // A debug build records the first out-of-bounds access in nu_kernel_error (kernel.cuh):
+    // {flag, index, axis, size, threadIdx xyz, blockIdx xyz}.
+    backend& be = active_backend();
+    std::size_t bytes = 0;
+    void* record = be.module_global(b.module.cuda_module, "nu_kernel_error", &bytes);
+    unsigned long long r[10] = {};
+    be.synchronize_stream(live_handle(stream, m_name.c_str()));
+    be.copy_to_host(r, record, sizeof(r), nullptr);
+    if (r[0] == 0) return;
+    const unsigned long long zero[10] = {};
+    be.copy_to_device(record, zero, sizeof(zero), nullptr);
+    be.synchronize_stream(nullptr);
+    auto i = [](unsigned long long v) { return std::to_string(static_cast<long long>(v)); };
+    throw index_error("kernel '" + m_name + "': index " + i(r[1]) + " is out of bounds for axis " + i(r[2]) +
+                      " with size " + i(r[3]) + " (thread (" + i(r[4]) + ", " + i(r[5]) + ", " + i(r[6]) +
+                      ") of block (" + i(r[7]) + ", " + i(r[8]) + ", " + i(r[9]) + "))");
+}
+
+void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const launch_shape& shape,
+                        const stream_ref& stream) {
+    const kernel_spec& s = spec(index);
+    auto api = [this] { return "kernel '" + m_name + "'"; };  // built only for messages
+    if (args.size() != s.params.size()) {
+        throw type_error(api() + " takes " + std::to_string(s.params.size()) + " argument(s) (got " +
+                         std::to_string(args.size()) + ")");
+    }
+    const bool host = active_backend().emulated();
+    const stream_handle live = live_handle(stream, m_name.c_str());
+    const built& b = build(index, host);
+    check_shape(b, s, shape, host);
+
+    std::vector<long long> words;
+    words.reserve(16);
+    std::vector<device_array> staged(args.size());  // host arrays on the device, for the launch
+    for (std::size_t k = 0; k < args.size(); ++k) {
+        const kernel_param& p = s.params[k];
+        const kernel_arg& a = args[k];
+        if (p.ndim < 0) {
+            if (a.is_array) throw type_error(api() + ": argument " + std::to_string(k + 1) + " must be a scalar");
+            const scalar_value v = convert_scalar(a.value, p.type);
+            long long w[2] = {};
+            std::memcpy(w, v.bytes, itemsize(p.type));
+            for (int j = 0; j < words_of(p); ++j) words.push_back(w[j]);
+            continue;
+        }
+        if (!a.is_array || a.view.type != p.type || a.view.ndim() != p.ndim) {
+            throw type_error(api() + ": argument " + std::to_string(k + 1) + " must be a " + param_text(p) +
+                             " array for this specialization");
+        }
+        array_view v = a.view;
+        if (a.host && !host) {
+            staged[k] = device_array::empty(v.shape, v.type, 'C', std::nullopt, stream, m_name.c_str());
+            staged[k].copy_from_host(v, stream);
+            v = staged[k].view();
+        }
+        words.push_back(reinterpret_cast<long long>(v.data));
+        for (int d = 0; d < p.ndim; ++d) words.push_back(v.shape[d]);
+        for (int d = 0; d < p.ndim; ++d) words.push_back(v.strides[d]);
+    }
+    if (words.empty()) words.push_back(0);
+    std::int64_t blocks = 1;
+    for (unsigned g : shape.grid) blocks *= g;
+    for (unsigned t : shape.block) blocks *= t;
+    if (blocks == 0) return;  // an empty launch runs nothing (CUDA would refuse it)
+
+    if (host) {
+        host_launch_info info{};
+        std::memcpy(info.grid, shape.grid, sizeof(info.grid));
+        std::memcpy(info.block, shape.block, sizeof(info.block));
+        info.dynamic_shared_bytes = shape.dynamic_shared;
+        char message[512] = {};
+        int status = 0;
+        {
+            blocking_section running;  // the emulation may run long: let other threads in
+            status = reinterpret_cast<host_kernel_entry>(b.function)(words.data(), &info, message, sizeof(message));
+        }
+        if (status == 1) throw index_error(api() + ": " + message);
+        if (status != 0) throw error(api() + ": " + message);
+        return;
+    }
+    active_backend().launch_shaped(b.function, shape, live, words.data());
+    if (m_debug) check_debug_record(b, stream);
+    bool any_staged = false;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+        if (!staged[k].buffer()) continue;
+        staged[k].copy_to_host(args[k].view, stream);  // Numba copies every host array back
+        any_staged = true;
+    }
+    if (any_staged) active_backend().synchronize_stream(live);
+}
+
+}  // namespace nu

@@ -1,0 +1,88 @@
+// src/dispatch/jit_kernel.h: @cuda.jit kernels: specializations, launch checks and launches
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "array/array_view.h"
+#include "dispatch/casting.h"
+#include "launch/kernel.h"
+#include "runtime/runtime.h"
+
+namespace nu {
+
+// One parameter of a specialization: an array of `ndim` >= 1 dimensions, or a scalar
+// passed by value (ndim == -1).
+struct kernel_param {
+    dtype type = dtype::float64;
+    int ndim = -1;
+};
+
+// A specialization as the translator made it (numbacuda_ufunc/kernel.py registers it).
+struct kernel_spec {
+    std::vector<kernel_param> params;
+    std::string function;  // the translated __device__ function's symbol
+    std::string source;    // its translation (helpers and frozen constants included)
+    bool cooperative = false;  // barriers or warp intrinsics: the emulation needs fibers
+    std::int64_t static_shared = 0;  // bytes of cuda.shared.array with a fixed shape
+};
+
+// A launch argument: an array (device memory, or host memory under emulation or when
+// `host` asks for staging) or a scalar.
+struct kernel_arg {
+    bool is_array = false;
+    bool host = false;  // a host array: copied in and back around a GPU launch (Numba)
+    array_view view;
+    scalar_value value;
+};
+
+class jit_kernel {
+public:
+    jit_kernel(std::string name, bool debug, bool fastmath);
+
+    const std::string& name() const { return m_name; }
+    bool debug() const { return m_debug; }
+
+    // Specializations are appended from Python; a call's type key maps to one of them
+    // (its own, lazily compiled, or a declared signature the arguments convert to).
+    int add_spec(kernel_spec spec);
+    void bind_key(const std::string& key, int spec);
+    int find(const std::string& key) const;
+    const kernel_spec& spec(int index);
+    std::size_t spec_count();
+    // The complete translation unit of a specialization for the host or the device.
+    std::string source(int index, bool host);
+    std::string entry(int index);
+
+    // Checks the launch against the device, packs the arguments and runs the kernel.
+    // Raises value_error for shapes and shared memory the device cannot take,
+    // type_error for arguments the specialization cannot take, index_error for an
+    // out-of-bounds access caught by the emulation or a debug launch.
+    void launch(int index, const std::vector<kernel_arg>& args, const launch_shape& shape,
+                const stream_ref& stream);
+
+private:
+    struct built {
+        kernel_module module;
+        void* function = nullptr;  // CUfunction, or the host entry point
+        int max_threads = 0;       // of this function on the device (its registers decide)
+    };
+    const built& build(int index, bool host);
+    void check_shape(const built& b, const kernel_spec& spec, const launch_shape& shape, bool host) const;
+    void check_debug_record(const built& b, const stream_ref& stream);
+
+    std::string m_name;
+    bool m_debug;
+    bool m_fastmath;
+    mutable std::mutex m_mutex;  // guards everything below: launches may come from threads
+    std::deque<kernel_spec> m_specs;
+    std::unordered_map<std::string, int> m_keys;
+    std::unordered_map<int, std::unique_ptr<built>> m_built;  // spec * 2 + host
+};
+
+}  // namespace nu
