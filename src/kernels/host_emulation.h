@@ -1,10 +1,12 @@
-// src/kernels/host_emulation.h: the CUDA execution model on one OS thread, for kernel.cuh's host entry
+// src/kernels/host_emulation.h: the CUDA execution model on one OS thread (kernel.cuh, host)
 //
 // A launch runs its blocks one after another in linear order (x fastest). A kernel that
 // uses no barrier and no warp-synchronous intrinsic runs a block's threads with a plain
 // loop. Otherwise every thread of the block is a fiber (ucontext) on its own mmap'd stack,
-// and a round-robin scheduler on the calling thread's stack resumes them: a fiber runs
-// until it waits at a barrier or returns, then switches straight to the next runnable one.
+// scheduled round-robin: a fiber runs until it waits at a barrier or returns, then
+// switches straight to the next runnable fiber (one swapcontext per switch, not two via a
+// scheduler context); the calling thread's context regains control when the block is done
+// or deadlocked.
 //
 // Barriers follow CUDA on sm_70+: __syncthreads releases when every thread of the block
 // that has not exited waits at it; a warp barrier (syncwarp, and the two barriers of each
@@ -47,8 +49,9 @@ struct host_thread {
 
 constexpr unsigned k_max_threads = 1024;
 constexpr unsigned k_max_warps = k_max_threads / 32;
-// 256 KiB holds the deepest translated kernels we generate (local arrays live on it); a
-// PROT_NONE page below each stack turns an overflow into a fault instead of corruption.
+// 256 KiB per fiber: local arrays (cuda.local.array) live there, and only the pages a fiber
+// touches are committed. A PROT_NONE page below each stack turns an overflow into a fault
+// instead of silent corruption of the neighbouring fiber.
 constexpr size_t k_fiber_stack_bytes = 256 * 1024;
 
 struct host_launch {
@@ -84,8 +87,8 @@ struct host_launch {
 
 static thread_local host_thread* g_current = nullptr;
 
-__attribute__((format(printf, 3, 4))) static inline void fail(host_launch* l, int status, const char* format,
-                                                      ...) {
+__attribute__((format(printf, 3, 4))) static inline void fail(host_launch* l, int status,
+                                                             const char* format, ...) {
     if (l->status) return;
     l->status = status;
     va_list args;
@@ -204,7 +207,6 @@ static inline void fiber_main() {
     host_thread* t = g_current;
     host_launch* l = t->launch;
     l->body(l->words);
-    t = g_current;  // unchanged (this fiber runs again only as itself), reread after the body
     t->state = fiber_state::done;
     --l->live;
     l->warp_live[t->warp] &= ~(1u << t->lane);
@@ -254,7 +256,8 @@ static inline unsigned warp_participants(unsigned mask) {
 // Shuffle: every participant offers its value, then reads lane src's (its own when src is
 // outside the warp or the block, or not taking part). The second barrier keeps a fast
 // lane from overwriting its slot in the next shuffle before the others have read it.
-static inline unsigned long long warp_shuffle(unsigned mask, unsigned long long own, long long src) {
+static inline unsigned long long warp_shuffle(unsigned mask, unsigned long long own,
+                                              long long src) {
     host_thread* t = g_current;
     host_launch* l = t->launch;
     t->slot = own;
@@ -268,7 +271,8 @@ static inline unsigned long long warp_shuffle(unsigned mask, unsigned long long 
 
 // Vote: every participant offers a value; the caller gets them all (values[lane]) and
 // the participating lanes.
-static inline unsigned warp_gather(unsigned mask, unsigned long long own, unsigned long long* values) {
+static inline unsigned warp_gather(unsigned mask, unsigned long long own,
+                                   unsigned long long* values) {
     host_thread* t = g_current;
     host_launch* l = t->launch;
     t->slot = own;
@@ -303,7 +307,9 @@ static inline void run_block_cooperative(host_launch* l) {
     }
     for (unsigned i = 0; i < l->nthreads; ++i) {
         host_thread* t = &l->threads[i];
-        t->context.uc_stack.ss_sp = l->stacks + i * l->stack_stride + (l->stack_stride - k_fiber_stack_bytes);
+        // The stack sits above its guard page.
+        t->context.uc_stack.ss_sp =
+            l->stacks + i * l->stack_stride + (l->stack_stride - k_fiber_stack_bytes);
         t->context.uc_stack.ss_size = k_fiber_stack_bytes;
         t->context.uc_link = &l->scheduler;
         makecontext(&t->context, fiber_main, 0);
@@ -322,9 +328,11 @@ static inline void run_block_plain(host_launch* l) {
     }
 }
 
+// The host entry of every kernel: runs the grid, returns 0, 1 (out of bounds), 2 (deadlock)
+// or 3 (another failure), with the message (empty for 0) in message[message_size].
 static inline int launch_grid(void (*body)(const long long*), const long long* words,
-                       const kernel_launch_info* info, char* message, int message_size,
-                       bool cooperative) {
+                              const kernel_launch_info* info, char* message, int message_size,
+                              bool cooperative) {
     host_launch l;
     memset(&l, 0, sizeof(l));
     l.body = body;
@@ -332,15 +340,19 @@ static inline int launch_grid(void (*body)(const long long*), const long long* w
     l.cooperative = cooperative;
     memcpy(l.grid, info->grid, sizeof(l.grid));
     memcpy(l.block, info->block, sizeof(l.block));
-    const unsigned long long threads =
-        (unsigned long long)l.block[0] * l.block[1] * l.block[2];
-    if (!l.grid[0] || !l.grid[1] || !l.grid[2] || !threads)
+    // CUDA's limits, so that a launch the GPU would refuse fails here too.
+    const unsigned long long threads = (unsigned long long)l.block[0] * l.block[1] * l.block[2];
+    if (!l.grid[0] || !l.grid[1] || !l.grid[2] || !l.block[0] || !l.block[1] || !l.block[2])
         fail(&l, 3, "empty launch: grid (%u, %u, %u), block (%u, %u, %u)", l.grid[0], l.grid[1],
              l.grid[2], l.block[0], l.block[1], l.block[2]);
-    else if (threads > k_max_threads)
-        fail(&l, 3, "block (%u, %u, %u) has %llu threads, more than %u", l.block[0], l.block[1],
-             l.block[2], threads, k_max_threads);
-    l.nthreads = unsigned(threads);
+    else if (l.block[0] > k_max_threads || l.block[1] > k_max_threads || l.block[2] > 64 ||
+             threads > k_max_threads)
+        fail(&l, 3, "block (%u, %u, %u) exceeds CUDA's limits (x and y <= 1024, z <= 64, at most "
+             "1024 threads)", l.block[0], l.block[1], l.block[2]);
+    else if (l.grid[0] > 0x7fffffffu || l.grid[1] > 65535 || l.grid[2] > 65535)
+        fail(&l, 3, "grid (%u, %u, %u) exceeds CUDA's limits (x < 2**31, y and z <= 65535)",
+             l.grid[0], l.grid[1], l.grid[2]);
+    l.nthreads = l.status ? 0 : unsigned(threads);
     l.nwarps = (l.nthreads + 31) / 32;
 
     // Dynamic shared memory: one buffer for the whole launch, 16-byte aligned like CUDA's.
@@ -393,7 +405,8 @@ static inline int launch_grid(void (*body)(const long long*), const long long* w
                  l.oob[0], l.oob[1], l.oob[2], l.oob[3], l.oob[4], l.oob[5], l.oob[6], l.oob[7],
                  l.oob[8]);
     }
-    if (message && message_size > 0) snprintf(message, size_t(message_size), "%s", status ? l.failure : "");
+    if (message && message_size > 0)
+        snprintf(message, size_t(message_size), "%s", status ? l.failure : "");
     return status;
 }
 

@@ -1,4 +1,4 @@
-// src/kernels/kernel.cuh: @cuda.jit kernels: the CUDA entry, the host entry that emulates it, the intrinsics
+// src/kernels/kernel.cuh: @cuda.jit kernels: CUDA entry, emulating host entry, intrinsics
 //
 // The engine generates a short translation unit: `#define NU_BOUNDSCHECK 1` (host builds
 // always, the device for debug=True), this header, the translated __device__ function and
@@ -62,7 +62,8 @@ namespace detail {
 
 template <class A, class B> constexpr bool same = false;
 template <class A> constexpr bool same<A, A> = true;
-template <class T> constexpr bool is_word_int = same<T, i32> || same<T, u32> || same<T, i64> || same<T, u64>;
+template <class T>
+constexpr bool is_word_int = same<T, i32> || same<T, u32> || same<T, i64> || same<T, u64>;
 template <class T> constexpr bool is_word_float = same<T, f32> || same<T, f64>;
 
 template <int BYTES> struct word_of_size;
@@ -129,6 +130,25 @@ NU_DEVICE T atomic_update(T& ref, F f) {
         if (seen == old) return value;
         old = seen;
     }
+}
+
+// The value atomic max/min (NaN propagates, like np.maximum) and nanmax/nanmin (NaN is
+// missing, like np.fmax) store, given the old one.
+template <class T>
+NU_DEVICE T max_nan(T old, T v) {
+    return old != old ? old : (v != v || v > old) ? v : old;
+}
+template <class T>
+NU_DEVICE T min_nan(T old, T v) {
+    return old != old ? old : (v != v || v < old) ? v : old;
+}
+template <class T>
+NU_DEVICE T fmax_nan(T old, T v) {
+    return v != v ? old : (old != old || v > old) ? v : old;
+}
+template <class T>
+NU_DEVICE T fmin_nan(T old, T v) {
+    return v != v ? old : (old != old || v < old) ? v : old;
 }
 
 #ifdef NU_HOST_BUILD
@@ -332,7 +352,8 @@ NU_DEVICE array<T, N> contiguous_view(const T* p, const long long (&shape)[N]) {
 // ---- atomics: each returns the old value -------------------------------------------------
 #define NU_ATOMIC_TYPES(op)                                                   \
     static_assert(detail::is_word_int<T> || detail::is_word_float<T>,        \
-                  "nu::kern::atomic_" #op ": supported on int32, int64, uint32, uint64, float32 and float64")
+                  "nu::kern::atomic_" #op                                    \
+                  ": supported on int32, int64, uint32, uint64, float32 and float64")
 #define NU_ATOMIC_INTS(op)                                                    \
     static_assert(detail::is_word_int<T>,                                     \
                   "nu::kern::atomic_" #op ": supported on int32, int64, uint32 and uint64")
@@ -341,8 +362,10 @@ template <class T>
 NU_DEVICE T atomic_add(T& ref, T v) {
     NU_ATOMIC_TYPES(add);
 #ifdef NU_HOST_BUILD
-    if constexpr (detail::is_word_float<T>) return detail::atomic_update(ref, [v](T old) { return old + v; });
-    else return __atomic_fetch_add(&ref, v, __ATOMIC_RELAXED);
+    if constexpr (detail::is_word_float<T>)
+        return detail::atomic_update(ref, [v](T old) { return old + v; });
+    else
+        return __atomic_fetch_add(&ref, v, __ATOMIC_RELAXED);
 #else
     if constexpr (detail::same<T, i64>) return T(atomicAdd(reinterpret_cast<u64*>(&ref), u64(v)));
     else return atomicAdd(&ref, v);
@@ -353,12 +376,17 @@ template <class T>
 NU_DEVICE T atomic_sub(T& ref, T v) {
     NU_ATOMIC_TYPES(sub);
 #ifdef NU_HOST_BUILD
-    if constexpr (detail::is_word_float<T>) return detail::atomic_update(ref, [v](T old) { return old - v; });
-    else return __atomic_fetch_sub(&ref, v, __ATOMIC_RELAXED);
+    if constexpr (detail::is_word_float<T>)
+        return detail::atomic_update(ref, [v](T old) { return old - v; });
+    else
+        return __atomic_fetch_sub(&ref, v, __ATOMIC_RELAXED);
 #else
-    if constexpr (detail::is_word_float<T>) return atomicAdd(&ref, -v);  // a - b == a + (-b) in IEEE
-    else if constexpr (sizeof(T) == 8) return T(atomicAdd(reinterpret_cast<u64*>(&ref), u64(0) - u64(v)));
-    else return atomicSub(&ref, v);
+    if constexpr (detail::is_word_float<T>)
+        return atomicAdd(&ref, -v);  // a - b == a + (-b) in IEEE
+    else if constexpr (sizeof(T) == 8)
+        return T(atomicAdd(reinterpret_cast<u64*>(&ref), u64(0) - u64(v)));
+    else
+        return atomicSub(&ref, v);
 #endif
 }
 
@@ -367,7 +395,7 @@ template <class T>
 NU_DEVICE T atomic_max(T& ref, T v) {
     NU_ATOMIC_TYPES(max);
     if constexpr (detail::is_word_float<T>) {
-        return detail::atomic_update(ref, [v](T old) { return old != old ? old : (v != v || v > old) ? v : old; });
+        return detail::atomic_update(ref, [v](T old) { return detail::max_nan(old, v); });
     } else {
 #ifdef NU_HOST_BUILD
         return detail::atomic_update(ref, [v](T old) { return v > old ? v : old; });
@@ -381,7 +409,7 @@ template <class T>
 NU_DEVICE T atomic_min(T& ref, T v) {
     NU_ATOMIC_TYPES(min);
     if constexpr (detail::is_word_float<T>) {
-        return detail::atomic_update(ref, [v](T old) { return old != old ? old : (v != v || v < old) ? v : old; });
+        return detail::atomic_update(ref, [v](T old) { return detail::min_nan(old, v); });
     } else {
 #ifdef NU_HOST_BUILD
         return detail::atomic_update(ref, [v](T old) { return v < old ? v : old; });
@@ -397,7 +425,7 @@ template <class T>
 NU_DEVICE T atomic_nanmax(T& ref, T v) {
     NU_ATOMIC_TYPES(nanmax);
     if constexpr (detail::is_word_float<T>) {
-        return detail::atomic_update(ref, [v](T old) { return v != v ? old : (old != old || v > old) ? v : old; });
+        return detail::atomic_update(ref, [v](T old) { return detail::fmax_nan(old, v); });
     } else {
         return atomic_max(ref, v);
     }
@@ -407,7 +435,7 @@ template <class T>
 NU_DEVICE T atomic_nanmin(T& ref, T v) {
     NU_ATOMIC_TYPES(nanmin);
     if constexpr (detail::is_word_float<T>) {
-        return detail::atomic_update(ref, [v](T old) { return v != v ? old : (old != old || v < old) ? v : old; });
+        return detail::atomic_update(ref, [v](T old) { return detail::fmin_nan(old, v); });
     } else {
         return atomic_min(ref, v);
     }
@@ -455,7 +483,8 @@ NU_DEVICE T atomic_exch(T& ref, T v) {
     return detail::from_word<T>(
         __atomic_exchange_n(reinterpret_cast<W*>(&ref), detail::to_word(v), __ATOMIC_RELAXED));
 #else
-    if constexpr (detail::same<T, f32> || detail::same<T, i32> || detail::same<T, u32> || detail::same<T, u64>)
+    if constexpr (detail::same<T, f32> || detail::same<T, i32> || detail::same<T, u32> ||
+                  detail::same<T, u64>)
         return atomicExch(&ref, v);
     else
         return detail::from_word<T>(atomicExch(reinterpret_cast<W*>(&ref), detail::to_word(v)));
@@ -465,7 +494,8 @@ NU_DEVICE T atomic_exch(T& ref, T v) {
 // CUDA's atomicInc / atomicDec: inc wraps to 0 past v, dec wraps to v below 0 or above v.
 template <class T>
 NU_DEVICE T atomic_inc(T& ref, T v) {
-    static_assert(detail::same<T, u32> || detail::same<T, u64>, "nu::kern::atomic_inc: supported on uint32 and uint64");
+    static_assert(detail::same<T, u32> || detail::same<T, u64>,
+                  "nu::kern::atomic_inc: supported on uint32 and uint64");
 #ifndef NU_HOST_BUILD
     if constexpr (detail::same<T, u32>) return atomicInc(&ref, v);
 #endif
@@ -474,11 +504,13 @@ NU_DEVICE T atomic_inc(T& ref, T v) {
 
 template <class T>
 NU_DEVICE T atomic_dec(T& ref, T v) {
-    static_assert(detail::same<T, u32> || detail::same<T, u64>, "nu::kern::atomic_dec: supported on uint32 and uint64");
+    static_assert(detail::same<T, u32> || detail::same<T, u64>,
+                  "nu::kern::atomic_dec: supported on uint32 and uint64");
 #ifndef NU_HOST_BUILD
     if constexpr (detail::same<T, u32>) return atomicDec(&ref, v);
 #endif
-    return detail::atomic_update(ref, [v](T old) { return (old == 0 || old > v) ? v : T(old - 1); });
+    return detail::atomic_update(ref,
+                                 [v](T old) { return (old == 0 || old > v) ? v : T(old - 1); });
 }
 
 // Floats compare bit patterns, as the hardware does: -0.0 does not match 0.0, a NaN
@@ -491,8 +523,9 @@ NU_DEVICE T atomic_cas(T& ref, T expected, T desired) {
     if constexpr (detail::same<T, i32> || detail::same<T, u32> || detail::same<T, u64>)
         return atomicCAS(&ref, expected, desired);
 #endif
-    return detail::from_word<T>(
-        detail::cas_word(reinterpret_cast<W*>(&ref), detail::to_word(expected), detail::to_word(desired)));
+    const W old = detail::cas_word(reinterpret_cast<W*>(&ref), detail::to_word(expected),
+                                   detail::to_word(desired));
+    return detail::from_word<T>(old);
 }
 
 #undef NU_ATOMIC_TYPES
@@ -503,7 +536,8 @@ NU_DEVICE T atomic_cas(T& ref, T expected, T desired) {
 // (undefined on the GPU); shfl_up/down keep the own value past the warp's ends, as CUDA.
 #define NU_SHUFFLE_TYPES(op)                                                                   \
     static_assert(detail::is_word_int<T> || detail::is_word_float<T> || detail::same<T, bool>, \
-                  "nu::kern::" #op ": supported on int32, int64, uint32, uint64, float32, float64 and bool")
+                  "nu::kern::" #op                                                             \
+                  ": supported on int32, int64, uint32, uint64, float32, float64 and bool")
 
 template <class T>
 NU_DEVICE T shfl_sync(unsigned mask, T v, long long src_lane) {
@@ -537,8 +571,10 @@ NU_DEVICE T shfl_down_sync(unsigned mask, T v, long long delta) {
     const long long src = delta >= 0 && lane + delta < 32 ? lane + delta : -1;
     return detail::from_slot<T>(detail::warp_shuffle(mask, detail::to_slot(v), src));
 #else
-    if constexpr (detail::same<T, bool>) return __shfl_down_sync(mask, int(v), unsigned(delta)) != 0;
-    else return __shfl_down_sync(mask, v, unsigned(delta));
+    if constexpr (detail::same<T, bool>)
+        return __shfl_down_sync(mask, int(v), unsigned(delta)) != 0;
+    else
+        return __shfl_down_sync(mask, v, unsigned(delta));
 #endif
 }
 
@@ -547,7 +583,8 @@ NU_DEVICE T shfl_xor_sync(unsigned mask, T v, long long lane_mask) {
     NU_SHUFFLE_TYPES(shfl_xor_sync);
 #ifdef NU_HOST_BUILD
     const long long src = detail::g_current->lane ^ lane_mask;
-    return detail::from_slot<T>(detail::warp_shuffle(mask, detail::to_slot(v), src >= 0 && src < 32 ? src : -1));
+    return detail::from_slot<T>(
+        detail::warp_shuffle(mask, detail::to_slot(v), src >= 0 && src < 32 ? src : -1));
 #else
     if constexpr (detail::same<T, bool>) return __shfl_xor_sync(mask, int(v), int(lane_mask)) != 0;
     else return __shfl_xor_sync(mask, v, int(lane_mask));
@@ -639,7 +676,8 @@ NU_DEVICE unsigned lanemask_lt() {
 
 // ---- bits and fused multiply-add ---------------------------------------------------------
 #define NU_BIT_TYPES(op) \
-    static_assert(detail::is_word_int<T>, "nu::kern::" #op ": supported on int32, int64, uint32 and uint64")
+    static_assert(detail::is_word_int<T>,  \
+                  "nu::kern::" #op ": supported on int32, int64, uint32 and uint64")
 
 template <class T>
 NU_DEVICE i32 popc(T v) {
@@ -657,7 +695,8 @@ template <class T>
 NU_DEVICE i32 clz(T v) {
     NU_BIT_TYPES(clz);
 #ifdef NU_HOST_BUILD
-    if constexpr (sizeof(T) == 4) return v ? __builtin_clz(u32(v)) : 32;  // the builtin is undefined for 0
+    // The builtins are undefined for 0.
+    if constexpr (sizeof(T) == 4) return v ? __builtin_clz(u32(v)) : 32;
     else return v ? __builtin_clzll(u64(v)) : 64;
 #else
     if constexpr (sizeof(T) == 4) return __clz(i32(v));
@@ -685,7 +724,8 @@ NU_DEVICE T brev(T v) {
     // Swap bits within each byte, then the bytes.
     using W = detail::word_t<T>;
     W x = W(v);
-    constexpr W m1 = W(0x5555555555555555ull), m2 = W(0x3333333333333333ull), m4 = W(0x0f0f0f0f0f0f0f0full);
+    constexpr W m1 = W(0x5555555555555555ull), m2 = W(0x3333333333333333ull),
+                m4 = W(0x0f0f0f0f0f0f0f0full);
     x = ((x >> 1) & m1) | ((x & m1) << 1);
     x = ((x >> 2) & m2) | ((x & m2) << 2);
     x = ((x >> 4) & m4) | ((x & m4) << 4);

@@ -41,7 +41,7 @@ static __device__ __align__(16) unsigned char g_out_of_bounds_sink[16];
 // Several threads may share it on the GPU; its value is never used for anything else.
 template <class T>
 NU_COLD T& out_of_bounds(long long index, int axis, long long size) {
-    static_assert(sizeof(T) <= sizeof(g_out_of_bounds_sink), "nu::array: element wider than the sink");
+    static_assert(sizeof(T) <= sizeof(g_out_of_bounds_sink), "nu::array: element wider than sink");
     kern::report_out_of_bounds(index, axis, size);
     for (unsigned k = 0; k < sizeof(T); ++k) g_out_of_bounds_sink[k] = 0;
     return *reinterpret_cast<T*>(g_out_of_bounds_sink);
