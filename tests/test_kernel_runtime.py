@@ -139,7 +139,7 @@ class Module:
         block = tuple(block) + (1,) * (3 - len(tuple(block)))
         info = LaunchInfo((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block), shared)
         message = ctypes.create_string_buffer(512)
-        fn = ENTRY(("%s" % entry, self.lib))
+        fn = ENTRY((entry, self.lib))
         status = fn(packed, ctypes.byref(info), message, len(message))
         return status, message.value.decode()
 
@@ -250,18 +250,52 @@ def test_kernel_runtime_bit_intrinsics(modules):
     np.testing.assert_allclose(out_f, x * x + 1.0, rtol=1e-15)
 
 
+def test_kernel_runtime_constant_and_local_views(modules):
+    out = np.full(40, np.nan)
+    modules["geometry"].ok("nu_kernel_tables_00000007", (5,), (8,), out)
+    i = np.arange(40)
+    np.testing.assert_array_equal(out, np.array([1.5, 2.5, 3.5, 4.5])[i % 4] * (i % 2 + 1) + i)
+
+
 def test_kernel_runtime_no_parameters(modules):
     modules["geometry"].ok("nu_kernel_nothing_00000006", (2, 2), (33,))
 
 
 @pytest.mark.parametrize("grid,block,fragment", [
-    ((1,), (1025,), "block (1025, 1, 1) has 1025 threads, more than 1024"),
-    ((1,), (32, 32, 2), "has 2048 threads"),
+    ((1,), (1025,), "block (1025, 1, 1) exceeds CUDA's limits"),
+    ((1,), (32, 32, 2), "block (32, 32, 2) exceeds CUDA's limits"),
+    ((1,), (1, 1, 65), "block (1, 1, 65) exceeds"),
+    ((1,), (2**31, 2**31, 4), "block (2147483648, 2147483648, 4) exceeds"),
+    ((1, 65536), (32,), "grid (1, 65536, 1) exceeds CUDA's limits"),
     ((0,), (32,), "empty launch"),
 ])
 def test_kernel_runtime_bad_launch(modules, grid, block, fragment):
     status, message = modules["geometry"].launch("nu_kernel_nothing_00000006", grid, block)
     assert status == 3 and fragment in message
+
+
+def test_kernel_runtime_unsupported_type_stops_the_build(tmp_path):
+    src = tmp_path / "bad.cu"
+    src.write_text('#include "kernel.cuh"\n'
+                   "__device__ void f(nu::array<float, 1> a) { nu::kern::atomic_and(a(0), 1.0f); }\n"
+                   "NU_KERNEL_ENTRY(k, f, 3, 0, nu::karg<float, 1>)\n")
+    proc = subprocess.run([*CXX, "-std=c++17", "-fsyntax-only", "-include",
+                           str(KERNELS / "host_prelude.h"), "-I", str(KERNELS), "-x", "c++",
+                           str(src)], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "nu::kern::atomic_and: supported on int32, int64, uint32 and uint64" in proc.stderr
+
+
+def test_kernel_runtime_word_count_checked(tmp_path):
+    src = tmp_path / "bad.cu"
+    src.write_text('#include "kernel.cuh"\n'
+                   "__device__ void f(nu::array<float, 2> a, double x) {}\n"
+                   "NU_KERNEL_ENTRY(k, f, 4, 0, nu::karg<float, 2>, nu::karg<double, -1>)\n")
+    proc = subprocess.run([*CXX, "-std=c++17", "-fsyntax-only", "-include",
+                           str(KERNELS / "host_prelude.h"), "-I", str(KERNELS), "-x", "c++",
+                           str(src)], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "NU_KERNEL_ENTRY(k): WORDS does not match the karg list" in proc.stderr
 
 
 # ---- matmul.cu --------------------------------------------------------------------------------
@@ -486,8 +520,11 @@ def test_kernel_runtime_device_ptx(builds, compiler, name):
         ptx = builds[(variant, name)]()
         entries = set(re.findall(r"\.visible \.entry (\w+)\(", ptx))
         assert set(_entries(name)) <= entries, f"{variant}: entries missing from the PTX"
-        # no local memory: the words are read from the parameter space, not copied
-        assert ".local" not in ptx, f"{variant}: local memory in the PTX"
+        # the words are read from the parameter space, never copied to local memory (only
+        # a kernel with a local array has any)
+        for body in re.split(r"\.visible \.entry ", ptx)[1:]:
+            entry = body[:body.index("(")]
+            assert ".local" not in body or entry == "nu_kernel_tables_00000007", (variant, entry)
         # only a checked (debug) build records an out-of-bounds access
         checked = not variant.endswith("-unchecked")
         assert ("st.global.u64 \t[nu_kernel_error+8]" in ptx) == checked, variant

@@ -130,3 +130,22 @@ NU_KERNEL_ENTRY(nu_kernel_bits_00000005, nu_bits_IqdIqid_00000005, 23, 0,
 __device__ void nu_nothing_00000006();
 __device__ void nu_nothing_00000006() { nu::kern::syncthreads(); }
 NU_KERNEL_ENTRY(nu_kernel_nothing_00000006, nu_nothing_00000006, 0, 1)
+
+// TABLE = np.array([1.5, 2.5, 3.5, 4.5])
+// def tables(out):   # a constant array and a 2-D local array, both through contiguous views
+//     c = cuda.const.array_like(TABLE); loc = cuda.local.array((2, 4), float64)
+//     i = cuda.grid(1)
+//     for r in range(2): for k in range(4): loc[r, k] = c[k] * (r + 1)
+//     out[i] = loc[i % 2, i % 4] + i
+__constant__ const double nu_const_1[4] = {1.5, 2.5, 3.5, 4.5};
+__device__ void nu_tables_d_00000007(nu::array<double, 1> v_out);
+__device__ void nu_tables_d_00000007(nu::array<double, 1> v_out) {
+    nu::array<double, 1> v_c = nu::kern::contiguous_view(nu_const_1, {4});
+    double nu_loc_2[8];
+    nu::array<double, 2> v_loc = nu::kern::contiguous_view(nu_loc_2, {2, 4});
+    long long v_i = nu::kern::thread_idx(0) + nu::kern::block_idx(0) * nu::kern::block_dim(0);
+    for (long long v_r = 0; v_r < 2; ++v_r)
+        for (long long v_k = 0; v_k < 4; ++v_k) v_loc(v_r, v_k) = v_c(v_k) * double(v_r + 1);
+    v_out(v_i) = v_loc(nu::mod<long long>(v_i, 2), nu::mod<long long>(v_i, 4)) + double(v_i);
+}
+NU_KERNEL_ENTRY(nu_kernel_tables_00000007, nu_tables_d_00000007, 3, 0, nu::karg<double, 1>)
