@@ -15,3 +15,7 @@
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __restrict__ __restrict
+// Kernels (kernel.cuh) run a block's threads as fibers of one OS thread, one block after
+// another: a thread_local static is then one array per block, shared by its threads.
+#define __shared__ static thread_local
+#define __constant__

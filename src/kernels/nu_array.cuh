@@ -4,9 +4,51 @@
 // translated function is a `nu::array<T, N>` passed by value. Strides are in bytes and
 // may be negative or zero (broadcast), so views of any NumPy layout are read in place.
 // Indexing follows Python: a negative index counts from the end of its dimension.
+//
+// With NU_BOUNDSCHECK defined (host kernel builds, and @cuda.jit(debug=True) on the device)
+// every index is checked after the wrap; a violation is reported to the kernel runtime
+// (kernel.cuh) and the access goes to a scratch element instead, so the kernel runs on
+// without corrupting memory and the launch reports the first violation. Without it the
+// code is exactly the unchecked one: elementwise and gufunc loops pay nothing.
 #pragma once
 
 #include "nu_scalar.cuh"
+
+#ifdef NU_BOUNDSCHECK
+// Cold and out of line, so the check costs one compare and branch in the indexing path.
+#ifdef NU_HOST_BUILD
+#define NU_COLD static __attribute__((noinline, cold))
+#else
+#define NU_COLD static __device__ __noinline__
+#endif
+
+namespace nu {
+namespace kern {
+// Defined in kernel.cuh (included at the end of this file): records the first violation.
+NU_COLD void report_out_of_bounds(long long index, int axis, long long size);
+}  // namespace kern
+
+namespace detail {
+// Internal linkage: each kernel module keeps its own (g++ gives an inline variable
+// STB_GNU_UNIQUE binding, which would keep dlclose from unloading the module).
+#ifdef NU_HOST_BUILD
+alignas(16) static thread_local unsigned char g_out_of_bounds_sink[16];
+#else
+static __device__ __align__(16) unsigned char g_out_of_bounds_sink[16];
+#endif
+
+// The element an out-of-bounds access reads and writes instead: zeroed, so a read gives 0.
+// Several threads may share it on the GPU; its value is never used for anything else.
+template <class T>
+NU_COLD T& out_of_bounds(long long index, int axis, long long size) {
+    static_assert(sizeof(T) <= sizeof(g_out_of_bounds_sink), "nu::array: element wider than sink");
+    kern::report_out_of_bounds(index, axis, size);
+    for (unsigned k = 0; k < sizeof(T); ++k) g_out_of_bounds_sink[k] = 0;
+    return *reinterpret_cast<T*>(g_out_of_bounds_sink);
+}
+}  // namespace detail
+}  // namespace nu
+#endif
 
 namespace nu {
 
@@ -25,6 +67,11 @@ struct array {
         long long offset = 0;
         for (int k = 0; k < N; ++k) {
             const long long i = idx[k] < 0 ? idx[k] + shape[k] : idx[k];
+#ifdef NU_BOUNDSCHECK
+            // One unsigned compare catches both a negative index after the wrap and i >= size.
+            if ((unsigned long long)i >= (unsigned long long)shape[k])
+                return detail::out_of_bounds<T>(idx[k], k, shape[k]);
+#endif
             offset += i * strides[k];
         }
         return *reinterpret_cast<T*>(data + offset);
@@ -39,6 +86,14 @@ struct array {
             r.shape[d - 1] = shape[d];
             r.strides[d - 1] = strides[d];
         }
+#ifdef NU_BOUNDSCHECK
+        // A row past the end: every element of the view is the sink (zero strides), so
+        // indexing it stays in bounds and the violation is reported once, here.
+        if ((unsigned long long)k >= (unsigned long long)shape[0]) {
+            r.data = reinterpret_cast<char*>(&detail::out_of_bounds<T>(i, 0, shape[0]));
+            for (int d = 1; d < N; ++d) r.strides[d - 1] = 0;
+        }
+#endif
         return r;
     }
 
@@ -56,3 +111,7 @@ NU_DEVICE T& scalar_ref(const array<T, 0>& a) {
 }
 
 }  // namespace nu
+
+#ifdef NU_BOUNDSCHECK
+#include "kernel.cuh"
+#endif

@@ -1,0 +1,414 @@
+// src/kernels/host_emulation.h: the CUDA execution model on one OS thread (kernel.cuh, host)
+//
+// A launch runs its blocks one after another in linear order (x fastest). A kernel that
+// uses no barrier and no warp-synchronous intrinsic runs a block's threads with a plain
+// loop. Otherwise every thread of the block is a fiber (ucontext) on its own mmap'd stack,
+// scheduled round-robin: a fiber runs until it waits at a barrier or returns, then
+// switches straight to the next runnable fiber (one swapcontext per switch, not two via a
+// scheduler context); the calling thread's context regains control when the block is done
+// or deadlocked.
+//
+// Barriers follow CUDA on sm_70+: __syncthreads releases when every thread of the block
+// that has not exited waits at it; a warp barrier (syncwarp, and the two barriers of each
+// shuffle or vote) releases when every live lane of its mask waits at one. When nothing is
+// runnable and no barrier can release, the block is deadlocked and the launch returns 2.
+//
+// State is per launch and reached through g_current, the running thread's record; the
+// scheduler sets it before each switch. Everything with storage here has internal linkage:
+// a kernel module is one translation unit, and an inline (vague-linkage) variable would get
+// STB_GNU_UNIQUE binding from g++, which keeps dlclose from unloading the module.
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+namespace nu {
+namespace detail {
+
+enum class fiber_state : int { runnable, at_block_barrier, at_warp_barrier, done };
+
+struct host_launch;
+
+// One CUDA thread. The geometry fields are what the intrinsics read; the rest is the
+// scheduler's (cooperative launches only).
+struct host_thread {
+    unsigned idx[3];
+    unsigned linear, lane, warp;
+    host_launch* launch;
+    fiber_state state;
+    unsigned warp_mask;       // lanes this thread waits for at a warp barrier (itself included)
+    unsigned long long slot;  // the value it offers to a shuffle or vote
+    ucontext_t context;
+};
+
+constexpr unsigned k_max_threads = 1024;
+constexpr unsigned k_max_warps = k_max_threads / 32;
+// 256 KiB per fiber: local arrays (cuda.local.array) live there, and only the pages a fiber
+// touches are committed. A PROT_NONE page below each stack turns an overflow into a fault
+// instead of silent corruption of the neighbouring fiber.
+constexpr size_t k_fiber_stack_bytes = 256 * 1024;
+
+struct host_launch {
+    void (*body)(const long long*);  // one thread: decode the words, call the kernel function
+    const long long* words;
+    unsigned grid[3], block[3], block_idx[3];
+    unsigned nthreads, nwarps;
+    unsigned char* dynamic_shared;
+    unsigned long long dynamic_shared_bytes;
+    bool cooperative;
+
+    int status;         // 0, or the first failure that stops the launch (2 deadlock, 3 other)
+    char failure[256];  // its message
+    bool oob_set;       // the first out-of-bounds access: index, axis, size, thread, block
+    long long oob[9];
+
+    host_thread plain;  // the one record a non-cooperative launch reuses for every thread
+
+    // Cooperative launches only.
+    host_thread* threads;
+    unsigned* ready;  // ring of runnable threads (each at most once), in release order
+    unsigned ready_head, ready_count;
+    unsigned live;           // threads of the block not yet returned
+    unsigned block_waiting;  // of those, waiting at __syncthreads
+    int block_pred_sum;      // syncthreads_count's sum, accumulating
+    int block_result, block_participants;  // of the barrier last released
+    unsigned warp_live[k_max_warps];       // per warp: lanes that exist and have not returned
+    unsigned warp_waiting[k_max_warps];    // per warp: lanes waiting at a warp barrier
+    ucontext_t scheduler;
+    char* stacks;
+    size_t stacks_bytes, stack_stride;
+};
+
+static thread_local host_thread* g_current = nullptr;
+
+__attribute__((format(printf, 3, 4))) static inline void fail(host_launch* l, int status,
+                                                             const char* format, ...) {
+    if (l->status) return;
+    l->status = status;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(l->failure, sizeof(l->failure), format, args);
+    va_end(args);
+}
+
+static inline void record_out_of_bounds(long long index, int axis, long long size) {
+    host_thread* t = g_current;
+    if (!t || t->launch->oob_set) return;  // outside a kernel launch (a checked gufunc): ignore
+    host_launch* l = t->launch;
+    const long long rec[9] = {index, axis, size, t->idx[0], t->idx[1], t->idx[2],
+                              l->block_idx[0], l->block_idx[1], l->block_idx[2]};
+    memcpy(l->oob, rec, sizeof(rec));
+    l->oob_set = true;
+}
+
+// ---- fiber stacks: one mapping per launch, [guard page | stack] per thread, reused by
+// every block. MAP_NORESERVE: only the pages a fiber touches are ever committed.
+static inline bool map_fiber_stacks(host_launch* l) {
+    const long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+    l->stack_stride = size_t(page) + k_fiber_stack_bytes;
+    l->stacks_bytes = l->stack_stride * l->nthreads;
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+#ifdef MAP_STACK
+    flags |= MAP_STACK;
+#endif
+    void* p = mmap(nullptr, l->stacks_bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (p == MAP_FAILED) {
+        fail(l, 3, "cannot map fiber stacks for %u threads (%zu bytes): %s", l->nthreads,
+             l->stacks_bytes, strerror(errno));
+        return false;
+    }
+    l->stacks = static_cast<char*>(p);
+    for (unsigned i = 0; i < l->nthreads; ++i) {
+        if (mprotect(l->stacks + i * l->stack_stride, size_t(page), PROT_NONE) != 0) {
+            fail(l, 3, "cannot protect a fiber stack guard page: %s", strerror(errno));
+            return false;
+        }
+    }
+    return true;
+}
+
+// ---- scheduler
+static inline void push_ready(host_launch* l, host_thread* t) {
+    t->state = fiber_state::runnable;
+    l->ready[(l->ready_head + l->ready_count++) % l->nthreads] = t->linear;
+}
+
+static inline host_thread* pop_ready(host_launch* l) {
+    if (!l->ready_count) return nullptr;
+    const unsigned i = l->ready[l->ready_head];
+    l->ready_head = (l->ready_head + 1) % l->nthreads;
+    --l->ready_count;
+    return &l->threads[i];
+}
+
+static inline void release_block_barrier(host_launch* l) {
+    l->block_result = l->block_pred_sum;
+    l->block_participants = int(l->block_waiting);
+    l->block_pred_sum = 0;
+    l->block_waiting = 0;
+    for (unsigned i = 0; i < l->nthreads; ++i)
+        if (l->threads[i].state == fiber_state::at_block_barrier) push_ready(l, &l->threads[i]);
+}
+
+// Releases every group of waiting lanes whose mask is complete: all live lanes of a
+// waiting lane's mask wait too. Lanes that returned no longer count (CUDA: exited threads).
+static inline void try_release_warp(host_launch* l, unsigned w) {
+    unsigned waiting = l->warp_waiting[w];
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (unsigned bits = waiting; bits; bits &= bits - 1) {
+            const host_thread& t = l->threads[w * 32 + unsigned(__builtin_ctz(bits))];
+            const unsigned need = t.warp_mask & l->warp_live[w];
+            if ((waiting & need) != need) continue;
+            for (unsigned r = need; r; r &= r - 1)
+                push_ready(l, &l->threads[w * 32 + unsigned(__builtin_ctz(r))]);
+            waiting &= ~need;
+            changed = true;
+            break;
+        }
+    }
+    l->warp_waiting[w] = waiting;
+}
+
+static inline void report_deadlock(host_launch* l) {
+    unsigned at_block = 0, at_warp = 0;
+    for (unsigned i = 0; i < l->nthreads; ++i) {
+        at_block += l->threads[i].state == fiber_state::at_block_barrier;
+        at_warp += l->threads[i].state == fiber_state::at_warp_barrier;
+    }
+    fail(l, 2,
+         "deadlock in block (%u, %u, %u): %u of %u threads wait at syncthreads and %u at a warp "
+         "barrier (syncwarp, shuffle or vote) that cannot complete",
+         l->block_idx[0], l->block_idx[1], l->block_idx[2], at_block, l->nthreads, at_warp);
+}
+
+// The running fiber t stops (it waits, or has returned): run the next runnable thread, or
+// go back to the scheduler when none is left. Returns when t is resumed.
+static inline void switch_from(host_thread* t) {
+    host_launch* l = t->launch;
+    host_thread* next = pop_ready(l);
+    if (next == t) return;  // t released the barrier and is first in line
+    if (!next) {
+        if (l->live) report_deadlock(l);
+        swapcontext(&t->context, &l->scheduler);  // a deadlocked block is never resumed
+        return;
+    }
+    g_current = next;
+    swapcontext(&t->context, &next->context);
+}
+
+static inline void fiber_main() {
+    host_thread* t = g_current;
+    host_launch* l = t->launch;
+    l->body(l->words);
+    t->state = fiber_state::done;
+    --l->live;
+    l->warp_live[t->warp] &= ~(1u << t->lane);
+    if (l->block_waiting && l->block_waiting == l->live) release_block_barrier(l);
+    try_release_warp(l, t->warp);
+    switch_from(t);  // never resumed
+}
+
+static inline int block_barrier(int pred, int* participants) {
+    host_thread* t = g_current;
+    host_launch* l = t->launch;
+    if (!l->cooperative) {
+        fail(l, 3, "a barrier in a kernel built with COOPERATIVE = 0");
+        *participants = 1;
+        return pred != 0;
+    }
+    t->state = fiber_state::at_block_barrier;
+    ++l->block_waiting;
+    l->block_pred_sum += pred != 0;
+    if (l->block_waiting == l->live) release_block_barrier(l);
+    switch_from(t);
+    // Safe to read after resuming: the next release needs this thread to arrive again.
+    *participants = l->block_participants;
+    return l->block_result;
+}
+
+static inline void warp_barrier(unsigned mask) {
+    host_thread* t = g_current;
+    host_launch* l = t->launch;
+    if (!l->cooperative) {
+        fail(l, 3, "a warp-synchronous intrinsic in a kernel built with COOPERATIVE = 0");
+        return;
+    }
+    t->state = fiber_state::at_warp_barrier;
+    t->warp_mask = mask | (1u << t->lane);
+    l->warp_waiting[t->warp] |= 1u << t->lane;
+    try_release_warp(l, t->warp);
+    switch_from(t);
+}
+
+// Lanes of the caller's warp that take part in a warp operation with `mask`.
+static inline unsigned warp_participants(unsigned mask) {
+    const host_thread* t = g_current;
+    return (mask | (1u << t->lane)) & t->launch->warp_live[t->warp];
+}
+
+// Shuffle: every participant offers its value, then reads lane src's (its own when src is
+// outside the warp or the block, or not taking part). The second barrier keeps a fast
+// lane from overwriting its slot in the next shuffle before the others have read it.
+static inline unsigned long long warp_shuffle(unsigned mask, unsigned long long own,
+                                              long long src) {
+    host_thread* t = g_current;
+    host_launch* l = t->launch;
+    t->slot = own;
+    warp_barrier(mask);
+    unsigned long long r = own;
+    if (src >= 0 && src < 32 && ((warp_participants(mask) >> src) & 1u))
+        r = l->threads[t->warp * 32 + unsigned(src)].slot;
+    warp_barrier(mask);
+    return r;
+}
+
+// Vote: every participant offers a value; the caller gets them all (values[lane]) and
+// the participating lanes.
+static inline unsigned warp_gather(unsigned mask, unsigned long long own,
+                                   unsigned long long* values) {
+    host_thread* t = g_current;
+    host_launch* l = t->launch;
+    t->slot = own;
+    warp_barrier(mask);
+    const unsigned lanes = warp_participants(mask);
+    for (unsigned r = lanes; r; r &= r - 1) {
+        const unsigned lane = unsigned(__builtin_ctz(r));
+        values[lane] = l->threads[t->warp * 32 + lane].slot;
+    }
+    warp_barrier(mask);
+    return lanes;
+}
+
+static inline void set_geometry(host_thread* t, const unsigned* block, unsigned linear) {
+    t->linear = linear;
+    t->idx[0] = linear % block[0];
+    t->idx[1] = linear / block[0] % block[1];
+    t->idx[2] = linear / (block[0] * block[1]);
+    t->lane = linear % 32;
+    t->warp = linear / 32;
+}
+
+static inline void run_block_cooperative(host_launch* l) {
+    l->live = l->nthreads;
+    l->block_waiting = 0;
+    l->block_pred_sum = 0;
+    l->ready_head = l->ready_count = 0;
+    for (unsigned w = 0; w < l->nwarps; ++w) {
+        const unsigned lanes = l->nthreads - w * 32 < 32 ? l->nthreads - w * 32 : 32;
+        l->warp_live[w] = lanes == 32 ? ~0u : (1u << lanes) - 1;
+        l->warp_waiting[w] = 0;
+    }
+    for (unsigned i = 0; i < l->nthreads; ++i) {
+        host_thread* t = &l->threads[i];
+        // The stack sits above its guard page.
+        t->context.uc_stack.ss_sp =
+            l->stacks + i * l->stack_stride + (l->stack_stride - k_fiber_stack_bytes);
+        t->context.uc_stack.ss_size = k_fiber_stack_bytes;
+        t->context.uc_link = &l->scheduler;
+        makecontext(&t->context, fiber_main, 0);
+        push_ready(l, t);
+    }
+    g_current = pop_ready(l);
+    swapcontext(&l->scheduler, &g_current->context);
+}
+
+static inline void run_block_plain(host_launch* l) {
+    l->plain.launch = l;
+    g_current = &l->plain;
+    for (unsigned i = 0; i < l->nthreads; ++i) {
+        set_geometry(&l->plain, l->block, i);
+        l->body(l->words);
+    }
+}
+
+// The host entry of every kernel: runs the grid, returns 0, 1 (out of bounds), 2 (deadlock)
+// or 3 (another failure), with the message (empty for 0) in message[message_size].
+static inline int launch_grid(void (*body)(const long long*), const long long* words,
+                              const kernel_launch_info* info, char* message, int message_size,
+                              bool cooperative) {
+    host_launch l;
+    memset(&l, 0, sizeof(l));
+    l.body = body;
+    l.words = words;
+    l.cooperative = cooperative;
+    memcpy(l.grid, info->grid, sizeof(l.grid));
+    memcpy(l.block, info->block, sizeof(l.block));
+    // CUDA's limits, so that a launch the GPU would refuse fails here too.
+    const unsigned long long threads = (unsigned long long)l.block[0] * l.block[1] * l.block[2];
+    if (!l.grid[0] || !l.grid[1] || !l.grid[2] || !l.block[0] || !l.block[1] || !l.block[2])
+        fail(&l, 3, "empty launch: grid (%u, %u, %u), block (%u, %u, %u)", l.grid[0], l.grid[1],
+             l.grid[2], l.block[0], l.block[1], l.block[2]);
+    else if (l.block[0] > k_max_threads || l.block[1] > k_max_threads || l.block[2] > 64 ||
+             threads > k_max_threads)
+        fail(&l, 3, "block (%u, %u, %u) exceeds CUDA's limits (x and y <= 1024, z <= 64, at most "
+             "1024 threads)", l.block[0], l.block[1], l.block[2]);
+    else if (l.grid[0] > 0x7fffffffu || l.grid[1] > 65535 || l.grid[2] > 65535)
+        fail(&l, 3, "grid (%u, %u, %u) exceeds CUDA's limits (x < 2**31, y and z <= 65535)",
+             l.grid[0], l.grid[1], l.grid[2]);
+    l.nthreads = l.status ? 0 : unsigned(threads);
+    l.nwarps = (l.nthreads + 31) / 32;
+
+    // Dynamic shared memory: one buffer for the whole launch, 16-byte aligned like CUDA's.
+    l.dynamic_shared_bytes = info->dynamic_shared_bytes;
+    void* shared = nullptr;
+    if (!l.status) {
+        const size_t bytes = size_t((info->dynamic_shared_bytes + 15) & ~15ull);
+        if (posix_memalign(&shared, 16, bytes ? bytes : 16) != 0)
+            fail(&l, 3, "cannot allocate %llu bytes of dynamic shared memory",
+                 info->dynamic_shared_bytes);
+        l.dynamic_shared = static_cast<unsigned char*>(shared);
+    }
+    if (!l.status && cooperative) {
+        l.threads = static_cast<host_thread*>(calloc(l.nthreads, sizeof(host_thread)));
+        l.ready = static_cast<unsigned*>(calloc(l.nthreads, sizeof(unsigned)));
+        if (!l.threads || !l.ready) fail(&l, 3, "cannot allocate %u thread records", l.nthreads);
+        for (unsigned i = 0; !l.status && i < l.nthreads; ++i) {
+            l.threads[i].launch = &l;
+            set_geometry(&l.threads[i], l.block, i);
+            getcontext(&l.threads[i].context);  // once: makecontext needs an initialized context
+        }
+        if (!l.status) map_fiber_stacks(&l);
+    }
+
+    host_thread* const outer = g_current;
+    for (unsigned z = 0; !l.status && z < l.grid[2]; ++z)
+        for (unsigned y = 0; !l.status && y < l.grid[1]; ++y)
+            for (unsigned x = 0; !l.status && x < l.grid[0]; ++x) {
+                l.block_idx[0] = x;
+                l.block_idx[1] = y;
+                l.block_idx[2] = z;
+                if (cooperative)
+                    run_block_cooperative(&l);
+                else
+                    run_block_plain(&l);
+            }
+    g_current = outer;
+
+    if (l.stacks) munmap(l.stacks, l.stacks_bytes);
+    free(l.ready);
+    free(l.threads);
+    free(shared);
+
+    int status = l.status;
+    if (!status && l.oob_set) {
+        status = 1;
+        snprintf(l.failure, sizeof(l.failure),
+                 "index %lld is out of bounds for axis %lld with size %lld "
+                 "(thread (%lld, %lld, %lld) of block (%lld, %lld, %lld))",
+                 l.oob[0], l.oob[1], l.oob[2], l.oob[3], l.oob[4], l.oob[5], l.oob[6], l.oob[7],
+                 l.oob[8]);
+    }
+    if (message && message_size > 0)
+        snprintf(message, size_t(message_size), "%s", status ? l.failure : "");
+    return status;
+}
+
+}  // namespace detail
+}  // namespace nu

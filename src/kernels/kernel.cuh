@@ -1,0 +1,793 @@
+// src/kernels/kernel.cuh: @cuda.jit kernels: CUDA entry, emulating host entry, intrinsics
+//
+// The engine generates a short translation unit: `#define NU_BOUNDSCHECK 1` (host builds
+// always, the device for debug=True), this header, the translated __device__ function and
+// one NU_KERNEL_ENTRY line. The translator emits the nu::kern intrinsics below for
+// cuda.threadIdx, cuda.syncthreads, cuda.atomic.*, cuda.shfl_*_sync, ...; each has a
+// device form (the CUDA intrinsic) and a host form run by host_emulation.h, so the host
+// backend executes the very code the GPU executes. NVRTC compiles this without the C++
+// standard library.
+#pragma once
+
+#include "elementwise.cuh"  // index_seq
+#include "nu_array.cuh"
+
+namespace nu {
+
+// How the host entry is launched; src/launch/kernel.cpp mirrors this layout.
+struct kernel_launch_info {
+    unsigned grid[3];
+    unsigned block[3];
+    unsigned long long dynamic_shared_bytes;
+};
+
+// The device entry's single parameter: the packed words, by value (a zero-word kernel
+// still gets one word, as C++ has no empty arrays).
+template <int WORDS>
+struct kernel_params {
+    long long w[WORDS > 0 ? WORDS : 1];
+};
+
+// Parameter k of the kernel function: N >= 1 an nu::array<T, N>, N == -1 a scalar T.
+// Words, each 8 bytes: an array is data, shape[N], strides[N] (nu::array's own layout); a
+// scalar its bytes from the start of one word, or two words for complex128.
+template <class T, int N>
+struct karg {
+    static_assert(N >= 1 || N == -1, "nu::karg: N is an array's ndim (>= 1), or -1 for a scalar");
+    using type = T;
+    static constexpr int ndim = N;
+    static constexpr int words = N >= 1 ? 1 + 2 * N : int((sizeof(T) + 7) / 8);
+};
+
+}  // namespace nu
+
+#ifdef NU_HOST_BUILD
+#include "host_emulation.h"
+#else
+extern "C" {
+// The first out-of-bounds access of a checked launch: {1, index, axis, size, threadIdx.x,
+// .y, .z, blockIdx.x, .y, .z}. Zero when the module loads; after a debug launch the engine
+// reads it (cuModuleGetGlobal) and clears it for the next one.
+__device__ unsigned long long nu_kernel_error[10];
+}
+namespace nu {
+namespace detail {
+extern __shared__ __align__(16) unsigned char g_dynamic_shared[];
+}  // namespace detail
+}  // namespace nu
+#endif
+
+namespace nu {
+namespace detail {
+
+template <class A, class B> constexpr bool same = false;
+template <class A> constexpr bool same<A, A> = true;
+template <class T>
+constexpr bool is_word_int = same<T, i32> || same<T, u32> || same<T, i64> || same<T, u64>;
+template <class T> constexpr bool is_word_float = same<T, f32> || same<T, f64>;
+
+template <int BYTES> struct word_of_size;
+template <> struct word_of_size<4> { using type = u32; };
+template <> struct word_of_size<8> { using type = u64; };
+template <class T> using word_t = typename word_of_size<int(sizeof(T))>::type;
+
+// The bit pattern of a 4- or 8-byte value, and back: atomics on floats are compare-and-swap
+// loops on the pattern.
+template <class T>
+NU_DEVICE word_t<T> to_word(T v) {
+#ifdef NU_HOST_BUILD
+    word_t<T> w;
+    __builtin_memcpy(&w, &v, sizeof(w));
+    return w;
+#else
+    if constexpr (same<T, f32>) return __float_as_uint(v);
+    else if constexpr (same<T, f64>) return u64(__double_as_longlong(v));
+    else return word_t<T>(v);
+#endif
+}
+
+template <class T>
+NU_DEVICE T from_word(word_t<T> w) {
+#ifdef NU_HOST_BUILD
+    T v;
+    __builtin_memcpy(&v, &w, sizeof(v));
+    return v;
+#else
+    if constexpr (same<T, f32>) return __uint_as_float(w);
+    else if constexpr (same<T, f64>) return __longlong_as_double((long long)w);
+    else return T(w);
+#endif
+}
+
+template <class W>
+NU_DEVICE W cas_word(W* p, W expected, W desired) {
+#ifdef NU_HOST_BUILD
+    // Relaxed, like CUDA's atomics; __atomic keeps this right if blocks ever run on several
+    // OS threads.
+    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return expected;
+#else
+    return atomicCAS(p, expected, desired);
+#endif
+}
+
+// ref = f(ref) atomically; returns the old value. Skips the write when f changes nothing,
+// so a max below the current value costs one load.
+template <class T, class F>
+NU_DEVICE T atomic_update(T& ref, F f) {
+    using W = word_t<T>;
+    W* p = reinterpret_cast<W*>(&ref);
+#ifdef NU_HOST_BUILD
+    W old = __atomic_load_n(p, __ATOMIC_RELAXED);
+#else
+    W old = *reinterpret_cast<volatile W*>(p);
+#endif
+    for (;;) {
+        const T value = from_word<T>(old);
+        const W desired = to_word<T>(f(value));
+        if (desired == old) return value;
+        const W seen = cas_word(p, old, desired);
+        if (seen == old) return value;
+        old = seen;
+    }
+}
+
+// The value atomic max/min (NaN propagates, like np.maximum) and nanmax/nanmin (NaN is
+// missing, like np.fmax) store, given the old one.
+template <class T>
+NU_DEVICE T max_nan(T old, T v) {
+    return old != old ? old : (v != v || v > old) ? v : old;
+}
+template <class T>
+NU_DEVICE T min_nan(T old, T v) {
+    return old != old ? old : (v != v || v < old) ? v : old;
+}
+template <class T>
+NU_DEVICE T fmax_nan(T old, T v) {
+    return v != v ? old : (old != old || v > old) ? v : old;
+}
+template <class T>
+NU_DEVICE T fmin_nan(T old, T v) {
+    return v != v ? old : (old != old || v < old) ? v : old;
+}
+
+#ifdef NU_HOST_BUILD
+template <class T>
+NU_DEVICE unsigned long long to_slot(T v) {
+    unsigned long long s = 0;
+    __builtin_memcpy(&s, &v, sizeof(T));
+    return s;
+}
+template <class T>
+NU_DEVICE T from_slot(unsigned long long s) {
+    T v;
+    __builtin_memcpy(&v, &s, sizeof(T));
+    return v;
+}
+#endif
+
+// Decodes the parameter words into the kernel function's arguments and calls it.
+template <class... A>
+struct kernel_signature {
+    static constexpr int k_words = (0 + ... + A::words);
+
+    static __host__ __device__ constexpr int start(int k) {
+        constexpr int words[] = {A::words..., 0};
+        int s = 0;
+        for (int j = 0; j < k; ++j) s += words[j];
+        return s;
+    }
+
+    template <class Arg>
+    static NU_DEVICE auto arg(const long long* w) {
+        using T = typename Arg::type;
+        if constexpr (Arg::ndim >= 1) {
+            array<T, Arg::ndim> a;
+            a.data = reinterpret_cast<char*>(w[0]);
+            for (int d = 0; d < Arg::ndim; ++d) {
+                a.shape[d] = w[1 + d];
+                a.strides[d] = w[1 + Arg::ndim + d];
+            }
+            return a;
+        } else {
+            return *reinterpret_cast<const T*>(w);
+        }
+    }
+
+    template <auto F, unsigned long long... K>
+    static NU_DEVICE void call(const long long* w, index_seq<K...>) {
+        F(arg<A>(w + start(int(K)))...);
+    }
+
+    template <auto F>
+    static NU_DEVICE void run(const long long* w) {
+        call<F>(w, typename make_index_seq_t<sizeof...(A)>::type{});
+    }
+};
+
+}  // namespace detail
+
+namespace kern {
+
+// ---- thread geometry (axis 0, 1, 2 = x, y, z) --------------------------------------------
+NU_DEVICE long long thread_idx(int axis) {
+#ifdef NU_HOST_BUILD
+    return detail::g_current->idx[axis];
+#else
+    return axis == 0 ? threadIdx.x : axis == 1 ? threadIdx.y : threadIdx.z;
+#endif
+}
+NU_DEVICE long long block_idx(int axis) {
+#ifdef NU_HOST_BUILD
+    return detail::g_current->launch->block_idx[axis];
+#else
+    return axis == 0 ? blockIdx.x : axis == 1 ? blockIdx.y : blockIdx.z;
+#endif
+}
+NU_DEVICE long long block_dim(int axis) {
+#ifdef NU_HOST_BUILD
+    return detail::g_current->launch->block[axis];
+#else
+    return axis == 0 ? blockDim.x : axis == 1 ? blockDim.y : blockDim.z;
+#endif
+}
+NU_DEVICE long long grid_dim(int axis) {
+#ifdef NU_HOST_BUILD
+    return detail::g_current->launch->grid[axis];
+#else
+    return axis == 0 ? gridDim.x : axis == 1 ? gridDim.y : gridDim.z;
+#endif
+}
+NU_DEVICE long long lane_id() {
+#ifdef NU_HOST_BUILD
+    return detail::g_current->lane;
+#else
+    unsigned r;
+    asm("mov.u32 %0, %%laneid;" : "=r"(r));
+    return r;
+#endif
+}
+NU_DEVICE long long warp_size() { return 32; }
+
+// ---- barriers and fences -----------------------------------------------------------------
+NU_DEVICE void syncthreads() {
+#ifdef NU_HOST_BUILD
+    int participants;
+    detail::block_barrier(0, &participants);
+#else
+    __syncthreads();
+#endif
+}
+NU_DEVICE int syncthreads_count(int pred) {
+#ifdef NU_HOST_BUILD
+    int participants;
+    return detail::block_barrier(pred, &participants);
+#else
+    return __syncthreads_count(pred);
+#endif
+}
+NU_DEVICE int syncthreads_and(int pred) {
+#ifdef NU_HOST_BUILD
+    int participants;
+    return detail::block_barrier(pred, &participants) == participants;
+#else
+    return __syncthreads_and(pred);
+#endif
+}
+NU_DEVICE int syncthreads_or(int pred) {
+#ifdef NU_HOST_BUILD
+    int participants;
+    return detail::block_barrier(pred, &participants) > 0;
+#else
+    return __syncthreads_or(pred);
+#endif
+}
+NU_DEVICE void syncwarp(unsigned mask) {
+#ifdef NU_HOST_BUILD
+    detail::warp_barrier(mask);
+#else
+    __syncwarp(mask);
+#endif
+}
+NU_DEVICE void threadfence() {
+#ifdef NU_HOST_BUILD
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#else
+    __threadfence();
+#endif
+}
+NU_DEVICE void threadfence_block() {
+#ifdef NU_HOST_BUILD
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#else
+    __threadfence_block();
+#endif
+}
+NU_DEVICE void threadfence_system() {
+#ifdef NU_HOST_BUILD
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#else
+    __threadfence_system();
+#endif
+}
+
+// ---- shared, local and constant memory ---------------------------------------------------
+template <class T>
+NU_DEVICE T* dynamic_shared() {
+#ifdef NU_HOST_BUILD
+    return reinterpret_cast<T*>(detail::g_current->launch->dynamic_shared);
+#else
+    return reinterpret_cast<T*>(detail::g_dynamic_shared);
+#endif
+}
+NU_DEVICE unsigned long long dynamic_shared_bytes() {
+#ifdef NU_HOST_BUILD
+    return detail::g_current->launch->dynamic_shared_bytes;
+#else
+    unsigned r;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+    return r;
+#endif
+}
+
+// A C-contiguous view of N-d data at p: shared, local and constant arrays.
+template <class T, int N>
+NU_DEVICE array<T, N> contiguous_view(T* p, const long long (&shape)[N]) {
+    array<T, N> a;
+    a.data = reinterpret_cast<char*>(p);
+    long long stride = sizeof(T);
+    for (int d = N - 1; d >= 0; --d) {
+        a.shape[d] = shape[d];
+        a.strides[d] = stride;
+        stride *= shape[d];
+    }
+    return a;
+}
+// __constant__ data is const; the translator never writes through such a view.
+template <class T, int N>
+NU_DEVICE array<T, N> contiguous_view(const T* p, const long long (&shape)[N]) {
+    return contiguous_view(const_cast<T*>(p), shape);
+}
+
+// ---- atomics: each returns the old value -------------------------------------------------
+#define NU_ATOMIC_TYPES(op)                                                   \
+    static_assert(detail::is_word_int<T> || detail::is_word_float<T>,        \
+                  "nu::kern::atomic_" #op                                    \
+                  ": supported on int32, int64, uint32, uint64, float32 and float64")
+#define NU_ATOMIC_INTS(op)                                                    \
+    static_assert(detail::is_word_int<T>,                                     \
+                  "nu::kern::atomic_" #op ": supported on int32, int64, uint32 and uint64")
+
+template <class T>
+NU_DEVICE T atomic_add(T& ref, T v) {
+    NU_ATOMIC_TYPES(add);
+#ifdef NU_HOST_BUILD
+    if constexpr (detail::is_word_float<T>)
+        return detail::atomic_update(ref, [v](T old) { return old + v; });
+    else
+        return __atomic_fetch_add(&ref, v, __ATOMIC_RELAXED);
+#else
+    if constexpr (detail::same<T, i64>) return T(atomicAdd(reinterpret_cast<u64*>(&ref), u64(v)));
+    else return atomicAdd(&ref, v);
+#endif
+}
+
+template <class T>
+NU_DEVICE T atomic_sub(T& ref, T v) {
+    NU_ATOMIC_TYPES(sub);
+#ifdef NU_HOST_BUILD
+    if constexpr (detail::is_word_float<T>)
+        return detail::atomic_update(ref, [v](T old) { return old - v; });
+    else
+        return __atomic_fetch_sub(&ref, v, __ATOMIC_RELAXED);
+#else
+    if constexpr (detail::is_word_float<T>)
+        return atomicAdd(&ref, -v);  // a - b == a + (-b) in IEEE
+    else if constexpr (sizeof(T) == 8)
+        return T(atomicAdd(reinterpret_cast<u64*>(&ref), u64(0) - u64(v)));
+    else
+        return atomicSub(&ref, v);
+#endif
+}
+
+// max/min: NaN propagates (np.maximum): a NaN argument is stored, a stored NaN stays.
+template <class T>
+NU_DEVICE T atomic_max(T& ref, T v) {
+    NU_ATOMIC_TYPES(max);
+    if constexpr (detail::is_word_float<T>) {
+        return detail::atomic_update(ref, [v](T old) { return detail::max_nan(old, v); });
+    } else {
+#ifdef NU_HOST_BUILD
+        return detail::atomic_update(ref, [v](T old) { return v > old ? v : old; });
+#else
+        return atomicMax(&ref, v);
+#endif
+    }
+}
+
+template <class T>
+NU_DEVICE T atomic_min(T& ref, T v) {
+    NU_ATOMIC_TYPES(min);
+    if constexpr (detail::is_word_float<T>) {
+        return detail::atomic_update(ref, [v](T old) { return detail::min_nan(old, v); });
+    } else {
+#ifdef NU_HOST_BUILD
+        return detail::atomic_update(ref, [v](T old) { return v < old ? v : old; });
+#else
+        return atomicMin(&ref, v);
+#endif
+    }
+}
+
+// nanmax/nanmin: NaN is a missing value (np.fmax): a NaN argument changes nothing, a stored
+// NaN is replaced. On integers (which Numba also allows) they are max/min.
+template <class T>
+NU_DEVICE T atomic_nanmax(T& ref, T v) {
+    NU_ATOMIC_TYPES(nanmax);
+    if constexpr (detail::is_word_float<T>) {
+        return detail::atomic_update(ref, [v](T old) { return detail::fmax_nan(old, v); });
+    } else {
+        return atomic_max(ref, v);
+    }
+}
+
+template <class T>
+NU_DEVICE T atomic_nanmin(T& ref, T v) {
+    NU_ATOMIC_TYPES(nanmin);
+    if constexpr (detail::is_word_float<T>) {
+        return detail::atomic_update(ref, [v](T old) { return detail::fmin_nan(old, v); });
+    } else {
+        return atomic_min(ref, v);
+    }
+}
+
+// i64 goes through the u64 overloads: the bitwise result is the same.
+template <class T>
+NU_DEVICE T atomic_and(T& ref, T v) {
+    NU_ATOMIC_INTS(and);
+#ifdef NU_HOST_BUILD
+    return __atomic_fetch_and(&ref, v, __ATOMIC_RELAXED);
+#else
+    if constexpr (detail::same<T, i64>) return T(atomicAnd(reinterpret_cast<u64*>(&ref), u64(v)));
+    else return atomicAnd(&ref, v);
+#endif
+}
+
+template <class T>
+NU_DEVICE T atomic_or(T& ref, T v) {
+    NU_ATOMIC_INTS(or);
+#ifdef NU_HOST_BUILD
+    return __atomic_fetch_or(&ref, v, __ATOMIC_RELAXED);
+#else
+    if constexpr (detail::same<T, i64>) return T(atomicOr(reinterpret_cast<u64*>(&ref), u64(v)));
+    else return atomicOr(&ref, v);
+#endif
+}
+
+template <class T>
+NU_DEVICE T atomic_xor(T& ref, T v) {
+    NU_ATOMIC_INTS(xor);
+#ifdef NU_HOST_BUILD
+    return __atomic_fetch_xor(&ref, v, __ATOMIC_RELAXED);
+#else
+    if constexpr (detail::same<T, i64>) return T(atomicXor(reinterpret_cast<u64*>(&ref), u64(v)));
+    else return atomicXor(&ref, v);
+#endif
+}
+
+template <class T>
+NU_DEVICE T atomic_exch(T& ref, T v) {
+    NU_ATOMIC_TYPES(exch);
+    using W = detail::word_t<T>;
+#ifdef NU_HOST_BUILD
+    return detail::from_word<T>(
+        __atomic_exchange_n(reinterpret_cast<W*>(&ref), detail::to_word(v), __ATOMIC_RELAXED));
+#else
+    if constexpr (detail::same<T, f32> || detail::same<T, i32> || detail::same<T, u32> ||
+                  detail::same<T, u64>)
+        return atomicExch(&ref, v);
+    else
+        return detail::from_word<T>(atomicExch(reinterpret_cast<W*>(&ref), detail::to_word(v)));
+#endif
+}
+
+// CUDA's atomicInc / atomicDec: inc wraps to 0 past v, dec wraps to v below 0 or above v.
+template <class T>
+NU_DEVICE T atomic_inc(T& ref, T v) {
+    static_assert(detail::same<T, u32> || detail::same<T, u64>,
+                  "nu::kern::atomic_inc: supported on uint32 and uint64");
+#ifndef NU_HOST_BUILD
+    if constexpr (detail::same<T, u32>) return atomicInc(&ref, v);
+#endif
+    return detail::atomic_update(ref, [v](T old) { return old >= v ? T(0) : T(old + 1); });
+}
+
+template <class T>
+NU_DEVICE T atomic_dec(T& ref, T v) {
+    static_assert(detail::same<T, u32> || detail::same<T, u64>,
+                  "nu::kern::atomic_dec: supported on uint32 and uint64");
+#ifndef NU_HOST_BUILD
+    if constexpr (detail::same<T, u32>) return atomicDec(&ref, v);
+#endif
+    return detail::atomic_update(ref,
+                                 [v](T old) { return (old == 0 || old > v) ? v : T(old - 1); });
+}
+
+// Floats compare bit patterns, as the hardware does: -0.0 does not match 0.0, a NaN
+// matches the identical NaN.
+template <class T>
+NU_DEVICE T atomic_cas(T& ref, T expected, T desired) {
+    NU_ATOMIC_TYPES(cas);
+    using W = detail::word_t<T>;
+#ifndef NU_HOST_BUILD
+    if constexpr (detail::same<T, i32> || detail::same<T, u32> || detail::same<T, u64>)
+        return atomicCAS(&ref, expected, desired);
+#endif
+    const W old = detail::cas_word(reinterpret_cast<W*>(&ref), detail::to_word(expected),
+                                   detail::to_word(desired));
+    return detail::from_word<T>(old);
+}
+
+#undef NU_ATOMIC_TYPES
+#undef NU_ATOMIC_INTS
+
+// ---- warp-synchronous intrinsics ---------------------------------------------------------
+// Host: a source lane outside the block or not in the mask gives the caller's own value
+// (undefined on the GPU); shfl_up/down keep the own value past the warp's ends, as CUDA.
+#define NU_SHUFFLE_TYPES(op)                                                                   \
+    static_assert(detail::is_word_int<T> || detail::is_word_float<T> || detail::same<T, bool>, \
+                  "nu::kern::" #op                                                             \
+                  ": supported on int32, int64, uint32, uint64, float32, float64 and bool")
+
+template <class T>
+NU_DEVICE T shfl_sync(unsigned mask, T v, long long src_lane) {
+    NU_SHUFFLE_TYPES(shfl_sync);
+#ifdef NU_HOST_BUILD
+    return detail::from_slot<T>(detail::warp_shuffle(mask, detail::to_slot(v), src_lane & 31));
+#else
+    if constexpr (detail::same<T, bool>) return __shfl_sync(mask, int(v), int(src_lane)) != 0;
+    else return __shfl_sync(mask, v, int(src_lane));
+#endif
+}
+
+template <class T>
+NU_DEVICE T shfl_up_sync(unsigned mask, T v, long long delta) {
+    NU_SHUFFLE_TYPES(shfl_up_sync);
+#ifdef NU_HOST_BUILD
+    const long long lane = detail::g_current->lane;
+    const long long src = delta >= 0 && delta <= lane ? lane - delta : -1;
+    return detail::from_slot<T>(detail::warp_shuffle(mask, detail::to_slot(v), src));
+#else
+    if constexpr (detail::same<T, bool>) return __shfl_up_sync(mask, int(v), unsigned(delta)) != 0;
+    else return __shfl_up_sync(mask, v, unsigned(delta));
+#endif
+}
+
+template <class T>
+NU_DEVICE T shfl_down_sync(unsigned mask, T v, long long delta) {
+    NU_SHUFFLE_TYPES(shfl_down_sync);
+#ifdef NU_HOST_BUILD
+    const long long lane = detail::g_current->lane;
+    const long long src = delta >= 0 && lane + delta < 32 ? lane + delta : -1;
+    return detail::from_slot<T>(detail::warp_shuffle(mask, detail::to_slot(v), src));
+#else
+    if constexpr (detail::same<T, bool>)
+        return __shfl_down_sync(mask, int(v), unsigned(delta)) != 0;
+    else
+        return __shfl_down_sync(mask, v, unsigned(delta));
+#endif
+}
+
+template <class T>
+NU_DEVICE T shfl_xor_sync(unsigned mask, T v, long long lane_mask) {
+    NU_SHUFFLE_TYPES(shfl_xor_sync);
+#ifdef NU_HOST_BUILD
+    const long long src = detail::g_current->lane ^ lane_mask;
+    return detail::from_slot<T>(
+        detail::warp_shuffle(mask, detail::to_slot(v), src >= 0 && src < 32 ? src : -1));
+#else
+    if constexpr (detail::same<T, bool>) return __shfl_xor_sync(mask, int(v), int(lane_mask)) != 0;
+    else return __shfl_xor_sync(mask, v, int(lane_mask));
+#endif
+}
+
+NU_DEVICE unsigned ballot_sync(unsigned mask, int pred) {
+#ifdef NU_HOST_BUILD
+    unsigned long long values[32];
+    unsigned r = 0;
+    for (unsigned lanes = detail::warp_gather(mask, pred != 0, values); lanes; lanes &= lanes - 1) {
+        const unsigned lane = unsigned(__builtin_ctz(lanes));
+        if (values[lane]) r |= 1u << lane;
+    }
+    return r;
+#else
+    return __ballot_sync(mask, pred);
+#endif
+}
+
+NU_DEVICE bool all_sync(unsigned mask, int pred) {
+#ifdef NU_HOST_BUILD
+    unsigned long long values[32];
+    bool r = true;
+    for (unsigned lanes = detail::warp_gather(mask, pred != 0, values); lanes; lanes &= lanes - 1)
+        r = r && values[__builtin_ctz(lanes)] != 0;
+    return r;
+#else
+    return __all_sync(mask, pred) != 0;
+#endif
+}
+
+NU_DEVICE bool any_sync(unsigned mask, int pred) {
+#ifdef NU_HOST_BUILD
+    unsigned long long values[32];
+    bool r = false;
+    for (unsigned lanes = detail::warp_gather(mask, pred != 0, values); lanes; lanes &= lanes - 1)
+        r = r || values[__builtin_ctz(lanes)] != 0;
+    return r;
+#else
+    return __any_sync(mask, pred) != 0;
+#endif
+}
+
+// True when every lane of the mask holds the same value (bit patterns, as __match_all_sync).
+template <class T>
+NU_DEVICE bool eq_sync(unsigned mask, T v) {
+    NU_SHUFFLE_TYPES(eq_sync);
+#ifdef NU_HOST_BUILD
+    unsigned long long values[32];
+    const unsigned long long own = detail::to_slot(v);
+    bool r = true;
+    for (unsigned lanes = detail::warp_gather(mask, own, values); lanes; lanes &= lanes - 1)
+        r = r && values[__builtin_ctz(lanes)] == own;
+    return r;
+#else
+    int pred;
+    if constexpr (detail::same<T, bool>) __match_all_sync(mask, int(v), &pred);
+    else __match_all_sync(mask, v, &pred);
+    return pred != 0;
+#endif
+}
+
+#undef NU_SHUFFLE_TYPES
+
+// Host: the lanes of the warp that have not returned. Host threads do not run in lockstep,
+// so there is no narrower "converged" set to report.
+NU_DEVICE unsigned activemask() {
+#ifdef NU_HOST_BUILD
+    const detail::host_thread* t = detail::g_current;
+    const detail::host_launch* l = t->launch;
+    if (l->cooperative) return l->warp_live[t->warp];
+    const unsigned lanes = l->nthreads - t->warp * 32;
+    return lanes >= 32 ? ~0u : (1u << lanes) - 1;
+#else
+    return __activemask();
+#endif
+}
+
+NU_DEVICE unsigned lanemask_lt() {
+#ifdef NU_HOST_BUILD
+    return (1u << detail::g_current->lane) - 1;
+#else
+    unsigned r;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
+    return r;
+#endif
+}
+
+// ---- bits and fused multiply-add ---------------------------------------------------------
+#define NU_BIT_TYPES(op) \
+    static_assert(detail::is_word_int<T>,  \
+                  "nu::kern::" #op ": supported on int32, int64, uint32 and uint64")
+
+template <class T>
+NU_DEVICE i32 popc(T v) {
+    NU_BIT_TYPES(popc);
+#ifdef NU_HOST_BUILD
+    if constexpr (sizeof(T) == 4) return __builtin_popcount(u32(v));
+    else return __builtin_popcountll(u64(v));
+#else
+    if constexpr (sizeof(T) == 4) return __popc(u32(v));
+    else return __popcll(u64(v));
+#endif
+}
+
+template <class T>
+NU_DEVICE i32 clz(T v) {
+    NU_BIT_TYPES(clz);
+#ifdef NU_HOST_BUILD
+    // The builtins are undefined for 0.
+    if constexpr (sizeof(T) == 4) return v ? __builtin_clz(u32(v)) : 32;
+    else return v ? __builtin_clzll(u64(v)) : 64;
+#else
+    if constexpr (sizeof(T) == 4) return __clz(i32(v));
+    else return __clzll(i64(v));
+#endif
+}
+
+// 1 + the index of the lowest set bit; 0 for 0.
+template <class T>
+NU_DEVICE i32 ffs(T v) {
+    NU_BIT_TYPES(ffs);
+#ifdef NU_HOST_BUILD
+    if constexpr (sizeof(T) == 4) return __builtin_ffs(i32(v));
+    else return __builtin_ffsll(i64(v));
+#else
+    if constexpr (sizeof(T) == 4) return __ffs(i32(v));
+    else return __ffsll(i64(v));
+#endif
+}
+
+template <class T>
+NU_DEVICE T brev(T v) {
+    NU_BIT_TYPES(brev);
+#ifdef NU_HOST_BUILD
+    // Swap bits within each byte, then the bytes.
+    using W = detail::word_t<T>;
+    W x = W(v);
+    constexpr W m1 = W(0x5555555555555555ull), m2 = W(0x3333333333333333ull),
+                m4 = W(0x0f0f0f0f0f0f0f0full);
+    x = ((x >> 1) & m1) | ((x & m1) << 1);
+    x = ((x >> 2) & m2) | ((x & m2) << 2);
+    x = ((x >> 4) & m4) | ((x & m4) << 4);
+    if constexpr (sizeof(T) == 4) return T(__builtin_bswap32(x));
+    else return T(__builtin_bswap64(x));
+#else
+    if constexpr (sizeof(T) == 4) return T(__brev(u32(v)));
+    else return T(__brevll(u64(v)));
+#endif
+}
+
+#undef NU_BIT_TYPES
+
+template <class T>
+NU_DEVICE T fma(T a, T b, T c) {
+    static_assert(detail::is_word_float<T>, "nu::kern::fma: supported on float32 and float64");
+    if constexpr (detail::same<T, f32>) return ::fmaf(a, b, c);
+    else return ::fma(a, b, c);
+}
+
+// ---- bounds checking (declared in nu_array.cuh) --------------------------------------------
+#ifdef NU_BOUNDSCHECK
+NU_COLD void report_out_of_bounds(long long index, int axis, long long size) {
+#ifdef NU_HOST_BUILD
+    detail::record_out_of_bounds(index, axis, size);
+#else
+    // The first violation wins the flag; the fields are complete once the kernel has ended.
+    if (atomicCAS(&nu_kernel_error[0], 0ull, 1ull) == 0ull) {
+        const unsigned long long rec[9] = {(unsigned long long)index, (unsigned long long)axis,
+                                           (unsigned long long)size, threadIdx.x, threadIdx.y,
+                                           threadIdx.z, blockIdx.x, blockIdx.y, blockIdx.z};
+        for (int k = 0; k < 9; ++k) nu_kernel_error[1 + k] = rec[k];
+        __threadfence();
+    }
+#endif
+}
+#endif
+
+}  // namespace kern
+}  // namespace nu
+
+// One kernel's entry point, with C linkage so its name is exactly `name`. WORDS: the
+// parameter words; COOPERATIVE: 1 when the kernel uses a barrier or a warp-synchronous
+// intrinsic (the host then runs each thread as a fiber), 0 for a plain loop over threads.
+// The karg list must describe WORDS words; a mismatch stops the build here.
+#ifdef NU_HOST_BUILD
+#define NU_KERNEL_ENTRY(name, function, WORDS, COOPERATIVE, ...)                                   \
+    using name##_signature = nu::detail::kernel_signature<__VA_ARGS__>;                            \
+    static_assert(name##_signature::k_words == (WORDS),                                            \
+                  "NU_KERNEL_ENTRY(" #name "): WORDS does not match the karg list");               \
+    extern "C" __attribute__((visibility("default"))) int name(                                    \
+        const long long* words, const nu::kernel_launch_info* info, char* message,                \
+        int message_size) {                                                                        \
+        return nu::detail::launch_grid(&name##_signature::run<function>, words, info, message,    \
+                                       message_size, (COOPERATIVE) != 0);                          \
+    }
+#else
+#define NU_KERNEL_ENTRY(name, function, WORDS, COOPERATIVE, ...)                                   \
+    using name##_signature = nu::detail::kernel_signature<__VA_ARGS__>;                            \
+    static_assert(name##_signature::k_words == (WORDS),                                            \
+                  "NU_KERNEL_ENTRY(" #name "): WORDS does not match the karg list");               \
+    extern "C" __global__ void name(const nu::kernel_params<WORDS> p) {                            \
+        name##_signature::run<function>(p.w);                                                      \
+    }
+#endif
