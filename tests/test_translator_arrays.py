@@ -51,6 +51,46 @@ def matmul(a, b, out):
             out[i, j] = s
 
 
+def _weighted(v, out, k):
+    out[k] = len(v)
+    out[k + 1] = 0
+    for i in range(len(v)):
+        out[k + 1] += v[i] * (i + 1)
+
+
+def slices(a, out):
+    # Python slice semantics on views: clamped and negative bounds, negative steps, empty.
+    _weighted(a[1:], out, 0)
+    _weighted(a[:-2], out, 2)
+    _weighted(a[::2], out, 4)
+    _weighted(a[::-1], out, 6)
+    _weighted(a[-3:7], out, 8)
+    _weighted(a[5:1:-2], out, 10)
+    _weighted(a[100:], out, 12)
+    _weighted(a[-100:2], out, 14)
+    _weighted(a[3:3], out, 16)
+    _weighted(a[1:-1:3], out, 18)
+
+
+def slice_rows_columns(a, out):
+    # a[i, :], a[:, j], a[1:, ::-1]: views of a 2-d array, their sums and shapes.
+    for i in range(a.shape[0]):
+        r = a[i, :]
+        out[0, i] = 0
+        for j in range(r.size):
+            out[0, i] += r[j]
+    for j in range(a.shape[1]):
+        c = a[:, j]
+        out[1, j] = 0
+        for i in range(len(c)):
+            out[1, j] += c[i] * (i + 1)
+    t = a[1:, ::-1]
+    out[2, 0] = t.shape[0]
+    out[2, 1] = t.shape[1]
+    out[2, 2] = t[0, 0]
+    out[2, 3] = t[-1, -1]
+
+
 def matmul_inplace_acc(a, b, out):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
@@ -271,6 +311,9 @@ def _specs():
     yield calls, (f32, A1[float32], A1[float64]), [(2, 5), (5,), ("out", (2,))]
     yield sum_of_rows, (f32,), [(3, 5)]
     yield shift_inplace, (A1[float64], A1[float64]), [(6,), "out"]
+    yield slices, (A1[float64], A1[float64]), [(9,), ("out", (21,))]
+    yield slices, (A1[int32], A1[int64]), [(4,), ("out", (21,))]
+    yield slice_rows_columns, (A2[float64], A2[float64]), [(4, 5), ("out", (3, 5))]
 
 
 SPECS = list(_specs())
@@ -429,12 +472,12 @@ def compare_array(a):
     return a == 1
 
 
-def slice_array(a, out):
-    out[0] = a[1:3][0]
+def slice_assign(a, out):
+    a[1:3] = 0
 
 
-def slice_column(a, out):
-    out[0] = a[:, 0][0]
+def slice_zero_step(a, out):
+    out[0] = a[::0][0]
 
 
 def array_method(a):
@@ -531,8 +574,9 @@ ERRORS = [
     (augment_array, (float64[:],), r"arithmetic on whole arrays is not supported"),
     (negate_array, (float64[:],), r"operand: whole arrays are not supported here"),
     (compare_array, (float64[:],), r"comparison: whole arrays are not supported here"),
-    (slice_array, (float64[:], float64[:]), r"array slicing is not supported \(yet\)"),
-    (slice_column, (float64[:, :], float64[:]), r"array slicing is not supported"),
+    (slice_assign, (float64[:], float64[:]), r"assignment to a slice of float64\[:\] is not "
+                                             r"supported"),
+    (slice_zero_step, (float64[:], float64[:]), r"slice step cannot be zero"),
     (array_method, (float64[:],), r"array method '\.sum\(\)' is not supported"),
     (array_attribute, (float64[:, :],), r"array attribute '\.T' is not supported"),
     (array_real, (complex128[:],), r"array attribute '\.real' is not supported"),

@@ -36,7 +36,7 @@ __all__ = [
     "unpack_shape",
 ]
 
-_SUPPORTED = "a[i, j], a[i] (a row), a.shape, a.size, a.ndim and len(a)"
+_SUPPORTED = "a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.size, a.ndim and len(a)"
 
 
 def _view_type(t: Array, k: int) -> Array:
@@ -51,9 +51,8 @@ def _index_codes(tr, node, t: Array):
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     for p in parts:
         if isinstance(p, ast.Slice):
-            raise tr.error(node, f"array slicing is not supported (yet); index with "
-                                 f"integers, one per dimension, and loop over the "
-                                 f"elements (got a slice of {t})")
+            raise tr.error(node, f"assignment to a slice of {t} is not supported; assign "
+                                 f"the elements, one index per dimension, in a loop")
     vals = [tr.expr(p) for p in parts]
     if any(isinstance(v.type, Bottom) for v in vals):
         return None
@@ -87,8 +86,50 @@ def _access(base: Val, codes) -> Val:
     return Val(code, _view_type(t, len(codes)))
 
 
+def _integer(tr, node, v: Val, what):
+    if v.type is None or isinstance(v.type, (Ref, TupleType)) or is_array(v.type) \
+            or kind_of(v.type) not in ("i", "b"):
+        raise tr.error(node, f"{what} must be an integer (got {getattr(v.type, 'name', 'None')})")
+    return tr.cast(node, v, WEAK_INT)
+
+
+def _slice_view(tr, node, base: Val, parts) -> Val:
+    """``a[1:n]``, ``a[i, :]``, ``a[::-1]``: a view (nu::subview in nu_array.cuh), with
+    Python's slice semantics (negative and out-of-range bounds are clamped)."""
+    t = base.type
+    if len(parts) > t.ndim:
+        raise tr.error(node, f"too many indices for array: {t} is {t.ndim}-dimensional, but "
+                             f"{len(parts)} were indexed")
+    items, kept = [], t.ndim - len(parts)
+    for p in parts:
+        if not isinstance(p, ast.Slice):
+            v = tr.expr(p)
+            if isinstance(v.type, Bottom):
+                return Val("0", BOTTOM)
+            items.append(f"nu::index_part{{0, {_integer(tr, node, v, 'array index')}, 0LL, 0LL}}")
+            continue
+        kept += 1
+        flags, codes = 1, []
+        for bound, flag in ((p.lower, 2), (p.upper, 4), (p.step, 0)):
+            if bound is None:
+                codes.append("1LL" if flag == 0 else "0LL")
+                continue
+            v = tr.expr(bound)
+            if isinstance(v.type, Bottom):
+                return Val("0", BOTTOM)
+            if flag == 0 and v.const == 0:
+                raise tr.error(node, "slice step cannot be zero")
+            codes.append(_integer(tr, node, v, "slice bound"))
+            flags |= flag
+        items.append(f"nu::index_part{{{flags}, {', '.join(codes)}}}")
+    return Val(f"nu::subview<{kept}>({base.code}, {{{', '.join(items)}}})", Array(t.dtype, kept, "A"))
+
+
 def load(tr, node, base: Val) -> Val:
-    """``a[...]`` read: an element (all indices given) or a view (fewer)."""
+    """``a[...]`` read: an element (all indices given) or a view (fewer, or slices)."""
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if any(isinstance(p, ast.Slice) for p in parts):
+        return _slice_view(tr, node, base, parts)
     codes = _index_codes(tr, node, base.type)
     if codes is None:
         return Val("0", BOTTOM)

@@ -104,6 +104,67 @@ struct array {
     }
 };
 
+// One item of a subscript that makes a view: an integer (fixes its dimension) or a slice
+// start:stop:step whose missing bounds are flagged, as Python's slice() keeps None.
+struct index_part {
+    enum : int { integer = 0, slice = 1, has_start = 2, has_stop = 4 };
+    int kind;
+    long long start, stop, step;  // an integer index is `start`
+};
+
+// Python's slice.indices() for a dimension of n: first element and length (step != 0).
+NU_DEVICE void slice_dimension(long long n, const index_part& p, long long* first, long long* length) {
+    const long long step = p.step;
+    const long long lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
+    auto clamp = [&](long long v) {
+        if (v < 0) v += n;
+        return v < 0 ? lo : (v >= n ? hi : v);
+    };
+    const long long start = (p.kind & index_part::has_start) ? clamp(p.start) : (step < 0 ? hi : lo);
+    const long long stop = (p.kind & index_part::has_stop) ? clamp(p.stop) : (step < 0 ? lo : hi);
+    *first = start;
+    if (step < 0) {
+        *length = stop < start ? (start - stop - 1) / (-step) + 1 : 0;
+    } else {
+        *length = start < stop ? (stop - start - 1) / step + 1 : 0;
+    }
+}
+
+// a[i, 1:5, ::-1]: the M-d view a subscript with slices selects (dimensions past the
+// subscript are kept whole). Integer items wrap like operator() and are bounds-checked.
+template <int M, class T, int N, int K>
+NU_DEVICE array<T, M> subview(const array<T, N>& a, const index_part (&parts)[K]) {
+    static_assert(K <= N, "nu::subview: more indices than dimensions");
+    array<T, M> r;
+    r.data = a.data;
+    int out = 0;
+    for (int d = 0; d < N; ++d) {
+        if (d < K && parts[d].kind == index_part::integer) {
+            const long long i = parts[d].start < 0 ? parts[d].start + a.shape[d] : parts[d].start;
+#ifdef NU_BOUNDSCHECK
+            if ((unsigned long long)i >= (unsigned long long)a.shape[d]) {
+                r.data = reinterpret_cast<char*>(&detail::out_of_bounds<T>(parts[d].start, d, a.shape[d]));
+                for (int k = 0; k < M; ++k) r.strides[k] = 0;
+                for (int k = 0; k < M; ++k) r.shape[k] = k < out ? r.shape[k] : 0;
+                return r;
+            }
+#endif
+            r.data += i * a.strides[d];
+            continue;
+        }
+        long long first = 0, length = a.shape[d], step = 1;
+        if (d < K) {
+            step = parts[d].step;
+            slice_dimension(a.shape[d], parts[d], &first, &length);
+        }
+        r.data += first * a.strides[d];
+        r.shape[out] = length;
+        r.strides[out] = a.strides[d] * step;
+        ++out;
+    }
+    return r;
+}
+
 // A `()` core dimension read as a scalar: the element itself.
 template <class T>
 NU_DEVICE T& scalar_ref(const array<T, 0>& a) {
