@@ -5,6 +5,8 @@ NVRTC, cached, and launched with NumPy's broadcasting rules.
 """
 
 from . import _compile, cuda, errors, types
+from .compiler.device_function import cpu_jit as jit
+from .compiler.device_function import cpu_jit as njit
 from .gufunc import guvectorize
 from .reduce import Reduce, reduce
 from .types import (
@@ -50,7 +52,8 @@ __version__ = "0.1.0"
 _compile.core()  # NVRTC/CCCL from pip wheels are found by the engine too
 
 __all__ = [
-    "cuda", "errors", "types", "vectorize", "guvectorize", "reduce", "Reduce", "__version__",
+    "cuda", "errors", "types", "vectorize", "guvectorize", "reduce", "Reduce", "jit", "njit",
+    "__version__",
     "void", "none", "bool_", "boolean", "b1", "byte", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128",
     "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16", "intp", "uintp",

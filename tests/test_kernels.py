@@ -598,12 +598,58 @@ def test_eager_signature_must_be_void():
         cuda.jit("float32(float32[:])")(lambda a: None)
 
 
+def test_signatures_and_specialize():
+    k = fill.specialize(np.zeros(3, dtype=np.int32), 1)
+    assert [[t.name for t in sig] for sig in k.signatures] == [["int32[:]", "int64"]]
+    a = np.zeros(3, dtype=np.int32)
+    k[1, 4](a, 7)
+    np.testing.assert_array_equal(a, 7)
+    with pytest.raises(TypeError, match="no signature matches"):
+        k[1, 4](np.zeros(3), 7)
+
+
+# ---- NumPy ufuncs on whole arrays inside kernels (Numba docs, "Calling a NumPy UFunc") ----
+
+@cuda.jit
+def ufunc_in_kernel(r, x):
+    # Compute sin(x) with result written to r
+    np.sin(x, r)
+
+
+@cuda.jit
+def ufuncs_broadcast(a, b, out, out2):
+    np.add(a, b, out)  # a (3, 4) + b (4,): b repeats over the rows
+    np.multiply(a, 2.0, out=out2)
+
+
+def test_numpy_ufunc_on_whole_arrays():
+    x = np.arange(10, dtype=np.float32) - 5
+    r = np.zeros_like(x)
+    ufunc_in_kernel[1, 1](r, x)
+    np.testing.assert_allclose(r, np.sin(x), rtol=1e-6)
+    a, b = RNG.random((3, 4)), RNG.random(4)
+    out, out2 = np.full((3, 4), np.nan), np.full((3, 4), np.nan)
+    ufuncs_broadcast[1, 1](a, b, out, out2)
+    np.testing.assert_array_equal(out, a + b)
+    np.testing.assert_array_equal(out2, a * 2.0)
+
+
+def test_numpy_ufunc_on_arrays_needs_an_output():
+    @cuda.jit
+    def no_out(x):
+        np.sin(x)
+
+    with pytest.raises(CompileError, match=r"np.sin\(\) on whole arrays needs its output array"):
+        no_out[1, 1](np.zeros(3))
+
+
 # ---- inspection: NVRTC compiles every kernel above -------------------------------------
 
 KERNELS = [fast_matmul, block_sum, warp_sum, votes, histogram, atomics, atomic_nan,
            reverse_dynamic, to_polar, smooth, geometry, early_exit, counts, bits, float_intrinsics,
            saxpy, fill,
-           transpose_into, apply_mixed, apply_float, overrun, swap_first]
+           transpose_into, apply_mixed, apply_float, overrun, swap_first, ufunc_in_kernel,
+           ufuncs_broadcast]
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.__name__)
@@ -616,13 +662,3 @@ def test_every_kernel_compiles_to_ptx(kernel):
         assert ".entry nu_" in text and f"{kernel.__name__}" in text
     for src in sources.values():
         assert "NU_KERNEL_ENTRY" in src
-
-
-def test_signatures_and_specialize():
-    k = fill.specialize(np.zeros(3, dtype=np.int32), 1)
-    assert [[t.name for t in sig] for sig in k.signatures] == [["int32[:]", "int64"]]
-    a = np.zeros(3, dtype=np.int32)
-    k[1, 4](a, 7)
-    np.testing.assert_array_equal(a, 7)
-    with pytest.raises(TypeError, match="no signature matches"):
-        k[1, 4](np.zeros(3), 7)

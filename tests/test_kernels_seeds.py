@@ -326,3 +326,40 @@ def test_seed_kernel_on_cupy_arrays(tmp_path):
         result = output.get()
     """)
     np.testing.assert_array_equal(ns["result"], np.arange(10.0))
+
+
+def test_numba_docs_cpu_gpu_compatible_jit_function(tmp_path):
+    # Numba's documentation, "JIT Function CPU-GPU Compatibility", unchanged.
+    ns = run_example(tmp_path, """
+        import numpy as np
+        from math import pi
+
+        import numba
+        from numba import cuda
+
+        @numba.jit
+        def business_logic(x, y, z):
+            return 4 * z * (2 * x - (4 * y) / 2 * pi)
+
+        # Test data on the CPU
+        print(business_logic(1, 2, 3))  # -126.79644737231007
+
+        X = cuda.to_device([1, 10, 234])
+        Y = cuda.to_device([2, 2, 4014])
+        Z = cuda.to_device([3, 14, 2211])
+        results = cuda.to_device([0.0, 0.0, 0.0])
+
+        @cuda.jit
+        def f(res, xarr, yarr, zarr):
+            tid = cuda.grid(1)
+            if tid < len(xarr):
+                # The function decorated with numba.jit may be directly reused
+                res[tid] = business_logic(xarr[tid], yarr[tid], zarr[tid])
+
+        f.forall(len(X))(results, X, Y, Z)
+        print(results)
+        host = results.copy_to_host()
+    """)
+    want = [4 * z * (2 * x - (4 * y) / 2 * np.pi) for x, y, z in ([1, 2, 3], [10, 2, 14],
+                                                                 [234, 4014, 2211])]
+    np.testing.assert_allclose(ns["host"], want, rtol=1e-12)

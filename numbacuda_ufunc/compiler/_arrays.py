@@ -33,6 +33,7 @@ __all__ = [
     "shape_item",
     "shape_items",
     "store",
+    "ufunc_into",
     "unpack_shape",
 ]
 
@@ -286,3 +287,60 @@ def for_each(tr, s, seq: Val):
     tr.emit("}")
     tr.depth -= 1
     tr.emit("}")
+
+
+def ufunc_into(tr, node, fname, args, kwargs, element_call):
+    """``np.sin(x, out)`` / ``np.add(a, b, out=c)`` on whole arrays (Numba's "calling a
+    NumPy ufunc" in kernels): a loop over ``out``'s elements, the inputs broadcast against
+    it as NumPy does (a dimension of 1 repeats). ``element_call(vals)`` types and emits one
+    element; returns ``out``, as NumPy does, or None when no argument is an array."""
+    vals = list(args) + list(kwargs.values())
+    if not any(is_array(v.type) for v in vals):
+        return None
+    nin = element_call.nin
+    if set(kwargs) - {"out"}:
+        raise tr.error(node, f"np.{fname}() got an unexpected keyword argument "
+                             f"'{min(set(kwargs) - {'out'})}'")
+    ins, out = list(args[:nin]), kwargs.get("out")
+    if out is None and len(args) == nin + 1:
+        out = args[nin]
+    if out is None or len(ins) != nin or len(args) > nin + (0 if "out" in kwargs else 1):
+        raise tr.error(node, f"np.{fname}() on whole arrays needs its output array: "
+                             f"np.{fname}({', '.join(['x', 'y'][:nin])}, out) (the kernel "
+                             f"cannot allocate one)")
+    if not is_array(out.type):
+        raise tr.error(node, f"np.{fname}(): the output must be an array (got {out.type})")
+    t = out.type
+    for v in ins:
+        if is_array(v.type) and v.type.ndim > t.ndim:
+            raise tr.error(node, f"np.{fname}(): an input of {v.type.ndim} dimensions does not "
+                                 f"broadcast to the {t.ndim}-d output")
+    o = tr.temp("nu_out")
+    idx = [tr.temp("nu_i") for _ in range(t.ndim)]
+    tr.emit("{")
+    tr.depth += 1
+    tr.emit(f"const {ctype(t)} {o} = {out.code};")
+    elems = []
+    for v in ins:
+        if not is_array(v.type):
+            tmp = tr.temp()
+            tr.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
+            elems.append(Val(tmp, v.type, v.const))
+            continue
+        a = tr.temp("nu_in")
+        tr.emit(f"const {ctype(v.type)} {a} = {v.code};")
+        lead = t.ndim - v.type.ndim
+        codes = [f"({a}.shape[{j}] == 1 ? 0 : {idx[lead + j]})" for j in range(v.type.ndim)]
+        elems.append(Val(f"{a}({', '.join(codes)})", v.type.dtype))
+    for d, i in enumerate(idx):
+        tr.emit(f"for (nu::i64 {i} = 0; {i} < {o}.shape[{d}]; ++{i}) {{")
+        tr.depth += 1
+    r = element_call(elems)
+    _check_storable(tr, node, r, t.dtype)
+    tr.emit(f"{o}({', '.join(idx)}) = {tr.cast(node, r, t.dtype)};")
+    for _ in idx:
+        tr.depth -= 1
+        tr.emit("}")
+    tr.depth -= 1
+    tr.emit("}")
+    return out

@@ -34,7 +34,8 @@ from ._types import (
 )
 from ._values import BuiltinRef, LibFuncRef, TypeRef, Val, const_val
 
-__all__ = ["SUPPORTED_BUILTINS", "call_library", "lookup_attribute", "lookup_global_function"]
+__all__ = ["SUPPORTED_BUILTINS", "UFUNC_NIN", "call_library", "lookup_attribute",
+           "lookup_global_function"]
 
 # math functions of one float argument: Python name -> nu:: overload set
 _MATH1 = {
@@ -80,6 +81,11 @@ _NP_OTHER = {"abs", "absolute", "negative", "positive", "square", "isnan", "isin
              "isfinite", "signbit", "real", "imag", "conj", "conjugate", "reciprocal"}
 _NP_CONST = {"pi": np.pi, "e": np.e, "inf": np.inf, "nan": np.nan,
              "euler_gamma": np.euler_gamma}
+
+# NumPy ufuncs among them, by number of inputs: callable on whole arrays with an output
+# array inside kernels (np.sin(x, out)), as Numba allows.
+UFUNC_NIN = {**{n: 1 for n in (set(_NP1) | _NP_OTHER) if isinstance(getattr(np, n, None), np.ufunc)},
+             **{n: 2 for n in (set(_NP2) | set(_NP_OPS)) if isinstance(getattr(np, n, None), np.ufunc)}}
 
 SUPPORTED_BUILTINS = ("abs", "min", "max", "round", "int", "float", "bool", "complex", "pow",
                       "divmod", "len", "range")

@@ -21,7 +21,7 @@ import numpy as np
 from ..types import Scalar
 from . import _arrays as arrays
 from . import _kernel_api as kernel_api
-from ._library import call_library, lookup_attribute, lookup_global_function
+from ._library import UFUNC_NIN, call_library, lookup_attribute, lookup_global_function
 from ._source import error_at
 from ._types import (
     BOTTOM,
@@ -812,6 +812,13 @@ class FunctionTranslator:
         ref = f.type
         if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
             return Val("0", BOTTOM)
+        if isinstance(ref, LibFuncRef) and ref.lib == "numpy" and ref.fname in UFUNC_NIN:
+            def element(vals, ref=ref):
+                return call_library(self, e, ref, vals, {})
+            element.nin = UFUNC_NIN[ref.fname]
+            v = arrays.ufunc_into(self, e, ref.fname, args, kwargs, element)
+            if v is not None:
+                return v
         if isinstance(ref, (BuiltinRef, LibFuncRef, TypeRef)):
             for a in list(args) + list(kwargs.values()):
                 if is_array(a.type):

@@ -13,7 +13,7 @@ from ..errors import CompileError
 from ..types import parse_signature
 from .translate import translate
 
-__all__ = ["DeviceFunction", "jit"]
+__all__ = ["DeviceFunction", "cpu_jit", "jit"]
 
 # Numba options that change nothing for a translated device function.
 _IGNORED_OPTIONS = {"inline", "debug", "lineinfo", "cache", "opt", "forceinline", "link"}
@@ -76,5 +76,19 @@ def jit(func_or_sig=None, device=False, fastmath=False, **options):
 
     def decorate(fn):
         return DeviceFunction(fn, sigs, fastmath=fastmath)
+
+    return decorate
+
+
+def cpu_jit(func=None, signature=None, **options):
+    """``numba.jit`` / ``numba.njit`` for code shared between the CPU and kernels (Numba's
+    "JIT function CPU-GPU compatibility"): called from Python it runs the Python function
+    itself (we compile nothing for the CPU); called from a kernel, ufunc or device function
+    it is translated like any other Python function. Numba's options are accepted."""
+    if callable(func) and hasattr(func, "__code__"):
+        return DeviceFunction(func)
+
+    def decorate(fn):
+        return DeviceFunction(fn)
 
     return decorate
