@@ -32,6 +32,8 @@ from .compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numb
     laneid,
     lanemask_lt,
     local,
+    match_all_sync,
+    match_any_sync,
     popc,
     selp,
     shared,

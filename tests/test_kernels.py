@@ -110,11 +110,16 @@ def votes(a, out):
     out[i, 5] = cuda.shfl_up_sync(0xffffffff, a[i], 2)
     out[i, 6] = cuda.laneid
     out[i, 7] = cuda.warpsize
+    out[i, 8] = cuda.match_any_sync(0xffffffff, a[i] % 3)
+    mask, same = cuda.match_all_sync(0xffffffff, (a[i] + 5) // 100)
+    out[i, 9] = mask
+    out[i, 10] = same
+    out[i, 11] = cuda.eq_sync(0xffffffff, a[i])
 
 
 def test_warp_votes_and_shuffles():
     a = np.arange(32, dtype=np.int64) - 5  # lanes 0-5 are not positive
-    out = np.zeros((32, 8), dtype=np.int64)
+    out = np.zeros((32, 12), dtype=np.int64)
     votes[1, 32](a, out)
     ballot = sum(1 << k for k in range(32) if a[k] > 0)
     np.testing.assert_array_equal(out[:, 0], ballot)
@@ -125,6 +130,11 @@ def test_warp_votes_and_shuffles():
     np.testing.assert_array_equal(out[:, 5], np.where(np.arange(32) >= 2, a[np.arange(32) - 2], a))
     np.testing.assert_array_equal(out[:, 6], np.arange(32))
     np.testing.assert_array_equal(out[:, 7], 32)
+    groups = [sum(1 << k for k in range(32) if a[k] % 3 == a[j] % 3) for j in range(32)]
+    np.testing.assert_array_equal(out[:, 8], groups)
+    np.testing.assert_array_equal(out[:, 9], 0xffffffff)  # every lane holds 0
+    np.testing.assert_array_equal(out[:, 10], 1)
+    np.testing.assert_array_equal(out[:, 11], 0)  # the a[i] differ
 
 
 @cuda.jit

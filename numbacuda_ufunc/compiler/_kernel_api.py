@@ -43,7 +43,7 @@ _ATOMIC_TYPES = {
 }
 _ATOMIC_CPP = {"and_": "and", "or_": "or", "compare_and_swap": "cas"}
 _SHUFFLES = {"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"}
-_VOTES = {"all_sync", "any_sync", "ballot_sync", "eq_sync"}
+_VOTES = {"all_sync", "any_sync", "ballot_sync", "eq_sync", "match_any_sync", "match_all_sync"}
 _COOPERATIVE = {"syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
                 "syncwarp", "activemask", "lanemask_lt"} | _SHUFFLES | _VOTES
 _CONSTANT_LIMIT = 60 * 1024  # bytes of __constant__ data per kernel (the GPU has 64 KiB)
@@ -303,11 +303,21 @@ def _warp(tr, node, key, args, kwargs):
             t = _INT32 if t.name.startswith("int") else _UINT32
         return Val(f"nu::kern::{key}({_int_arg(tr, node, mask, _UINT32, api)}, "
                    f"{tr.cast(node, v, t)}, {_int_arg(tr, node, lane, WEAK_INT, api)})", t)
-    if key == "eq_sync":
+    if key in ("eq_sync", "match_any_sync", "match_all_sync"):
         mask, v = _bind(tr, node, api, args, kwargs, ("mask", "value"))
         t = _scalar_value(tr, node, v, api)
-        return Val(f"nu::kern::eq_sync({_int_arg(tr, node, mask, _UINT32, api)}, "
-                   f"{tr.cast(node, v, t)})", WEAK_BOOL)
+        if t.name in ("int8", "int16", "uint8", "uint16"):
+            t = _INT32 if t.name.startswith("int") else _UINT32
+        m, c = _int_arg(tr, node, mask, _UINT32, api), tr.cast(node, v, t)
+        if key == "eq_sync":
+            return Val(f"nu::kern::eq_sync({m}, {c})", WEAK_BOOL)
+        if key == "match_any_sync":
+            return Val(f"nu::kern::match_any_sync({m}, {c})", _UINT32)
+        # Numba: (mask, pred), the mask when all lanes agree (else 0) and whether they do.
+        tt = TupleType((_UINT32, WEAK_BOOL))
+        tmp = tr.temp()
+        return Val(f"([&]() {{ const nu::u32 {tmp} = nu::kern::match_all_sync({m}, {c}); "
+                   f"return {ctype(tt)}{{{tmp}, {tmp} != 0u}}; }}())", tt)
     mask, pred = _bind(tr, node, api, args, kwargs, ("mask", "predicate"))
     m = _int_arg(tr, node, mask, _UINT32, api)
     tr._numeric(node, pred, api)

@@ -11,7 +11,8 @@ from __future__ import annotations
 __all__ = [
     "Intrinsic", "Namespace", "activemask", "all_sync", "any_sync", "atomic", "ballot_sync",
     "blockDim", "blockIdx", "brev", "cbrt", "clz", "const", "eq_sync", "ffs", "fma", "grid",
-    "gridDim", "gridsize", "laneid", "lanemask_lt", "local", "popc", "selp", "shared",
+    "gridDim", "gridsize", "laneid", "lanemask_lt", "local", "match_all_sync",
+    "match_any_sync", "popc", "selp", "shared",
     "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "syncthreads",
     "syncthreads_and", "syncthreads_count", "syncthreads_or", "syncwarp", "threadIdx",
     "threadfence", "threadfence_block", "threadfence_system", "warpsize",
@@ -86,6 +87,8 @@ all_sync = Intrinsic("all_sync")
 any_sync = Intrinsic("any_sync")
 eq_sync = Intrinsic("eq_sync")
 ballot_sync = Intrinsic("ballot_sync")
+match_any_sync = Intrinsic("match_any_sync")
+match_all_sync = Intrinsic("match_all_sync")
 activemask = Intrinsic("activemask")
 lanemask_lt = Intrinsic("lanemask_lt")
 

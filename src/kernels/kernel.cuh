@@ -648,6 +648,38 @@ NU_DEVICE bool eq_sync(unsigned mask, T v) {
 #endif
 }
 
+// __match_any_sync: the lanes of the mask whose value equals the caller's.
+template <class T>
+NU_DEVICE unsigned match_any_sync(unsigned mask, T v) {
+    NU_SHUFFLE_TYPES(match_any_sync);
+#ifdef NU_HOST_BUILD
+    unsigned long long values[32];
+    const unsigned long long own = detail::to_slot(v);
+    unsigned r = 0;
+    for (unsigned lanes = detail::warp_gather(mask, own, values); lanes; lanes &= lanes - 1) {
+        const unsigned lane = unsigned(__builtin_ctz(lanes));
+        if (values[lane] == own) r |= 1u << lane;
+    }
+    return r;
+#else
+    if constexpr (detail::same<T, bool>) return __match_any_sync(mask, int(v));
+    else return __match_any_sync(mask, v);
+#endif
+}
+
+// __match_all_sync: the mask when every lane of it holds the caller's value, else 0.
+template <class T>
+NU_DEVICE unsigned match_all_sync(unsigned mask, T v) {
+    NU_SHUFFLE_TYPES(match_all_sync);
+#ifdef NU_HOST_BUILD
+    return eq_sync(mask, v) ? mask : 0u;
+#else
+    int pred;
+    if constexpr (detail::same<T, bool>) return __match_all_sync(mask, int(v), &pred);
+    else return __match_all_sync(mask, v, &pred);
+#endif
+}
+
 #undef NU_SHUFFLE_TYPES
 
 // Host: the lanes of the warp that have not returned. Host threads do not run in lockstep,
