@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
-from ._compile import compile_ptx
-from .compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numba)
+from .. import _core
+from .._compile import compile_ptx
+from ..compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numba)
     activemask, all_sync, any_sync, atomic, ballot_sync, blockDim, blockIdx, brev, cbrt, clz,
     const,
     eq_sync, ffs, fma, grid, gridDim, gridsize, laneid, lanemask_lt, local, popc, selp, shared,
@@ -19,9 +19,9 @@ from .compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numb
     syncthreads_count, syncthreads_or, syncwarp, threadfence, threadfence_block,
     threadfence_system, threadIdx, warpsize,
 )
-from .kernel import Kernel, jit
-from .reduce import Reduce, reduce
-from .types import from_dtype
+from ..kernel import Kernel, jit
+from ..reduce import Reduce, reduce
+from ..types import from_dtype
 
 DeviceNDArray = _core.DeviceNDArray
 Stream = _core.Stream
