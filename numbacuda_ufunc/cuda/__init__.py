@@ -32,6 +32,7 @@ __all__ = [
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
     "default_stream", "legacy_default_stream", "external_stream", "memory_stats",
     "current_context", "is_emulated", "jit", "Kernel", "compile_ptx", "reduce", "Reduce",
+    "random",
 ]
 
 
@@ -210,3 +211,6 @@ def _index(value, api: str, name: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
     return value.__index__()
+
+
+from . import random  # noqa: E402  (numba.cuda.random; needs the names above)
