@@ -94,7 +94,7 @@ def compute_pi(rng_states, iterations, out):
     # Numba docs, "Random Number Generation", example: Monte Carlo estimate of pi.
     thread_id = cuda.grid(1)
     inside = 0
-    for i in range(iterations):
+    for i in range(iterations):  # noqa: B007  (verbatim from the docs)
         x = xoroshiro128p_uniform_float32(rng_states, thread_id)
         y = xoroshiro128p_uniform_float32(rng_states, thread_id)
         if x**2 + y**2 <= 1.0:
