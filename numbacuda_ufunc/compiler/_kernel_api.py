@@ -1,5 +1,5 @@
 """``cuda.*`` inside @cuda.jit kernels: thread geometry, barriers, shared/local/constant
-arrays, atomics, warp intrinsics and bit tricks.
+arrays, atomics, warp intrinsics, bit tricks and the ``cuda.random`` generators.
 
 Each intrinsic becomes a call of ``nu::kern::...`` (src/kernels/kernel.cuh), which runs on
 the GPU and in the host emulation. Geometry values are typed as Python ints (held in 64
@@ -49,6 +49,17 @@ _COOPERATIVE = {"syncthreads", "syncthreads_count", "syncthreads_and", "syncthre
 _CONSTANT_LIMIT = 60 * 1024  # bytes of __constant__ data per kernel (the GPU has 64 KiB)
 _UINT32 = Scalar("uint32", "u4")
 _INT32 = Scalar("int32", "i4")
+_INT64 = Scalar("int64", "i8")
+# numba.cuda.random (numbacuda_ufunc/cuda/random.py, src/kernels/nu_random.cuh): the result
+# type of each device function; None returns nothing.
+_RANDOM = {
+    "xoroshiro128p_next": Scalar("uint64", "u8"),
+    "xoroshiro128p_jump": None,
+    "xoroshiro128p_uniform_float32": Scalar("float32", "f4"),
+    "xoroshiro128p_uniform_float64": Scalar("float64", "f8"),
+    "xoroshiro128p_normal_float32": Scalar("float32", "f4"),
+    "xoroshiro128p_normal_float64": Scalar("float64", "f8"),
+}
 
 
 class IntrinsicRef(Ref):
@@ -358,6 +369,20 @@ def _bits(tr, node, key, args, kwargs):
     return Val(f"nu::kern::{key}({tr.cast(node, x, t)})", _INT32)
 
 
+def _random(tr, node, name, args, kwargs):
+    api = f"{name}()"
+    if name not in _RANDOM:
+        raise tr.error(node, f"cuda.random.{name} is not a device function")
+    states, index = _bind(tr, node, api, args, kwargs, ("states", "index"))
+    t = states.type
+    if not (is_array(t) and t.dtype.name == "uint64" and t.ndim == 2):
+        raise tr.error(node, f"{api}: states must be the uint64 array of shape (n, 2) that "
+                             f"create_xoroshiro128p_states() returns (got "
+                             f"{getattr(t, 'name', t)})")
+    idx = _int_arg(tr, node, index, _INT64, api)
+    return Val(f"nu::kern::{name}({states.code}, {idx})", _RANDOM[name])
+
+
 def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
     """A call of a kernel intrinsic."""
     key = ref.key
@@ -394,4 +419,6 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
         return _warp(tr, node, key, args, kwargs)
     if key in ("fma", "popc", "clz", "ffs", "brev", "selp", "cbrt"):
         return _bits(tr, node, key, args, kwargs)
+    if key.startswith("random."):
+        return _random(tr, node, key.partition(".")[2], args, kwargs)
     raise tr.error(node, f"cuda.{key} is not callable")

@@ -11,6 +11,7 @@
 
 #include "elementwise.cuh"  // index_seq
 #include "nu_array.cuh"
+#include "nu_random.cuh"  // numba.cuda.random: xoroshiro128+ generators
 
 namespace nu {
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
-from ._compile import compile_ptx
-from .compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numba)
+from .. import _core
+from .._compile import compile_ptx
+from ..compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numba)
     activemask,
     all_sync,
     any_sync,
@@ -52,9 +52,9 @@ from .compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numb
     threadIdx,
     warpsize,
 )
-from .kernel import Kernel, jit
-from .reduce import Reduce, reduce
-from .types import from_dtype
+from ..kernel import Kernel, jit
+from ..reduce import Reduce, reduce
+from ..types import from_dtype
 
 DeviceNDArray = _core.DeviceNDArray
 Stream = _core.Stream
@@ -65,6 +65,7 @@ __all__ = [
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
     "default_stream", "legacy_default_stream", "external_stream", "memory_stats",
     "current_context", "is_emulated", "jit", "Kernel", "compile_ptx", "reduce", "Reduce",
+    "random",
 ]
 
 
@@ -243,3 +244,6 @@ def _index(value, api: str, name: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
     return value.__index__()
+
+
+from . import random  # noqa: E402  (numba.cuda.random; needs the names above)
