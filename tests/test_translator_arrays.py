@@ -580,7 +580,7 @@ ERRORS = [
     (array_method, (float64[:],), r"array method '\.sum\(\)' is not supported"),
     (array_attribute, (float64[:, :],), r"array attribute '\.T' is not supported"),
     (array_real, (complex128[:],), r"array attribute '\.real' is not supported"),
-    (sqrt_array, (float64[:],), r"np\.sqrt\(\) on a whole array is not supported"),
+    (sqrt_array, (float64[:],), r"np\.sqrt\(\) on whole arrays needs its output array"),
     (abs_array, (float64[:],), r"abs\(\) on a whole array is not supported"),
     (cast_array, (float64[:],), r"float32\(\) on a whole array is not supported"),
     (complex_into_float, (complex128[:], float64[:]), (r"cannot store a complex value "
