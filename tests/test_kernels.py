@@ -618,6 +618,20 @@ def test_signatures_and_specialize():
         k[1, 4](np.zeros(3), 7)
 
 
+@cuda.jit
+def printer(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        print("thread", i, "has", a[i], a[i] > 1, "100% é")
+
+
+def test_print_in_kernel(capfd):
+    printer[1, 4](np.array([0.5, 1.5, 2.0]))
+    cuda.synchronize()
+    out = capfd.readouterr().out.splitlines()
+    assert out == [f"thread {i} has {v:f} {v > 1} 100% é" for i, v in enumerate([0.5, 1.5, 2.0])]
+
+
 # ---- NumPy ufuncs on whole arrays inside kernels (Numba docs, "Calling a NumPy UFunc") ----
 
 @cuda.jit
@@ -659,7 +673,7 @@ KERNELS = [fast_matmul, block_sum, warp_sum, votes, histogram, atomics, atomic_n
            reverse_dynamic, to_polar, smooth, geometry, early_exit, counts, bits, float_intrinsics,
            saxpy, fill,
            transpose_into, apply_mixed, apply_float, overrun, swap_first, ufunc_in_kernel,
-           ufuncs_broadcast]
+           ufuncs_broadcast, printer]
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.__name__)

@@ -11,6 +11,8 @@ many bytes of static shared memory the kernel declares.
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from ..types import Array, Scalar, from_dtype
@@ -28,7 +30,8 @@ from ._types import (
 )
 from ._values import Ref, TypeRef, Val, const_val
 
-__all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "value"]
+__all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "print_call",
+           "value"]
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 _GEOMETRY = {"threadIdx": "thread_idx", "blockIdx": "block_idx", "blockDim": "block_dim",
@@ -422,3 +425,49 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
     if key.startswith("random."):
         return _random(tr, node, key.partition(".")[2], args, kwargs)
     raise tr.error(node, f"cuda.{key} is not callable")
+
+
+def _c_string(text: str) -> str:
+    out = []
+    for ch in text.replace("%", "%%"):
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        else:
+            out.extend(f"\\x{b:02x}\"\"" for b in ch.encode())
+    return "".join(out)
+
+
+def print_call(tr, node) -> Val:
+    """``print(...)`` in a kernel: CUDA's printf with Numba's formats (ints %lld/%llu,
+    floats %f, bools True/False); string constants are printed as they are."""
+    _require_kernel(tr, node, "print()")
+    if node.keywords:
+        raise tr.error(node, "print() in a kernel takes no keyword arguments (sep, end...)")
+    parts, values = [], []
+    for a in node.args:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            parts.append(_c_string(a.value))
+            continue
+        v = tr.expr(a)
+        if isinstance(v.type, Bottom):
+            return Val("0", BOTTOM)
+        tr._numeric(a, v, "print()")
+        k = kind_of(v.type)
+        if k == "b":
+            parts.append("%s")
+            values.append(f'({tr.truth(v)} ? "True" : "False")')
+        elif k == "i":
+            unsigned = strong(v.type).name.startswith("uint")
+            parts.append("%llu" if unsigned else "%lld")
+            values.append(f"(unsigned long long)({v.code})" if unsigned else f"(long long)({v.code})")
+        elif k == "f":
+            parts.append("%f")
+            values.append(f"(double)({v.code})")
+        else:
+            raise tr.error(a, f"print() of {v.type} is not supported in kernels")
+    fmt = " ".join(parts) + "\\n"
+    return Val(f'nu::kern::print("{fmt}"{"".join(", " + c for c in values)})', None)

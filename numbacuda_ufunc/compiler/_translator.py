@@ -796,6 +796,9 @@ class FunctionTranslator:
                 if not self._numeric(e, base, ".conjugate()"):
                     return Val("0", BOTTOM)
                 return Val(f"nu::conj({base.code})", base.type)
+        if (isinstance(e.func, ast.Name) and e.func.id == "print" and e.func.id not in self.locals
+                and self.fn.__globals__.get("print", builtins.print) is builtins.print):
+            return kernel_api.print_call(self, e)
         f = self.expr(e.func)
         if isinstance(f.type, BuiltinRef) and f.type.fname == "len":
             n = arrays.length(self, e)  # len(a), len(a.shape)

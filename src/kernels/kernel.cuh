@@ -683,6 +683,17 @@ NU_DEVICE unsigned match_all_sync(unsigned mask, T v) {
 
 #undef NU_SHUFFLE_TYPES
 
+// print() in a kernel: the translator builds the format (Numba's: %lld, %llu, %f, %s). The
+// host flushes at once so that the output of a thread is never lost in a crash; the GPU's
+// printf buffer is written out at the next synchronization.
+template <class... A>
+NU_DEVICE void print(const char* format, A... args) {
+    printf(format, args...);
+#ifdef NU_HOST_BUILD
+    fflush(stdout);
+#endif
+}
+
 // Host: the lanes of the warp that have not returned. Host threads do not run in lockstep,
 // so there is no narrower "converged" set to report.
 NU_DEVICE unsigned activemask() {
