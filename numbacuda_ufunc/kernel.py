@@ -49,7 +49,7 @@ class Kernel(_core.Kernel):
         params = [(t.dtype.dtype.str, t.ndim) if isinstance(t, Array) else (t.dtype.str, -1)
                   for t in tk.arg_types]
         index = self._add_spec(params, tk.name, tk.source, tk.cooperative,
-                               tk.static_shared_bytes)
+                               tk.static_shared_bytes, tk.grid_sync)
         self._specs.append(tk)
         return index
 

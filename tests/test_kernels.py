@@ -667,13 +667,38 @@ def test_numpy_ufunc_on_arrays_needs_an_output():
         no_out[1, 1](np.zeros(3))
 
 
+@cuda.jit
+def grid_rotate(a, out):
+    # Every thread reads a value written by another block before the grid barrier.
+    i = cuda.grid(1)
+    g = cuda.cg.this_grid()
+    if i < a.size:
+        out[i] = a[i] * 2
+    g.sync()
+    if i < a.size:
+        a[i] = out[(i + 37) % a.size]
+
+
+def test_grid_sync_across_blocks():
+    a = np.arange(200, dtype=np.int64)
+    out = np.zeros(200, dtype=np.int64)
+    grid_rotate[7, 32](a, out)
+    np.testing.assert_array_equal(a, 2 * np.roll(np.arange(200), -37))
+
+
+def test_grid_sync_launch_too_large_for_the_emulation():
+    a = np.zeros(4, dtype=np.int64)
+    with pytest.raises(RuntimeError, match="grid-synchronized launch of 2000 blocks"):
+        grid_rotate[2000, 1](a, a.copy())
+
+
 # ---- inspection: NVRTC compiles every kernel above -------------------------------------
 
 KERNELS = [fast_matmul, block_sum, warp_sum, votes, histogram, atomics, atomic_nan,
            reverse_dynamic, to_polar, smooth, geometry, early_exit, counts, bits, float_intrinsics,
            saxpy, fill,
            transpose_into, apply_mixed, apply_float, overrun, swap_first, ufunc_in_kernel,
-           ufuncs_broadcast, printer]
+           ufuncs_broadcast, printer, grid_rotate]
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.__name__)

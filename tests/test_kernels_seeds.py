@@ -363,3 +363,83 @@ def test_numba_docs_cpu_gpu_compatible_jit_function(tmp_path):
     want = [4 * z * (2 * x - (4 * y) / 2 * np.pi) for x, y, z in ([1, 2, 3], [10, 2, 14],
                                                                  [234, 4014, 2211])]
     np.testing.assert_allclose(ns["host"], want, rtol=1e-12)
+
+
+HEAT = """
+    import numpy as np
+    from numba import cuda
+
+    @cuda.jit
+    def solve_heat_equation(buf_0, buf_1, timesteps, k):
+        i = cuda.grid(1)
+
+        # Don't continue if our index is outside the domain
+        if i >= len(buf_0):
+            return
+
+        # Prepare to do a grid-wide synchronization later
+        grid = cuda.cg.this_grid()
+
+        for step in range(timesteps):
+            # Select the buffer from the previous timestep
+            if (step % 2) == 0:
+                data = buf_0
+                next_data = buf_1
+            else:
+                data = buf_1
+                next_data = buf_0
+
+            # Get the current temperature associated with this point
+            curr_temp = data[i]
+
+            # Apply formula from finite difference equation
+            if i == 0:
+                # Left wall is held at T = 0
+                next_temp = curr_temp + k * (data[i + 1] - (2 * curr_temp))
+            elif i == len(data) - 1:
+                # Right wall is held at T = 0
+                next_temp = curr_temp + k * (data[i - 1] - (2 * curr_temp))
+            else:
+                # Interior points are a weighted average of their neighbors
+                next_temp = curr_temp + k * (
+                    data[i - 1] - (2 * curr_temp) + data[i + 1]
+                )
+
+            # Write new value to the next buffer
+            next_data[i] = next_temp
+
+            # Wait for every thread to write before moving on
+            grid.sync()
+
+    # Set up an array with a single hot spot in the middle
+    size = 1001
+    data = np.zeros(size)
+    data[500] = 10000
+
+    # Allocate a second buffer for the odd-numbered timesteps
+    buf_0 = cuda.to_device(data)
+    buf_1 = cuda.device_array_like(buf_0.copy_to_host())
+
+    # Set the thermal diffusivity and number of timesteps
+    k = 0.25
+    niter = 100
+
+    solve_heat_equation.forall(len(data))(buf_0, buf_1, niter, k)
+    result = buf_0.copy_to_host()
+"""
+
+
+def test_numba_docs_heat_equation_with_grid_sync(tmp_path):
+    # Numba's documentation, "1D Heat Equation" (cuda.cg.this_grid().sync()), unchanged but
+    # for fewer time steps: the emulation runs every thread of the grid on the CPU.
+    ns = run_example(tmp_path, HEAT)
+    want = np.zeros(1001)
+    want[500] = 10000
+    nxt = np.empty_like(want)
+    for _ in range(100):
+        nxt[1:-1] = want[1:-1] + 0.25 * (want[:-2] - 2 * want[1:-1] + want[2:])
+        nxt[0] = want[0] + 0.25 * (want[1] - 2 * want[0])
+        nxt[-1] = want[-1] + 0.25 * (want[-2] - 2 * want[-1])
+        want, nxt = nxt, want
+    np.testing.assert_allclose(ns["result"], want, rtol=1e-12)
+    assert ns["solve_heat_equation"].inspect_ptx()  # the cooperative kernel compiles too

@@ -75,11 +75,18 @@ class IntrinsicRef(Ref):
 
 class NamespaceRef(Ref):
     """A Python object whose attributes the translator resolves at compile time: the
-    ``cuda`` module, ``numbacuda_ufunc``, ``cuda.threadIdx``, ``cuda.atomic``..."""
+    ``cuda`` module, ``numbacuda_ufunc``, ``cuda.threadIdx``, ``cuda.atomic``, the grid
+    group ``cuda.cg.this_grid()`` returns (which may be bound to a local name)."""
 
     def __init__(self, obj, name):
         self.obj = obj
         self.name = name
+
+    def __eq__(self, other):  # the same object on every inference pass
+        return isinstance(other, NamespaceRef) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
 
 
 def _require_kernel(tr, node, what):
@@ -396,6 +403,15 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
         tr.ctx.cooperative = True
     if key in ("grid", "gridsize"):
         return _grid(tr, node, key, args, kwargs)
+    if key == "cg.this_grid":
+        from .intrinsics import grid_group
+        _bind(tr, node, "cuda.cg.this_grid()", args, kwargs, ())
+        return Val("", NamespaceRef(grid_group, "grid group"))
+    if key == "cg.grid_group.sync":
+        _bind(tr, node, "grid.sync()", args, kwargs, ())
+        tr.ctx.cooperative = True
+        tr.ctx.grid_sync = True
+        return Val("nu::kern::grid_sync()", None)
     if key in ("syncthreads", "threadfence", "threadfence_block", "threadfence_system",
                "activemask", "lanemask_lt"):
         _bind(tr, node, f"cuda.{key}()", args, kwargs, ())

@@ -185,7 +185,7 @@ class FunctionTranslator:
                 prologue.append(f"    {ctype(final)} {_cname(name)} = "
                                 f"{cast_code(Val('p_' + _cname(name), t), final)};")
         decls = [f"    {ctype(t)} {_cname(n)}{{}};" for n, t in self.vars.items()
-                 if n not in self.arg_names]
+                 if n not in self.arg_names and not isinstance(t, kernel_api.NamespaceRef)]
         self.record.prototype = (f"__device__ {ctype(ret)} {self.record.name}"
                                  f"({', '.join(params)})")
         tail = [] if ret is None or not self._needs_tail else [f"    return {ctype(ret)}{{}};"]
@@ -323,6 +323,12 @@ class FunctionTranslator:
     def assign_name(self, node, name, v):
         if isinstance(v.type, Bottom):
             self.vars.setdefault(name, BOTTOM)
+            return
+        if isinstance(v.type, kernel_api.NamespaceRef):  # grid = cuda.cg.this_grid(): an alias
+            old = self.vars.get(name, BOTTOM)
+            if not isinstance(old, Bottom) and old != v.type:
+                raise self.error(node, f"variable '{name}' is assigned {v.type.name} and {old}")
+            self.vars[name] = v.type
             return
         if v.type is None or isinstance(v.type, Ref):
             raise self.error(node, f"cannot assign {v.type.name if v.type else 'None'} to a "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "Intrinsic", "Namespace", "activemask", "all_sync", "any_sync", "atomic", "ballot_sync",
-    "blockDim", "blockIdx", "brev", "cbrt", "clz", "const", "eq_sync", "ffs", "fma", "grid",
+    "blockDim", "blockIdx", "brev", "cbrt", "cg", "clz", "const", "eq_sync", "ffs", "fma", "grid",
     "gridDim", "gridsize", "laneid", "lanemask_lt", "local", "match_all_sync",
     "match_any_sync", "popc", "selp", "shared",
     "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "syncthreads",
@@ -74,6 +74,8 @@ threadfence_block = Intrinsic("threadfence_block")
 threadfence_system = Intrinsic("threadfence_system")
 
 shared = Namespace("shared", ("array",))
+cg = Namespace("cg", ("this_grid",))
+grid_group = Namespace("cg.grid_group", ("sync",))  # what cuda.cg.this_grid() returns
 local = Namespace("local", ("array",))
 const = Namespace("const", ("array_like",))
 atomic = Namespace("atomic", ("add", "sub", "max", "min", "nanmax", "nanmin", "and_", "or_",

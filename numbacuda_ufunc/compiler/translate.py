@@ -64,6 +64,7 @@ class _Context:
         # @cuda.jit kernels (src/compiler/_kernel_api.py): what the launch must know.
         self.kernel = kernel
         self.cooperative = False  # barriers or warp intrinsics
+        self.grid_sync = False  # cuda.cg.this_grid().sync(): a cooperative launch
         self.static_shared_bytes = 0
         self.constants = {}  # frozen global arrays -> their symbol
         self.file_scope = []  # definitions of those arrays
@@ -171,6 +172,7 @@ class TranslatedKernel:
     source: str  # no #include; the engine adds kernel.cuh and the entry point
     cooperative: bool  # uses barriers or warp intrinsics
     static_shared_bytes: int
+    grid_sync: bool = False  # uses cuda.cg.this_grid().sync()
 
     @property
     def cuda_source(self) -> str:
@@ -201,7 +203,8 @@ def translate_kernel(pyfunc, arg_types) -> TranslatedKernel:
     tk = TranslatedKernel(
         name=rec.name, py_name=fn.__name__, arg_types=types,
         source=(scope + "\n\n" if scope else "") + _source_of(ctx.order),
-        cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes)
+        cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
+        grid_sync=ctx.grid_sync)
     with _cache_lock:
         _cache.setdefault(fn, {})[key] = tk
     return tk

@@ -21,6 +21,7 @@ from ..compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Num
     blockIdx,
     brev,
     cbrt,
+    cg,
     clz,
     const,
     eq_sync,

@@ -196,7 +196,7 @@ void bind_kernel(py::module_& m) {
         .def("__getitem__", &configure)
         .def("_add_spec",
              [](nu::jit_kernel& k, const std::vector<std::pair<std::string, int>>& params, std::string function,
-                std::string source, bool cooperative, std::int64_t static_shared) {
+                std::string source, bool cooperative, std::int64_t static_shared, bool grid_sync) {
                  nu::kernel_spec s;
                  for (const auto& [typestr, ndim] : params) {
                      s.params.push_back({nu::dtype_from_typestr(typestr, "cuda.jit"), ndim});
@@ -204,6 +204,7 @@ void bind_kernel(py::module_& m) {
                  s.function = std::move(function);
                  s.source = std::move(source);
                  s.cooperative = cooperative;
+                 s.grid_sync = grid_sync;
                  s.static_shared = static_shared;
                  return k.add_spec(std::move(s));
              })

@@ -101,7 +101,7 @@ std::string jit_kernel::source(int index, bool host) {
     std::string src = host || m_debug ? "#define NU_BOUNDSCHECK 1\n" : "";
     src += "#include \"kernel.cuh\"\n\n" + s.source + "\n";
     src += "NU_KERNEL_ENTRY(" + entry(index) + ", " + s.function + ", " + std::to_string(words) +
-           ", " + (s.cooperative ? "1" : "0") + args + ")\n";
+           ", " + (s.grid_sync ? "2" : s.cooperative ? "1" : "0") + args + ")\n";
     return src;
 }
 
@@ -238,7 +238,9 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         if (status != 0) throw error(api() + ": " + message);
         return;
     }
-    active_backend().launch_shaped(b.function, shape, live, words.data());
+    launch_shape device_shape = shape;
+    device_shape.cooperative = s.grid_sync;  // every block resident, or the launch fails
+    active_backend().launch_shaped(b.function, device_shape, live, words.data());
     if (m_debug) check_debug_record(b, stream);
     bool any_staged = false;
     for (std::size_t k = 0; k < args.size(); ++k) {

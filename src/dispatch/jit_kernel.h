@@ -29,6 +29,7 @@ struct kernel_spec {
     std::string function;  // the translated __device__ function's symbol
     std::string source;    // its translation (helpers and frozen constants included)
     bool cooperative = false;  // barriers or warp intrinsics: the emulation needs fibers
+    bool grid_sync = false;    // cuda.cg.this_grid().sync(): a cooperative launch
     std::int64_t static_shared = 0;  // bytes of cuda.shared.array with a fixed shape
 };
 

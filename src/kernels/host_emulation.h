@@ -20,6 +20,7 @@
 #pragma once
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,18 @@ constexpr unsigned k_max_warps = k_max_threads / 32;
 // instead of silent corruption of the neighbouring fiber.
 constexpr size_t k_fiber_stack_bytes = 256 * 1024;
 
+// cuda.cg.this_grid().sync(): every block runs on its own OS thread (so that each has its
+// own __shared__ variables, which are thread_local), and a block whose live threads all wait
+// at the grid barrier waits here for the other blocks. Blocks that have finished no longer
+// count.
+struct grid_barrier_state {
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    unsigned running;  // blocks not finished
+    unsigned arrived;  // of those, waiting at the barrier
+    unsigned long long generation;
+};
+
 struct host_launch {
     void (*body)(const long long*);  // one thread: decode the words, call the kernel function
     const long long* words;
@@ -62,6 +75,8 @@ struct host_launch {
     unsigned char* dynamic_shared;
     unsigned long long dynamic_shared_bytes;
     bool cooperative;
+    grid_barrier_state* grid_sync;  // grid-synchronized launches only
+    bool grid_pending;         // the block barrier in progress is a grid barrier
 
     int status;         // 0, or the first failure that stops the launch (2 deadlock, 3 other)
     char failure[256];  // its message
@@ -147,7 +162,37 @@ static inline host_thread* pop_ready(host_launch* l) {
     return &l->threads[i];
 }
 
+static inline void grid_release(grid_barrier_state* g) {
+    g->arrived = 0;
+    ++g->generation;
+    pthread_cond_broadcast(&g->cond);
+}
+
+// This block's live threads all wait at the grid barrier: wait for the other blocks.
+static inline void grid_wait(grid_barrier_state* g) {
+    pthread_mutex_lock(&g->mutex);
+    const unsigned long long generation = g->generation;
+    if (++g->arrived == g->running) {
+        grid_release(g);
+    } else {
+        while (g->generation == generation) pthread_cond_wait(&g->cond, &g->mutex);
+    }
+    pthread_mutex_unlock(&g->mutex);
+}
+
+// A block has finished: the others no longer wait for it.
+static inline void grid_leave(grid_barrier_state* g) {
+    pthread_mutex_lock(&g->mutex);
+    --g->running;
+    if (g->arrived && g->arrived == g->running) grid_release(g);
+    pthread_mutex_unlock(&g->mutex);
+}
+
 static inline void release_block_barrier(host_launch* l) {
+    if (l->grid_pending) {
+        l->grid_pending = false;
+        grid_wait(l->grid_sync);
+    }
     l->block_result = l->block_pred_sum;
     l->block_participants = int(l->block_waiting);
     l->block_pred_sum = 0;
@@ -231,6 +276,20 @@ static inline int block_barrier(int pred, int* participants) {
     // Safe to read after resuming: the next release needs this thread to arrive again.
     *participants = l->block_participants;
     return l->block_result;
+}
+
+static inline void grid_barrier() {
+    host_thread* t = g_current;
+    host_launch* l = t->launch;
+    if (!l->grid_sync) {
+        fail(l, 3, "cuda.cg.this_grid().sync() in a kernel not built for grid synchronization");
+        return;
+    }
+    t->state = fiber_state::at_block_barrier;
+    ++l->block_waiting;
+    l->grid_pending = true;
+    if (l->block_waiting == l->live) release_block_barrier(l);
+    switch_from(t);
 }
 
 static inline void warp_barrier(unsigned mask) {
@@ -328,11 +387,115 @@ static inline void run_block_plain(host_launch* l) {
     }
 }
 
+// What running blocks needs, allocated once per launch (per block when grid-synchronized):
+// dynamic shared memory (16-byte aligned, like CUDA's), and for cooperative blocks the
+// thread records, the ready ring and the fiber stacks.
+static inline void prepare_blocks(host_launch* l) {
+    const size_t bytes = size_t((l->dynamic_shared_bytes + 15) & ~15ull);
+    void* shared = nullptr;
+    if (posix_memalign(&shared, 16, bytes ? bytes : 16) != 0) {
+        fail(l, 3, "cannot allocate %llu bytes of dynamic shared memory", l->dynamic_shared_bytes);
+        return;
+    }
+    l->dynamic_shared = static_cast<unsigned char*>(shared);
+    if (!l->cooperative) return;
+    l->threads = static_cast<host_thread*>(calloc(l->nthreads, sizeof(host_thread)));
+    l->ready = static_cast<unsigned*>(calloc(l->nthreads, sizeof(unsigned)));
+    if (!l->threads || !l->ready) {
+        fail(l, 3, "cannot allocate %u thread records", l->nthreads);
+        return;
+    }
+    for (unsigned i = 0; i < l->nthreads; ++i) {
+        l->threads[i].launch = l;
+        set_geometry(&l->threads[i], l->block, i);
+        getcontext(&l->threads[i].context);  // once: makecontext needs an initialized context
+    }
+    map_fiber_stacks(l);
+}
+
+static inline void release_blocks(host_launch* l) {
+    if (l->stacks) munmap(l->stacks, l->stacks_bytes);
+    free(l->ready);
+    free(l->threads);
+    free(l->dynamic_shared);
+    l->stacks = nullptr;
+    l->ready = nullptr;
+    l->threads = nullptr;
+    l->dynamic_shared = nullptr;
+}
+
+// One block of a grid-synchronized launch, on its own OS thread, with its own state.
+static inline void* run_grid_block(void* arg) {
+    host_launch* l = static_cast<host_launch*>(arg);
+    prepare_blocks(l);
+    if (!l->status) run_block_cooperative(l);
+    grid_leave(l->grid_sync);
+    release_blocks(l);
+    return nullptr;
+}
+
+// Every block at once, one OS thread each: a grid barrier needs them all resident, as a
+// cooperative launch on the GPU does. Failures are reported in block order.
+static inline void run_grid_synchronized(host_launch* l) {
+    const unsigned long long blocks = (unsigned long long)l->grid[0] * l->grid[1] * l->grid[2];
+    if (blocks > 1024) {
+        fail(l, 3, "a grid-synchronized launch of %llu blocks: the emulation runs every block on "
+             "its own thread, at most 1024", blocks);
+        return;
+    }
+    grid_barrier_state g;
+    pthread_mutex_init(&g.mutex, nullptr);
+    pthread_cond_init(&g.cond, nullptr);
+    g.running = unsigned(blocks);
+    g.arrived = 0;
+    g.generation = 0;
+    host_launch* parts = static_cast<host_launch*>(calloc(blocks, sizeof(host_launch)));
+    pthread_t* threads = static_cast<pthread_t*>(calloc(blocks, sizeof(pthread_t)));
+    bool* started = static_cast<bool*>(calloc(blocks, sizeof(bool)));
+    if (!parts || !threads || !started) {
+        fail(l, 3, "cannot allocate the state of %llu blocks", blocks);
+    } else {
+        for (unsigned long long b = 0; b < blocks; ++b) {
+            host_launch* p = &parts[b];
+            memcpy(p, l, sizeof(host_launch));
+            p->grid_sync = &g;
+            p->block_idx[0] = unsigned(b % l->grid[0]);
+            p->block_idx[1] = unsigned(b / l->grid[0] % l->grid[1]);
+            p->block_idx[2] = unsigned(b / (l->grid[0] * l->grid[1]));
+            started[b] = pthread_create(&threads[b], nullptr, run_grid_block, p) == 0;
+            if (!started[b]) {
+                fail(p, 3, "cannot start a thread for block %llu", b);
+                grid_leave(&g);
+            }
+        }
+        for (unsigned long long b = 0; b < blocks; ++b)
+            if (started[b]) pthread_join(threads[b], nullptr);
+        for (unsigned long long b = 0; b < blocks; ++b) {
+            if (parts[b].status && !l->status) {
+                l->status = parts[b].status;
+                memcpy(l->failure, parts[b].failure, sizeof(l->failure));
+            }
+            if (parts[b].oob_set && !l->oob_set) {
+                l->oob_set = true;
+                memcpy(l->oob, parts[b].oob, sizeof(l->oob));
+            }
+        }
+    }
+    free(started);
+    free(threads);
+    free(parts);
+    pthread_cond_destroy(&g.cond);
+    pthread_mutex_destroy(&g.mutex);
+}
+
 // The host entry of every kernel: runs the grid, returns 0, 1 (out of bounds), 2 (deadlock)
 // or 3 (another failure), with the message (empty for 0) in message[message_size].
 static inline int launch_grid(void (*body)(const long long*), const long long* words,
                               const kernel_launch_info* info, char* message, int message_size,
-                              bool cooperative) {
+                              int mode) {
+    // mode 0: threads as a loop; 1: fibers (barriers, warp intrinsics); 2: fibers, and every
+    // block on its own OS thread (grid synchronization).
+    const bool cooperative = mode != 0;
     host_launch l;
     memset(&l, 0, sizeof(l));
     l.body = body;
@@ -354,47 +517,27 @@ static inline int launch_grid(void (*body)(const long long*), const long long* w
              l.grid[0], l.grid[1], l.grid[2]);
     l.nthreads = l.status ? 0 : unsigned(threads);
     l.nwarps = (l.nthreads + 31) / 32;
-
-    // Dynamic shared memory: one buffer for the whole launch, 16-byte aligned like CUDA's.
     l.dynamic_shared_bytes = info->dynamic_shared_bytes;
-    void* shared = nullptr;
-    if (!l.status) {
-        const size_t bytes = size_t((info->dynamic_shared_bytes + 15) & ~15ull);
-        if (posix_memalign(&shared, 16, bytes ? bytes : 16) != 0)
-            fail(&l, 3, "cannot allocate %llu bytes of dynamic shared memory",
-                 info->dynamic_shared_bytes);
-        l.dynamic_shared = static_cast<unsigned char*>(shared);
-    }
-    if (!l.status && cooperative) {
-        l.threads = static_cast<host_thread*>(calloc(l.nthreads, sizeof(host_thread)));
-        l.ready = static_cast<unsigned*>(calloc(l.nthreads, sizeof(unsigned)));
-        if (!l.threads || !l.ready) fail(&l, 3, "cannot allocate %u thread records", l.nthreads);
-        for (unsigned i = 0; !l.status && i < l.nthreads; ++i) {
-            l.threads[i].launch = &l;
-            set_geometry(&l.threads[i], l.block, i);
-            getcontext(&l.threads[i].context);  // once: makecontext needs an initialized context
-        }
-        if (!l.status) map_fiber_stacks(&l);
-    }
 
-    host_thread* const outer = g_current;
-    for (unsigned z = 0; !l.status && z < l.grid[2]; ++z)
-        for (unsigned y = 0; !l.status && y < l.grid[1]; ++y)
-            for (unsigned x = 0; !l.status && x < l.grid[0]; ++x) {
-                l.block_idx[0] = x;
-                l.block_idx[1] = y;
-                l.block_idx[2] = z;
-                if (cooperative)
-                    run_block_cooperative(&l);
-                else
-                    run_block_plain(&l);
-            }
-    g_current = outer;
-
-    if (l.stacks) munmap(l.stacks, l.stacks_bytes);
-    free(l.ready);
-    free(l.threads);
-    free(shared);
+    if (mode == 2 && !l.status) {
+        run_grid_synchronized(&l);
+    } else if (!l.status) {
+        prepare_blocks(&l);
+        host_thread* const outer = g_current;
+        for (unsigned z = 0; !l.status && z < l.grid[2]; ++z)
+            for (unsigned y = 0; !l.status && y < l.grid[1]; ++y)
+                for (unsigned x = 0; !l.status && x < l.grid[0]; ++x) {
+                    l.block_idx[0] = x;
+                    l.block_idx[1] = y;
+                    l.block_idx[2] = z;
+                    if (l.cooperative)
+                        run_block_cooperative(&l);
+                    else
+                        run_block_plain(&l);
+                }
+        g_current = outer;
+        release_blocks(&l);
+    }
 
     int status = l.status;
     if (!status && l.oob_set) {

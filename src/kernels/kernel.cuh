@@ -50,6 +50,9 @@ extern "C" {
 // .y, .z, blockIdx.x, .y, .z}. Zero when the module loads; after a debug launch the engine
 // reads it (cuModuleGetGlobal) and clears it for the next one.
 __device__ unsigned long long nu_kernel_error[10];
+// cuda.cg.this_grid().sync(): {blocks arrived, generation}. Only kernels launched with
+// cuLaunchCooperativeKernel (all blocks resident) may wait on it.
+__device__ unsigned nu_grid_barrier[2];
 }
 namespace nu {
 namespace detail {
@@ -259,6 +262,33 @@ NU_DEVICE void syncthreads() {
     __syncthreads();
 #endif
 }
+// cuda.cg.this_grid().sync(): every thread of the grid waits. On the GPU one thread per
+// block counts the block in and waits for the generation to change (the last block in
+// starts the next generation); the launch is cooperative, so every block is resident.
+NU_DEVICE void grid_sync() {
+#ifdef NU_HOST_BUILD
+    detail::grid_barrier();
+#else
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+        volatile unsigned* generation = &nu_grid_barrier[1];
+        const unsigned g = *generation;
+        __threadfence();
+        if (atomicAdd(&nu_grid_barrier[0], 1u) == blocks - 1) {
+            atomicExch(&nu_grid_barrier[0], 0u);
+            __threadfence();
+            atomicAdd(&nu_grid_barrier[1], 1u);
+        } else {
+            while (*generation == g) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+#endif
+}
+
 NU_DEVICE int syncthreads_count(int pred) {
 #ifdef NU_HOST_BUILD
     int participants;
@@ -824,7 +854,7 @@ NU_COLD void report_out_of_bounds(long long index, int axis, long long size) {
         const long long* words, const nu::kernel_launch_info* info, char* message,                \
         int message_size) {                                                                        \
         return nu::detail::launch_grid(&name##_signature::run<function>, words, info, message,    \
-                                       message_size, (COOPERATIVE) != 0);                          \
+                                       message_size, int(COOPERATIVE));                          \
     }
 #else
 #define NU_KERNEL_ENTRY(name, function, WORDS, COOPERATIVE, ...)                                   \

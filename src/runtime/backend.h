@@ -29,6 +29,7 @@ struct launch_shape {
     unsigned grid[3] = {1, 1, 1};
     unsigned block[3] = {1, 1, 1};
     unsigned dynamic_shared = 0;
+    bool cooperative = false;  // cuLaunchCooperativeKernel (grid synchronization)
 };
 
 struct memory_stats {

@@ -310,6 +310,12 @@ public:
                   static_cast<int>(shape.dynamic_shared));
         }
         void* args[] = {params};
+        if (shape.cooperative) {
+            NU_CU(m_api, cuLaunchCooperativeKernel, f, shape.grid[0], shape.grid[1], shape.grid[2],
+                  shape.block[0], shape.block[1], shape.block[2], shape.dynamic_shared,
+                  static_cast<CUstream>(s), args);
+            return;
+        }
         NU_CU(m_api, cuLaunchKernel, f, shape.grid[0], shape.grid[1], shape.grid[2], shape.block[0],
               shape.block[1], shape.block[2], shape.dynamic_shared, static_cast<CUstream>(s), args, nullptr);
     }
