@@ -9,6 +9,8 @@ Python runs only to translate a new specialization.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import _core
@@ -23,7 +25,6 @@ __all__ = ["Kernel", "jit"]
 # Numba options that change nothing here (NVRTC always optimises; the cache is always on).
 _IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "link", "max_registers",
                     "boundscheck", "lto", "extensions"}
-_DEFAULT_TPB = 256
 
 
 class Kernel(_core.Kernel):
@@ -39,6 +40,7 @@ class Kernel(_core.Kernel):
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
         self._specs = []  # index -> TranslatedKernel
+        self._lock = threading.Lock()
         self._declared = []  # (Signature, spec index): eager signatures, in order
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
@@ -70,7 +72,11 @@ class Kernel(_core.Kernel):
                             f"({got}); the signatures are: {sigs}")
         types = tuple(Array(from_dtype(dtype), ndim, "A") if ndim >= 0 else from_dtype(dtype)
                       for dtype, ndim in descr)
-        return self._add(translate_kernel(self.py_func, types))
+        with self._lock:  # two threads' first calls with the same types share one spec
+            for index, tk in enumerate(self._specs):
+                if _same_types(tk.arg_types, types):
+                    return index
+            return self._add(translate_kernel(self.py_func, types))
 
     @property
     def signatures(self) -> list:
@@ -90,12 +96,15 @@ class Kernel(_core.Kernel):
                          f"{self.__name__}[blocks_per_grid, threads_per_block](*args)")
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
-        """A launch of at least ``ntasks`` threads in 1-d blocks of ``tpb`` (256 when 0)."""
+        """A launch of at least ``ntasks`` threads in 1-d blocks of ``tpb`` threads; with
+        ``tpb=0`` the blocks are as large as the kernel allows (at most 1024), as Numba's
+        occupancy-based choice gives for most kernels."""
         if isinstance(ntasks, bool) or not hasattr(ntasks, "__index__") or ntasks < 0:
             raise ValueError(f"kernel '{self.__name__}'.forall(): ntasks must be a "
                              f"non-negative integer (got {ntasks!r})")
-        tpb = tpb or _DEFAULT_TPB
-        return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
+        if tpb:
+            return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
+        return self._forall(ntasks.__index__(), stream, sharedmem)
 
     # ---- inspection -----------------------------------------------------------------------
     def _selected(self, signature):

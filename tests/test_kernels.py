@@ -692,13 +692,154 @@ def test_grid_sync_launch_too_large_for_the_emulation():
         grid_rotate[2000, 1](a, a.copy())
 
 
+# ---- review findings (each was a bug or a gap; the test says what went wrong) -------------
+
+@cuda.jit
+def array_sum(data):
+    # Numba docs, "Shared Memory Reduction", verbatim but for the shared size: with
+    # forall(len(data)) Numba runs one block of 1024 threads. We used 256-thread blocks,
+    # which summed each block separately and gave 229248 instead of 523776.
+    tid = cuda.threadIdx.x
+    size = len(data)
+    if tid < size:
+        i = cuda.grid(1)
+        shr = cuda.shared.array(1024, int32)
+        shr[tid] = data[i]
+        cuda.syncthreads()
+        s = 1
+        while s < cuda.blockDim.x:
+            if tid % (2 * s) == 0:
+                shr[tid] += shr[tid + s]
+            s *= 2
+            cuda.syncthreads()
+        if tid == 0:
+            data[tid] = shr[tid]
+
+
+def test_forall_uses_the_largest_block_the_kernel_allows():
+    a = cuda.to_device(np.arange(1024))
+    array_sum.forall(len(a))(a)
+    assert a.copy_to_host()[0] == 523776
+
+
+@cuda.jit
+def big_local(out):
+    # 320 KB of local memory per thread (CUDA allows 512 KB), with a barrier: the fiber
+    # stacks were 256 KiB and the process died with SIGSEGV.
+    loc = cuda.local.array(40000, float64)
+    t = cuda.threadIdx.x
+    for i in range(40000):
+        loc[i] = i + t
+    cuda.syncthreads()
+    s = 0.0
+    for i in range(40000):
+        s += loc[i]
+    out[t] = s
+
+
+def test_large_local_arrays_fit_the_fiber_stacks():
+    out = np.zeros(4)
+    big_local[1, 4](out)
+    np.testing.assert_array_equal(out, [sum(range(40000)) + 40000 * t for t in range(4)])
+
+
+def test_local_arrays_beyond_cuda_limit_are_refused():
+    @cuda.jit
+    def too_big(out):
+        loc = cuda.local.array(70000, float64)
+        loc[0] = 1.0
+        out[0] = loc[0]
+
+    with pytest.raises(CompileError, match="560000 bytes of cuda.local.array per thread"):
+        too_big[1, 1](np.zeros(1))
+
+
+def test_static_shared_memory_beyond_48k_is_refused():
+    # CUDA caps static __shared__ at 48 KiB (ptxas refuses more); we checked it against the
+    # opt-in limit meant for dynamic shared memory and ran it on the host.
+    @cuda.jit
+    def big_shared(out):
+        sm = cuda.shared.array(20000, float64)
+        sm[cuda.threadIdx.x] = 1
+        out[0] = sm[0]
+
+    with pytest.raises(ValueError, match="160000 bytes of static shared memory .* 49152"):
+        big_shared[1, 1](np.zeros(1))
+
+
+@cuda.jit
+def one_tuple_shapes(a, out):
+    # (n,) shapes and a.dtype, as Numba's test_localmem and generic kernels write them.
+    loc = cuda.local.array((4,), dtype=a.dtype)
+    sh = cuda.shared.array(shape=(8,), dtype=a.dtype)
+    t = cuda.threadIdx.x
+    loc[0] = a[t]
+    sh[t] = loc[0] * 2
+    cuda.syncthreads()
+    out[t] = sh[7 - t]
+
+
+def test_one_tuple_shapes_and_array_dtype():
+    a = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, dtype=np.float32)
+    one_tuple_shapes[1, 8](a, out)
+    np.testing.assert_array_equal(out, 2 * a[::-1])
+
+
+def test_read_only_host_arrays_are_inputs_only():
+    @cuda.jit
+    def copy_first(src, dst):
+        i = cuda.grid(1)
+        if i < src.size:
+            dst[i] = src[i]
+            src[i] = -1  # a write the read-only array must not receive
+
+    src = np.broadcast_to(np.arange(3.0), (3,))
+    assert not src.flags.writeable
+    dst = np.zeros(3)
+    copy_first[1, 4](src, dst)
+    np.testing.assert_array_equal(dst, [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(src, [0.0, 1.0, 2.0])
+
+
+def test_concurrent_first_launches_share_one_specialization():
+    import threading
+
+    @cuda.jit
+    def add_one(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    arrays = [np.zeros(16, dtype=np.float32) for _ in range(6)]
+    threads = [threading.Thread(target=lambda a=a: add_one[1, 16](a)) for a in arrays]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(add_one.signatures) == 1
+    for a in arrays:
+        np.testing.assert_array_equal(a, 1.0)
+
+
+def test_nanosleep():
+    @cuda.jit
+    def sleepy(a):
+        cuda.nanosleep(100)
+        a[0] = 1
+
+    a = np.zeros(1)
+    sleepy[1, 1](a)
+    assert a[0] == 1
+
+
 # ---- inspection: NVRTC compiles every kernel above -------------------------------------
 
 KERNELS = [fast_matmul, block_sum, warp_sum, votes, histogram, atomics, atomic_nan,
            reverse_dynamic, to_polar, smooth, geometry, early_exit, counts, bits, float_intrinsics,
            saxpy, fill,
            transpose_into, apply_mixed, apply_float, overrun, swap_first, ufunc_in_kernel,
-           ufuncs_broadcast, printer, grid_rotate]
+           ufuncs_broadcast, printer, grid_rotate, array_sum, big_local, one_tuple_shapes]
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.__name__)

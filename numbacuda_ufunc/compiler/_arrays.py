@@ -21,7 +21,7 @@ import ast
 
 from ..types import Array
 from ._types import BOTTOM, WEAK_INT, Bottom, TupleType, ctype, is_array, is_complex, kind_of
-from ._values import Ref, Val, const_val
+from ._values import Ref, TypeRef, Val, const_val
 
 __all__ = [
     "attribute",
@@ -37,7 +37,8 @@ __all__ = [
     "unpack_shape",
 ]
 
-_SUPPORTED = "a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.size, a.ndim and len(a)"
+_SUPPORTED = ("a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.size, a.ndim, a.dtype "
+              "and len(a)")
 
 
 def _view_type(t: Array, k: int) -> Array:
@@ -236,6 +237,8 @@ def attribute(tr, node, base: Val) -> Val:
         return Val(f"{base.code}.size()", WEAK_INT)
     if node.attr == "ndim":
         return const_val(t.ndim)
+    if node.attr == "dtype":  # cuda.local.array(n, a.dtype), np.float32(x) style casts
+        return Val("", TypeRef(t.dtype))
     raise tr.error(node, f"array attribute '.{node.attr}' is not supported (supported on "
                          f"arrays: {_SUPPORTED})")
 

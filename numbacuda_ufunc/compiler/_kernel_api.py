@@ -192,6 +192,8 @@ def _memory_array(tr, node, space, args, kwargs):
             tr.ctx.static_shared_bytes += count * dtype.dtype.itemsize
         tr.emit(f"__shared__ {t} {name}[{count}];")
     else:
+        if tr.emitting:
+            tr.ctx.local_bytes += count * dtype.dtype.itemsize
         tr.emit(f"{t} {name}[{count}];")
     return _view(tr, dtype, shape, name)
 
@@ -421,6 +423,9 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
         (pred,) = _bind(tr, node, f"cuda.{key}()", args, kwargs, ("predicate",))
         tr._numeric(node, pred, f"cuda.{key}()")
         return Val(f"nu::kern::{key}(int({tr.truth(pred)}))", _INT32)
+    if key == "nanosleep":
+        (ns,) = _bind(tr, node, "cuda.nanosleep()", args, kwargs, ("ns",))
+        return Val(f"nu::kern::nanosleep({_int_arg(tr, node, ns, _UINT32, 'cuda.nanosleep()')})", None)
     if key == "syncwarp":
         (mask,) = _bind(tr, node, "cuda.syncwarp()", args, kwargs, ("mask",), required=0)
         m = _int_arg(tr, node, mask, _UINT32, "cuda.syncwarp()") if mask else "0xffffffffu"

@@ -644,8 +644,10 @@ class FunctionTranslator:
         for x, v in zip(e.elts, vals):
             self._numeric(x, v, "tuple item")
         tt = TupleType(v.type for v in vals)
-        ct = self.promote(e, lambda: ctype(tt))
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
+        if len(vals) == 1 and const is not None:  # (n,): a shape; no C++ value is needed
+            return Val("", tt, const)
+        ct = self.promote(e, lambda: ctype(tt))
         return Val(f"{ct}{{{', '.join(v.code for v in vals)}}}", tt, const)
 
     def expr_UnaryOp(self, e):

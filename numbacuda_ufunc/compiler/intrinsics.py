@@ -12,7 +12,7 @@ __all__ = [
     "Intrinsic", "Namespace", "activemask", "all_sync", "any_sync", "atomic", "ballot_sync",
     "blockDim", "blockIdx", "brev", "cbrt", "cg", "clz", "const", "eq_sync", "ffs", "fma", "grid",
     "gridDim", "gridsize", "laneid", "lanemask_lt", "local", "match_all_sync",
-    "match_any_sync", "popc", "selp", "shared",
+    "match_any_sync", "nanosleep", "popc", "selp", "shared",
     "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "syncthreads",
     "syncthreads_and", "syncthreads_count", "syncthreads_or", "syncwarp", "threadIdx",
     "threadfence", "threadfence_block", "threadfence_system", "warpsize",
@@ -72,6 +72,7 @@ syncwarp = Intrinsic("syncwarp")
 threadfence = Intrinsic("threadfence")
 threadfence_block = Intrinsic("threadfence_block")
 threadfence_system = Intrinsic("threadfence_system")
+nanosleep = Intrinsic("nanosleep")
 
 shared = Namespace("shared", ("array",))
 cg = Namespace("cg", ("this_grid",))

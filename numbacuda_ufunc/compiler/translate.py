@@ -24,6 +24,7 @@ __all__ = ["HEADER", "KERNEL_HEADER", "TranslatedFunction", "TranslatedKernel", 
 
 HEADER = '#include "nu_array.cuh"\n'
 KERNEL_HEADER = '#include "kernel.cuh"\n'
+_LOCAL_LIMIT = 512 * 1024  # bytes of local memory a CUDA thread may have
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class _Context:
         self.cooperative = False  # barriers or warp intrinsics
         self.grid_sync = False  # cuda.cg.this_grid().sync(): a cooperative launch
         self.static_shared_bytes = 0
+        self.local_bytes = 0  # cuda.local.array per thread
         self.constants = {}  # frozen global arrays -> their symbol
         self.file_scope = []  # definitions of those arrays
 
@@ -199,6 +201,11 @@ def translate_kernel(pyfunc, arg_types) -> TranslatedKernel:
         raise error_at(src, src.node, f"kernel '{fn.__name__}' returns a value "
                                       f"({rec.return_type}); kernels return nothing: write "
                                       f"results into an array argument")
+    if ctx.local_bytes > _LOCAL_LIMIT:
+        src = load_source(fn)
+        raise error_at(src, src.node, f"kernel '{fn.__name__}' declares {ctx.local_bytes} bytes of "
+                                      f"cuda.local.array per thread, more than CUDA's "
+                                      f"{_LOCAL_LIMIT} (use global or shared memory)")
     scope = "\n".join(ctx.file_scope)
     tk = TranslatedKernel(
         name=rec.name, py_name=fn.__name__, arg_types=types,

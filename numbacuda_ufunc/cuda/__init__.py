@@ -35,6 +35,7 @@ from ..compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Num
     local,
     match_all_sync,
     match_any_sync,
+    nanosleep,
     popc,
     selp,
     shared,

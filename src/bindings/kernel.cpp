@@ -71,6 +71,23 @@ bool is_numpy_scalar(py::handle obj) {
     return PyObject_IsInstance(obj.ptr(), generic) == 1;
 }
 
+// kernel.forall(n) without a block size: the engine sizes the blocks at launch.
+py::object configure_forall(py::object self, std::int64_t tasks, py::handle stream, std::int64_t shared) {
+    nu::jit_kernel& k = engine_object<nu::jit_kernel>(self);
+    const std::string api = "kernel '" + k.name() + "'.forall()";
+    if (shared < 0 || shared > 0x7fffffffLL) {
+        throw nu::value_error(api + ": sharedmem must be a non-negative number of bytes (got " +
+                              std::to_string(shared) + ")");
+    }
+    kernel_launcher l;
+    l.kernel = py::cast<std::shared_ptr<nu::jit_kernel>>(self);
+    l.owner = self;
+    l.shape.forall_tasks = tasks;
+    l.shape.dynamic_shared = static_cast<unsigned>(shared);
+    l.stream = as_stream(stream, api.c_str());
+    return py::cast(std::move(l));
+}
+
 [[noreturn]] void bad_argument(const std::string& api, std::size_t k, const std::string& why) {
     throw nu::type_error(api + ": argument " + std::to_string(k + 1) + " " + why);
 }
@@ -136,6 +153,7 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
             }
         } else {
             a.host = true;  // copied to the device and back, as Numba does
+            a.read_only = !arr.writeable();  // ... but never written into read-only memory
         }
         if (arr.ptr() != arg.ptr()) keep.push_back(arr);  // a conversion made here
     } else {
@@ -194,6 +212,7 @@ void bind_kernel(py::module_& m) {
             }),
             py::arg("name"), py::arg("debug") = false, py::arg("fastmath") = false)
         .def("__getitem__", &configure)
+        .def("_forall", &configure_forall, py::arg("tasks"), py::arg("stream"), py::arg("sharedmem"))
         .def("_add_spec",
              [](nu::jit_kernel& k, const std::vector<std::pair<std::string, int>>& params, std::string function,
                 std::string source, bool cooperative, std::int64_t static_shared, bool grid_sync) {

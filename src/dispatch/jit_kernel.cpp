@@ -148,6 +148,13 @@ void jit_kernel::check_shape(const built& b, const kernel_spec& spec, const laun
                           (limit < info.max_threads_per_block ? " (its register use limits it)" : "") + " on " +
                           (host ? "the host backend" : info.name));
     }
+    if (spec.static_shared > info.shared_per_block) {  // only dynamic memory can opt in above
+        throw value_error(api() + ": " + std::to_string(spec.static_shared) +
+                          " bytes of static shared memory (cuda.shared.array with a fixed shape) is more than "
+                          "the device's limit of " + std::to_string(info.shared_per_block) +
+                          "; use dynamic shared memory (cuda.shared.array(0, dtype) and the launch's "
+                          "shared bytes) for more");
+    }
     const std::int64_t shared = spec.static_shared + shape.dynamic_shared;
     if (shared > info.shared_per_block_optin) {
         throw value_error(api() + ": " + std::to_string(shared) + " bytes of shared memory per block (" +
@@ -187,7 +194,15 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
     const bool host = active_backend().emulated();
     const stream_handle live = live_handle(stream, m_name.c_str());
     const built& b = build(index, host);
-    check_shape(b, s, shape, host);
+    launch_shape sized = shape;
+    if (shape.forall_tasks >= 0) {
+        const unsigned tpb = static_cast<unsigned>(std::min(b.max_threads > 0 ? b.max_threads : 1024, 1024));
+        sized.block[0] = tpb;
+        sized.block[1] = sized.block[2] = 1;
+        sized.grid[0] = static_cast<unsigned>((shape.forall_tasks + tpb - 1) / tpb);
+        sized.grid[1] = sized.grid[2] = 1;
+    }
+    check_shape(b, s, sized, host);
 
     std::vector<long long> words;
     words.reserve(16);
@@ -219,14 +234,14 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
     }
     if (words.empty()) words.push_back(0);
     std::int64_t blocks = 1;
-    for (unsigned g : shape.grid) blocks *= g;
-    for (unsigned t : shape.block) blocks *= t;
+    for (unsigned g : sized.grid) blocks *= g;
+    for (unsigned t : sized.block) blocks *= t;
     if (blocks == 0) return;  // an empty launch runs nothing (CUDA would refuse it)
 
     if (host) {
         host_launch_info info{};
-        std::memcpy(info.grid, shape.grid, sizeof(info.grid));
-        std::memcpy(info.block, shape.block, sizeof(info.block));
+        std::memcpy(info.grid, sized.grid, sizeof(info.grid));
+        std::memcpy(info.block, sized.block, sizeof(info.block));
         info.dynamic_shared_bytes = shape.dynamic_shared;
         char message[512] = {};
         int status = 0;
@@ -238,13 +253,13 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         if (status != 0) throw error(api() + ": " + message);
         return;
     }
-    launch_shape device_shape = shape;
+    launch_shape device_shape = sized;
     device_shape.cooperative = s.grid_sync;  // every block resident, or the launch fails
     active_backend().launch_shaped(b.function, device_shape, live, words.data());
     if (m_debug) check_debug_record(b, stream);
     bool any_staged = false;
     for (std::size_t k = 0; k < args.size(); ++k) {
-        if (!staged[k].buffer()) continue;
+        if (!staged[k].buffer() || args[k].read_only) continue;
         staged[k].copy_to_host(args[k].view, stream);  // Numba copies every host array back
         any_staged = true;
     }

@@ -38,6 +38,7 @@ struct kernel_spec {
 struct kernel_arg {
     bool is_array = false;
     bool host = false;  // a host array: copied in and back around a GPU launch (Numba)
+    bool read_only = false;  // a read-only host array: copied in only
     array_view view;
     scalar_value value;
 };

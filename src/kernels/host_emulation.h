@@ -50,10 +50,11 @@ struct host_thread {
 
 constexpr unsigned k_max_threads = 1024;
 constexpr unsigned k_max_warps = k_max_threads / 32;
-// 256 KiB per fiber: local arrays (cuda.local.array) live there, and only the pages a fiber
-// touches are committed. A PROT_NONE page below each stack turns an overflow into a fault
-// instead of silent corruption of the neighbouring fiber.
-constexpr size_t k_fiber_stack_bytes = 256 * 1024;
+// 768 KiB per fiber: local arrays (cuda.local.array) live there, up to CUDA's 512 KiB per
+// thread (the translator refuses more), and only the pages a fiber touches are committed.
+// A PROT_NONE page below each stack turns an overflow into a fault instead of silent
+// corruption of the neighbouring fiber.
+constexpr size_t k_fiber_stack_bytes = 768 * 1024;
 
 // cuda.cg.this_grid().sync(): every block runs on its own OS thread (so that each has its
 // own __shared__ variables, which are thread_local), and a block whose live threads all wait

@@ -262,6 +262,13 @@ NU_DEVICE void syncthreads() {
     __syncthreads();
 #endif
 }
+// cuda.nanosleep(ns): a hint on the GPU (sm_70+); nothing to wait for in the emulation.
+NU_DEVICE void nanosleep(unsigned ns) {
+#ifndef NU_HOST_BUILD
+    __nanosleep(ns);
+#endif
+}
+
 // cuda.cg.this_grid().sync(): every thread of the grid waits. On the GPU one thread per
 // block counts the block in and waits for the generation to change (the last block in
 // starts the next generation); the launch is cooperative, so every block is resident.

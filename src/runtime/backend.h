@@ -30,6 +30,9 @@ struct launch_shape {
     unsigned block[3] = {1, 1, 1};
     unsigned dynamic_shared = 0;
     bool cooperative = false;  // cuLaunchCooperativeKernel (grid synchronization)
+    // kernel.forall(n) without a block size: at least n threads in blocks as large as the
+    // kernel allows (Numba asks the occupancy API; its answer for most kernels is 1024).
+    long long forall_tasks = -1;
 };
 
 struct memory_stats {
