@@ -142,7 +142,7 @@ def uses_print(x):
     (for_over_tuple, r"for loops are supported only over range"),
     (uses_raise, r"unsupported construct 'raise'"),
     (uses_math_bad, r"math.factorial is not supported"),
-    (uses_print, r"builtin 'print' is not supported"),
+    (uses_print, r"print\(\) can be used only inside @cuda.jit kernels"),
 ])
 def test_unsupported_construct_raises_compile_error(fn, pattern):
     with pytest.raises(CompileError, match=pattern) as info:

@@ -264,7 +264,9 @@ NU_DEVICE void syncthreads() {
 }
 // cuda.nanosleep(ns): a hint on the GPU (sm_70+); nothing to wait for in the emulation.
 NU_DEVICE void nanosleep(unsigned ns) {
-#ifndef NU_HOST_BUILD
+#ifdef NU_HOST_BUILD
+    (void)ns;
+#else
     __nanosleep(ns);
 #endif
 }
