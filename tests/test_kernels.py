@@ -833,6 +833,19 @@ def test_nanosleep():
     assert a[0] == 1
 
 
+def test_assert_in_kernels_compiles_to_nothing():
+    # As in Numba without debug=True: the condition is not evaluated.
+    @cuda.jit
+    def asserts(a):
+        i = cuda.grid(1)
+        assert i < 0, "never checked"
+        a[i] = 1
+
+    a = np.zeros(2)
+    asserts[1, 2](a)
+    np.testing.assert_array_equal(a, 1.0)
+
+
 # ---- inspection: NVRTC compiles every kernel above -------------------------------------
 
 KERNELS = [fast_matmul, block_sum, warp_sum, votes, histogram, atomics, atomic_nan,

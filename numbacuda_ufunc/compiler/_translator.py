@@ -67,7 +67,7 @@ _CMPOPS = {ast.Lt: ("<", "lt"), ast.LtE: ("<=", "le"), ast.Gt: (">", "gt"),
            ast.GtE: (">=", "ge"), ast.Eq: ("==", "eq"), ast.NotEq: ("!=", "ne")}
 _UNSUPPORTED_STMT = {
     "Try": "try", "TryStar": "try", "With": "with", "AsyncWith": "async with",
-    "Raise": "raise", "Assert": "assert", "FunctionDef": "nested def",
+    "Raise": "raise", "FunctionDef": "nested def",
     "AsyncFunctionDef": "nested def", "ClassDef": "class", "Import": "import",
     "ImportFrom": "import", "Global": "global", "Nonlocal": "nonlocal", "Delete": "del",
     "Match": "match", "AsyncFor": "async for",
@@ -274,6 +274,11 @@ class FunctionTranslator:
 
     def stmt_Pass(self, s):
         pass
+
+    def stmt_Assert(self, s):
+        # Numba compiles kernel asserts to nothing unless debug=True; so do we (in kernels).
+        if not getattr(self.ctx, "kernel", False):
+            raise self.error(s, "unsupported construct 'assert'")
 
     def stmt_Break(self, s):
         self.emit("break;")
