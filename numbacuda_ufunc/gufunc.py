@@ -11,7 +11,7 @@ import re
 
 from . import _core
 from .compiler import translate
-from .types import Array, Scalar, Signature, parse_signature
+from .types import Array, Scalar, Signature, parse_signature_for
 from .ufunc import TARGETS, _arity, _take_identity_of
 
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
@@ -167,10 +167,7 @@ class GUFunc(_core.GUFunc):
 
     def add(self, sig) -> None:
         api = f"guvectorize({self.__name__!r})"
-        try:
-            sig = parse_signature(sig)
-        except TypeError as exc:
-            raise TypeError(f"{api}: {exc}") from None
+        sig = parse_signature_for(api, sig)
         if sig.return_type is not None:
             raise TypeError(f"{api}: gufunc kernels return nothing: write results into the "
                             f"output arguments (signature {sig} returns {sig.return_type})")

@@ -17,7 +17,7 @@ from . import _core
 from .compiler import translate_kernel
 from .compiler.device_function import DeviceFunction
 from .errors import CompileError
-from .types import Array, Signature, from_dtype, parse_signature
+from .types import Array, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]
@@ -134,10 +134,7 @@ class Kernel(_core.Kernel):
 
 
 def _kernel_signature(sig, name) -> Signature:
-    try:
-        sig = parse_signature(sig)
-    except TypeError as exc:
-        raise TypeError(f"cuda.jit({name!r}): {exc}") from None
+    sig = parse_signature_for(f"cuda.jit({name!r})", sig)
     if sig.return_type is not None:
         raise TypeError(f"cuda.jit({name!r}): kernels return nothing; declare them "
                         f"void(...) (got {sig})")

@@ -219,6 +219,14 @@ def _eval_type_string(text: str, what: str):
     return eval(compile(tree, "<signature>", "eval"), {"__builtins__": {}}, dict(_NAMESPACE))
 
 
+def parse_signature_for(api: str, sig) -> Signature:
+    """parse_signature, with errors prefixed by the decorator that received ``sig``."""
+    try:
+        return parse_signature(sig)
+    except TypeError as exc:
+        raise TypeError(f"{api}: {exc}") from None
+
+
 def parse_signature(sig) -> Signature:
     """Accept a Signature, a string such as ``"f4(f4, f4)"`` or ``"(f8[:], f8[:])"``, or a
     tuple of types (no return type)."""

@@ -15,7 +15,7 @@ import numpy as np
 from . import _core
 from ._compile import compile_ptx
 from .compiler import translate
-from .types import Scalar, Signature, from_dtype, parse_signature
+from .types import Scalar, Signature, from_dtype, parse_signature, parse_signature_for
 
 __all__ = ["vectorize", "UFunc"]
 
@@ -44,10 +44,7 @@ def _signature_list(signatures, api: str) -> list:
         return []
     if isinstance(signatures, (str, Signature)):
         signatures = [signatures]
-    try:
-        return [parse_signature(s) for s in signatures]
-    except TypeError as exc:
-        raise TypeError(f"{api}: {exc}") from None
+    return [parse_signature_for(api, s) for s in signatures]
 
 
 def _take_identity_of(obj, pyfunc) -> None:

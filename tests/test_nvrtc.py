@@ -8,7 +8,8 @@ import pytest
 
 from numbacuda_ufunc import _core, float32, float64, int32
 from numbacuda_ufunc._compile import compile_ptx
-from numbacuda_ufunc.compiler.device_function import DeviceFunction, jit
+from numbacuda_ufunc.compiler.device_function import DeviceFunction
+from numbacuda_ufunc.cuda import Kernel, jit
 from numbacuda_ufunc.errors import CompileError
 
 SMALL = '#include "nu_scalar.cuh"\nextern "C" __global__ void k(double* o) { o[0] = nu::floordiv(o[1], o[2]); }\n'
@@ -125,6 +126,8 @@ def test_jit_eager_signature_is_checked_at_decoration():
             return [x][0]
 
 
-def test_jit_requires_device_true():
-    with pytest.raises(CompileError, match=r"pass device=True \(got device=False\)"):
-        jit(dev_square)
+def test_jit_without_device_true_makes_a_kernel():
+    # cuda.jit is one function: device=True gives a device function, else a kernel (it
+    # refused device=False until @cuda.jit kernels existed).
+    assert isinstance(jit(dev_square.py_func), Kernel)
+    assert isinstance(jit(device=True)(dev_square.py_func), DeviceFunction)

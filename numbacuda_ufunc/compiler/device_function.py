@@ -13,10 +13,7 @@ from ..errors import CompileError
 from ..types import parse_signature
 from .translate import translate
 
-__all__ = ["DeviceFunction", "cpu_jit", "jit"]
-
-# Numba options that change nothing for a translated device function.
-_IGNORED_OPTIONS = {"inline", "debug", "lineinfo", "cache", "opt", "forceinline", "link"}
+__all__ = ["DeviceFunction", "cpu_jit"]
 
 
 class DeviceFunction:
@@ -53,31 +50,6 @@ class DeviceFunction:
         sigs = [parse_signature(signature)] if signature is not None else self.signatures
         return {sig: compile_ptx(self.py_func, sig, device=True, cc=cc,
                                  fastmath=self.fastmath)[0] for sig in sigs}
-
-
-def jit(func_or_sig=None, device=False, fastmath=False, **options):
-    """Numba's ``cuda.jit`` for device functions: ``@jit(device=True)``,
-    ``@jit("f8(f8)", device=True)`` or ``jit(fn, device=True)``."""
-    unknown = set(options) - _IGNORED_OPTIONS
-    if unknown:
-        raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
-    if not device:
-        raise CompileError("cuda.jit(): only device functions are supported so far; pass "
-                           "device=True (got device=False)")
-
-    if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
-        return DeviceFunction(func_or_sig, fastmath=fastmath)
-    if func_or_sig is None:
-        sigs = ()
-    elif isinstance(func_or_sig, (list, tuple)) and not hasattr(func_or_sig, "args"):
-        sigs = tuple(func_or_sig)
-    else:
-        sigs = (func_or_sig,)
-
-    def decorate(fn):
-        return DeviceFunction(fn, sigs, fastmath=fastmath)
-
-    return decorate
 
 
 def cpu_jit(func=None, signature=None, **options):
