@@ -129,5 +129,5 @@ def test_jit_eager_signature_is_checked_at_decoration():
 def test_jit_without_device_true_makes_a_kernel():
     # cuda.jit is one function: device=True gives a device function, else a kernel (it
     # refused device=False until @cuda.jit kernels existed).
-    assert isinstance(jit(dev_square.py_func), Kernel)
-    assert isinstance(jit(device=True)(dev_square.py_func), DeviceFunction)
+    assert isinstance(jit(dev_square), Kernel)
+    assert isinstance(jit(device=True)(dev_square), DeviceFunction)
