@@ -307,6 +307,14 @@ def _grid(tr, node, key, args, kwargs):
     return Val(f"{ctype(tt)}{{{', '.join(parts)}}}", tt)
 
 
+def _word_int(t):
+    """Integers narrower than 32 bits take part in warp and bit intrinsics as 32-bit ones,
+    as in CUDA (signed stays signed)."""
+    if t.name in ("int8", "int16", "uint8", "uint16"):
+        return _INT32 if t.name.startswith("int") else _UINT32
+    return t
+
+
 def _scalar_value(tr, node, v, api):
     tr._numeric(node, v, api)
     t = strong(v.type)
@@ -322,15 +330,13 @@ def _warp(tr, node, key, args, kwargs):
                  "shfl_xor_sync": "lane_mask"}[key]
         mask, v, lane = _bind(tr, node, api, args, kwargs, ("mask", "value", third))
         t = _scalar_value(tr, node, v, api)
-        if t.name in ("int8", "int16", "uint8", "uint16"):
-            t = _INT32 if t.name.startswith("int") else _UINT32
+        t = _word_int(t)
         return Val(f"nu::kern::{key}({_int_arg(tr, node, mask, _UINT32, api)}, "
                    f"{tr.cast(node, v, t)}, {_int_arg(tr, node, lane, WEAK_INT, api)})", t)
     if key in ("eq_sync", "match_any_sync", "match_all_sync"):
         mask, v = _bind(tr, node, api, args, kwargs, ("mask", "value"))
         t = _scalar_value(tr, node, v, api)
-        if t.name in ("int8", "int16", "uint8", "uint16"):
-            t = _INT32 if t.name.startswith("int") else _UINT32
+        t = _word_int(t)
         m, c = _int_arg(tr, node, mask, _UINT32, api), tr.cast(node, v, t)
         if key == "eq_sync":
             return Val(f"nu::kern::eq_sync({m}, {c})", WEAK_BOOL)
@@ -374,8 +380,7 @@ def _bits(tr, node, key, args, kwargs):
         return Val(f"nu::cbrt({tr.cast(node, x, t)})", t)
     if kind_of(t) != "i":
         raise tr.error(node, f"{api} takes an integer (got {t})")
-    if t.name in ("int8", "int16", "uint8", "uint16"):
-        t = _INT32 if t.name.startswith("int") else _UINT32
+    t = _word_int(t)
     if key == "brev":
         return Val(f"nu::kern::brev({tr.cast(node, x, t)})", t)
     return Val(f"nu::kern::{key}({tr.cast(node, x, t)})", _INT32)

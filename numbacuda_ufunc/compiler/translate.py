@@ -115,6 +115,24 @@ _cache_lock = threading.Lock()
 _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _python_function(pyfunc, api):
+    fn = getattr(pyfunc, "py_func", pyfunc)
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise CompileError(f"{api}: expected a Python function (got {pyfunc!r})")
+    return fn
+
+
+def _memoized(fn, key, build):
+    """The translation of ``fn`` for ``key``, made once (per function object, weakly)."""
+    with _cache_lock:
+        hit = _cache.get(fn, {}).get(key)
+    if hit is not None:
+        return hit
+    made = build()
+    with _cache_lock:
+        return _cache.setdefault(fn, {}).setdefault(key, made)
+
+
 def _as_types(arg_types):
     if isinstance(arg_types, str):
         arg_types = parse_signature(arg_types).args
@@ -139,28 +157,22 @@ def translate(pyfunc, arg_types, return_type=None) -> TranslatedFunction:
     returned value as NumPy would; by default the return type is inferred. Raises
     CompileError (a TypeError) for anything outside the supported subset.
     """
-    fn = getattr(pyfunc, "py_func", pyfunc)
-    if not callable(fn) or not hasattr(fn, "__code__"):
-        raise CompileError(f"translate(): expected a Python function (got {pyfunc!r})")
+    fn = _python_function(pyfunc, "translate()")
     types = _as_types(arg_types)
     if return_type is not None and not isinstance(return_type, Scalar):
         raise CompileError(f"translate(): return_type must be a scalar type (got "
                            f"{return_type!r})")
-    key = (types, return_type)
-    with _cache_lock:
-        hit = _cache.get(fn, {}).get(key)
-    if hit is not None:
-        return hit
-    ctx = _Context()
-    rec = ctx.function(fn, types, declared_return=return_type)
-    ret = rec.return_type
-    tf = TranslatedFunction(
-        name=rec.name, py_name=fn.__name__, arg_types=types,
-        return_type=strong(ret) if ret is not None else None,
-        source=_source_of(ctx.order), helpers=tuple(r.name for r in ctx.order[:-1]))
-    with _cache_lock:
-        _cache.setdefault(fn, {})[key] = tf
-    return tf
+
+    def build():
+        ctx = _Context()
+        rec = ctx.function(fn, types, declared_return=return_type)
+        ret = rec.return_type
+        return TranslatedFunction(
+            name=rec.name, py_name=fn.__name__, arg_types=types,
+            return_type=strong(ret) if ret is not None else None,
+            source=_source_of(ctx.order), helpers=tuple(r.name for r in ctx.order[:-1]))
+
+    return _memoized(fn, (types, return_type), build)
 
 
 @dataclass(frozen=True)
@@ -185,15 +197,12 @@ def translate_kernel(pyfunc, arg_types) -> TranslatedKernel:
     """Translate ``pyfunc`` as a @cuda.jit kernel for the given argument types (scalars
     and arrays of at least one dimension). Raises CompileError for anything outside the
     subset, for a kernel that returns a value, and for misuse of the ``cuda`` intrinsics."""
-    fn = getattr(pyfunc, "py_func", pyfunc)
-    if not callable(fn) or not hasattr(fn, "__code__"):
-        raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
+    fn = _python_function(pyfunc, "cuda.jit()")
     types = _as_types(arg_types)
-    key = ("kernel", types)
-    with _cache_lock:
-        hit = _cache.get(fn, {}).get(key)
-    if hit is not None:
-        return hit
+    return _memoized(fn, ("kernel", types), lambda: _kernel_of(fn, types))
+
+
+def _kernel_of(fn, types) -> TranslatedKernel:
     ctx = _Context(kernel=True)
     rec = ctx.function(fn, types)
     if rec.return_type is not None:
@@ -207,14 +216,11 @@ def translate_kernel(pyfunc, arg_types) -> TranslatedKernel:
                                       f"cuda.local.array per thread, more than CUDA's "
                                       f"{_LOCAL_LIMIT} (use global or shared memory)")
     scope = "\n".join(ctx.file_scope)
-    tk = TranslatedKernel(
+    return TranslatedKernel(
         name=rec.name, py_name=fn.__name__, arg_types=types,
         source=(scope + "\n\n" if scope else "") + _source_of(ctx.order),
         cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
         grid_sync=ctx.grid_sync)
-    with _cache_lock:
-        _cache.setdefault(fn, {})[key] = tk
-    return tk
 
 
 __all__ += ["error_at"]
