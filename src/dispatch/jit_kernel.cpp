@@ -41,19 +41,6 @@ std::string param_text(const kernel_param& p) {
     return s + "]";
 }
 
-// The device's limits, queried once per device: a launch must not pay for driver attribute
-// calls (or, on the host backend, for the sysfs read behind hardware_concurrency()).
-const device_info& current_device_info() {
-    static std::mutex mutex;
-    static std::unordered_map<int, device_info> cache;
-    backend& b = active_backend();
-    const int dev = b.current_device();
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache.find(dev);
-    if (it == cache.end()) it = cache.emplace(dev, b.device(dev)).first;
-    return it->second;  // never erased: the reference stays valid
-}
-
 }  // namespace
 
 jit_kernel::jit_kernel(std::string name, bool debug, bool fastmath)

@@ -2,6 +2,8 @@
 #include "launch/kernel.h"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 #include <thread>
 #include <vector>
 
@@ -15,16 +17,18 @@ namespace {
 // Below this many work items a parallel host launch is not worth starting threads for.
 constexpr long long k_parallel_min = 1 << 16;
 
-int multiprocessors() {
-    // Queried once per device: launches must not pay for driver attribute calls.
-    static int cached[64] = {};
+}  // namespace
+
+const device_info& current_device_info() {
+    static std::mutex mutex;
+    static std::unordered_map<int, device_info> cache;
     backend& b = active_backend();
     const int dev = b.current_device();
-    if (dev < 64 && cached[dev] == 0) cached[dev] = b.device(dev).multiprocessors;
-    return dev < 64 ? cached[dev] : b.device(dev).multiprocessors;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(dev);
+    if (it == cache.end()) it = cache.emplace(dev, b.device(dev)).first;
+    return it->second;  // never erased: the reference stays valid
 }
-
-}  // namespace
 
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
                            const std::vector<std::string>& nvrtc_extra) {
@@ -37,7 +41,7 @@ kernel_module build_module(const std::string& source, bool host, bool fastmath,
         return m;
     }
     backend& b = active_backend();
-    const device_info info = b.device(b.current_device());
+    const device_info& info = current_device_info();
     nvrtc_options opts;
     opts.cc_major = info.cc_major;
     opts.cc_minor = info.cc_minor;
@@ -88,7 +92,7 @@ void launch_kernel(const compiled_kernel& k, void* params, long long n, bool hos
     const long long items_per_block = static_cast<long long>(block) * std::max(1LL, per_thread);
     const long long wanted = (n + items_per_block - 1) / items_per_block;
     // A grid-stride loop needs no more blocks than fill the device (2048 threads per SM).
-    const long long limit = static_cast<long long>(multiprocessors()) * (2048 / block);
+    const long long limit = static_cast<long long>(current_device_info().multiprocessors) * (2048 / block);
     const unsigned grid = static_cast<unsigned>(std::max(1LL, std::min(wanted, limit)));
     active_backend().launch(k.function, grid, block, stream, params);
 }

@@ -22,6 +22,11 @@ struct compiled_kernel {
     std::string source;  // the generated translation unit (tests compile it with NVRTC too)
 };
 
+// The current device's properties, queried once per device: launches must not pay for
+// driver attribute calls (or, on the host backend, the sysfs read behind
+// hardware_concurrency()).
+const device_info& current_device_info();
+
 // A built translation unit, whose entry points are looked up by name.
 struct kernel_module {
     bool host = false;
