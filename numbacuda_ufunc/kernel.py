@@ -166,9 +166,10 @@ def _sig_text(types) -> str:
 
 
 def _type_of(value):
-    if isinstance(value, (bool, int, float, complex)):
-        return from_dtype(np.asarray(value).dtype if not isinstance(value, int) or
-                          isinstance(value, bool) else np.int64)
+    """A launch argument's type as the engine keys it: Python ints are int64 (Numba),
+    other numbers and arrays keep their NumPy dtype."""
+    if type(value) is int:
+        return from_dtype(np.int64)
     arr = value if hasattr(value, "dtype") and hasattr(value, "ndim") else np.asarray(value)
     if arr.ndim == 0:
         return from_dtype(arr.dtype)

@@ -8,8 +8,9 @@ raise, as Numba's do.
 
 from __future__ import annotations
 
+# What `cuda` exports (cuda/__init__.py imports *): every kernel-only name.
 __all__ = [
-    "Intrinsic", "Namespace", "activemask", "all_sync", "any_sync", "atomic", "ballot_sync",
+    "activemask", "all_sync", "any_sync", "atomic", "ballot_sync",
     "blockDim", "blockIdx", "brev", "cbrt", "cg", "clz", "const", "eq_sync", "ffs", "fma", "grid",
     "gridDim", "gridsize", "laneid", "lanemask_lt", "local", "match_all_sync",
     "match_any_sync", "nanosleep", "popc", "selp", "shared",

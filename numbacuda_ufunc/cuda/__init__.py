@@ -11,49 +11,7 @@ import numpy as np
 
 from .. import _core
 from .._compile import compile_ptx
-from ..compiler.intrinsics import (  # noqa: F401  (kernel-only names, as in Numba)
-    activemask,
-    all_sync,
-    any_sync,
-    atomic,
-    ballot_sync,
-    blockDim,
-    blockIdx,
-    brev,
-    cbrt,
-    cg,
-    clz,
-    const,
-    eq_sync,
-    ffs,
-    fma,
-    grid,
-    gridDim,
-    gridsize,
-    laneid,
-    lanemask_lt,
-    local,
-    match_all_sync,
-    match_any_sync,
-    nanosleep,
-    popc,
-    selp,
-    shared,
-    shfl_down_sync,
-    shfl_sync,
-    shfl_up_sync,
-    shfl_xor_sync,
-    syncthreads,
-    syncthreads_and,
-    syncthreads_count,
-    syncthreads_or,
-    syncwarp,
-    threadfence,
-    threadfence_block,
-    threadfence_system,
-    threadIdx,
-    warpsize,
-)
+from ..compiler.intrinsics import *  # noqa: F403  (the kernel-only names, as in Numba)
 from ..kernel import Kernel, jit
 from ..reduce import Reduce, reduce
 from ..types import from_dtype
