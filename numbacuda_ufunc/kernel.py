@@ -186,12 +186,7 @@ def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
         if device:
             return DeviceFunction(func_or_sig, fastmath=fastmath)
         return Kernel(func_or_sig, debug=debug, fastmath=fastmath)
-    if func_or_sig is None:
-        sigs = ()
-    elif isinstance(func_or_sig, (list, tuple)) and not hasattr(func_or_sig, "args"):
-        sigs = tuple(func_or_sig)
-    else:
-        sigs = (func_or_sig,)
+    sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
@@ -200,3 +195,20 @@ def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
 
     return decorate
 
+
+
+def _signatures_of(func_or_sig) -> tuple:
+    """Numba's reading of jit's first argument: a list holds signatures; a string, a
+    Signature or a tuple of types is one signature (``cuda.jit((float32[::1],))`` declares
+    one kernel taking one array). A tuple made only of Signatures or of strings with
+    parentheses (``("void(f4[:])", "void(f8[:])")``) cannot be argument types, so it is
+    read as several signatures."""
+    if func_or_sig is None:
+        return ()
+    if isinstance(func_or_sig, list):
+        return tuple(func_or_sig)
+    if isinstance(func_or_sig, tuple) and func_or_sig and all(
+            isinstance(s, Signature) or isinstance(s, str) and "(" in s
+            for s in func_or_sig):
+        return func_or_sig
+    return (func_or_sig,)

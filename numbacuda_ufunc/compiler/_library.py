@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..types import bool_, from_dtype
+from ..types import bool_, complex128, float64, from_dtype
 from ._types import (
     WEAK_BOOL,
     WEAK_COMPLEX,
@@ -295,6 +295,19 @@ _BUILTIN_HANDLERS = {
 
 # ---- math ----------------------------------------------------------------------------------
 
+def _python_result(r):
+    """The type of a math/cmath result computed in ``r``. Python's math and cmath return
+    Python floats and complexes, which are weak beside NumPy values (NEP 50): a float64 or
+    complex128 result is weak, so ``x32 * math.exp(y64)`` stays float32 as in Python.
+    float32/complex64 results keep their type: those arguments compute in single precision
+    (Numba's rule, CUDA's single-precision functions)."""
+    if r == float64:
+        return WEAK_FLOAT
+    if r == complex128:
+        return WEAK_COMPLEX
+    return r
+
+
 def _math_call(tr, node, fname, args):
     api = f"math.{fname}()"
     for a in args:
@@ -304,18 +317,18 @@ def _math_call(tr, node, fname, args):
     if fname in _MATH1:
         _arity(tr, node, api, args, 1)
         r = float_of(args[0].type)
-        return Val(_call(_MATH1[fname], tr.cast(node, args[0], r)), r)
+        return Val(_call(_MATH1[fname], tr.cast(node, args[0], r)), _python_result(r))
     if fname in _MATH2:
         _arity(tr, node, api, args, 2)
         r = float_of(args[0].type, args[1].type)
-        return Val(_call(_MATH2[fname], *(tr.cast(node, a, r) for a in args)), r)
+        return Val(_call(_MATH2[fname], *(tr.cast(node, a, r) for a in args)), _python_result(r))
     if fname == "log":
         _arity(tr, node, api, args, 1, 2)
         r = float_of(*(a.type for a in args))
         code = _call("log", tr.cast(node, args[0], r))
         if len(args) == 2:
             code = f"({code} / {_call('log', tr.cast(node, args[1], r))})"
-        return Val(code, r)
+        return Val(code, _python_result(r))
     if fname in ("floor", "ceil", "trunc"):
         _arity(tr, node, api, args, 1)
         a = args[0]
@@ -334,11 +347,13 @@ def _math_call(tr, node, fname, args):
             raise tr.error(node, f"math.ldexp(): the exponent must be an integer "
                                  f"(got {args[1].type})")
         r = float_of(args[0].type)
-        return Val(_call("ldexp", tr.cast(node, args[0], r), tr.cast(node, args[1], WEAK_INT)), r)
+        return Val(_call("ldexp", tr.cast(node, args[0], r), tr.cast(node, args[1], WEAK_INT)),
+                   _python_result(r))
     if fname in ("frexp", "modf"):
         _arity(tr, node, api, args, 1)
         r = float_of(args[0].type)
-        tt = TupleType((r, WEAK_INT)) if fname == "frexp" else TupleType((r, r))
+        p = _python_result(r)
+        tt = TupleType((p, WEAK_INT)) if fname == "frexp" else TupleType((p, p))
         return Val(_call(fname, tr.cast(node, args[0], r)), tt)
     raise tr.error(node, f"{api} is not supported")
 
@@ -353,11 +368,12 @@ def _cmath_call(tr, node, fname, args):
         code = _call(_CMATH1.get(fname, "log"), tr.cast(node, args[0], r))
         if len(args) == 2:
             code = f"({code} / {_call('log', tr.cast(node, args[1], r))})"
-        return Val(code, r)
+        return Val(code, _python_result(r))
     if fname in ("phase", "polar"):
         _arity(tr, node, api, args, 1)
         r = complex_of(args[0].type)
         f = WEAK_FLOAT if isinstance(r, Weak) else from_dtype(strong(r).dtype.char.lower())
+        f = _python_result(f)
         if fname == "phase":
             return Val(_call("phase", tr.cast(node, args[0], r)), f)
         return Val(_call("polar", tr.cast(node, args[0], r)), TupleType((f, f)))
@@ -365,7 +381,7 @@ def _cmath_call(tr, node, fname, args):
         _arity(tr, node, api, args, 2)
         f = float_of(args[0].type, args[1].type)
         r = WEAK_COMPLEX if isinstance(f, Weak) else complex_of(f)
-        return Val(_call("rect", *(tr.cast(node, a, f) for a in args)), r)
+        return Val(_call("rect", *(tr.cast(node, a, f) for a in args)), _python_result(r))
     if fname in ("isnan", "isinf", "isfinite"):
         _arity(tr, node, api, args, 1)
         a = args[0]

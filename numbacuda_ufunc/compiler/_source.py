@@ -34,8 +34,12 @@ class FunctionSource:
         return self.lines[i].rstrip("\n") if 0 <= i < len(self.lines) else ""
 
     def text(self) -> str:
-        """Source of the function (for hashing)."""
-        return ast.dump(self.node, include_attributes=False)
+        """Source of the function with its position (for hashing; the position tells apart
+        lambdas on one line). Not ast.dump, which recurses once per nesting level."""
+        n = self.node
+        first, last = n.lineno + self.line_offset, (n.end_lineno or n.lineno) + self.line_offset
+        return repr((n.lineno, n.col_offset, n.end_lineno, n.end_col_offset,
+                     "".join(self.lines[first - 1:last])))
 
 
 def error_at(src: FunctionSource, node, message: str) -> CompileError:

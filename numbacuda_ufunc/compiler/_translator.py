@@ -81,6 +81,7 @@ _UNSUPPORTED_EXPR = {
     "Starred": "starred expression", "Slice": "slice",
 }
 _MAX_PASSES = 32
+_SPLIT = 32  # operations of a long chain per C++ expression
 
 
 def _cname(name: str) -> str:
@@ -142,6 +143,9 @@ class FunctionTranslator:
                 and not (isinstance(n.value, ast.Constant) and n.value.value is None)
                 for n in ast.walk(self.node)):
             self.ret = None  # no `return <value>` anywhere: the function returns None
+        if self.ret is None and self.declared_return is not None:
+            raise self.error(self.node, f"function '{self.src.name}' never returns a value, "
+                                        f"but its signature declares {self.declared_return}")
         if isinstance(self.ret, Bottom):
             raise self.error(self.node, "cannot infer the return type (recursion without a "
                                         "base case that returns first?)")
@@ -170,6 +174,10 @@ class FunctionTranslator:
         if self.declared_return is not None:
             return self.declared_return
         if self.ret is None or isinstance(self.ret, Bottom):
+            return self.ret
+        if not self.record.entry:
+            # A Python function called from translated code returns what Python would: a
+            # Python float stays weak beside float32 in the caller (NEP 50).
             return self.ret
         return strong(self.ret)
 
@@ -203,8 +211,13 @@ class FunctionTranslator:
         last = stmts[-1]
         if isinstance(last, ast.Return):
             return True
-        if isinstance(last, ast.If):
-            return self._always_returns(last.body) and self._always_returns(last.orelse)
+        while isinstance(last, ast.If):  # an elif chain, iteratively
+            if not self._always_returns(last.body):
+                return False
+            if len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If):
+                last = last.orelse[0]
+                continue
+            return self._always_returns(last.orelse)
         if isinstance(last, ast.While):
             test = last.test
             return (isinstance(test, ast.Constant) and test.value is True and not any(
@@ -423,14 +436,28 @@ class FunctionTranslator:
         self.assign_name(s, s.target.id, v)
 
     def stmt_If(self, s):
-        test = self.expr(s.test)
-        self._numeric(s.test, test, "if condition")
-        self.emit(f"if ({self.truth(test)}) {{")
-        self._nested(s.body)
-        if s.orelse:
-            self.emit("} else {")
-            self._nested(s.orelse)
-        self.emit("}")
+        # An elif chain is walked in a loop, not by recursion, so chains of any length
+        # translate (Python's recursion limit stops near 220 nested statements).
+        keyword, closes = "if", 1
+        while True:
+            saved, self.lines = self.lines, []
+            test = self.expr(s.test)
+            before, self.lines = self.lines, saved
+            self._numeric(s.test, test, "if condition")
+            if before and keyword != "if":  # the test needs statements: nest it
+                self.emit("} else {")
+                keyword, closes = "if", closes + 1
+            self.lines.extend(before)
+            self.emit(f"{keyword} ({self.truth(test)}) {{")
+            self._nested(s.body)
+            if len(s.orelse) == 1 and isinstance(s.orelse[0], ast.If):
+                s, keyword = s.orelse[0], "} else if"
+                continue
+            if s.orelse:
+                self.emit("} else {")
+                self._nested(s.orelse)
+            self.emit("}" * closes)
+            return
 
     def _nested(self, stmts):
         self.depth += 1
@@ -476,21 +503,30 @@ class FunctionTranslator:
         if step_const == 0:
             raise self.error(it, "range() arg 3 must not be zero")
         i, n, st = self.temp("nu_i"), self.temp("nu_stop"), self.temp("nu_step")
-        if step_const is None:
-            cond = f"({st} > 0 ? {i} < {n} : ({st} < 0 && {i} > {n}))"
-        else:
-            cond = f"{i} < {n}" if step_const > 0 else f"{i} > {n}"
         self.emit("{")
         self.depth += 1
         self.emit(f"const nu::i64 {n} = {stop};")
         self.emit(f"const nu::i64 {st} = {step};")
         # Python semantics: the body may rebind the loop variable without affecting the
         # iteration, so the counter is a hidden variable copied into the target.
-        self.emit(f"for (nu::i64 {i} = {start}; {cond}; {i} += {st}) {{")
+        if step_const in (1, -1):
+            # i < stop (or i > stop) bounds i, so i += 1 cannot overflow.
+            cond = f"{i} < {n}" if step_const > 0 else f"{i} > {n}"
+            self.emit(f"for (nu::i64 {i} = {start}; {cond}; {i} += {st}) {{")
+            index = i
+        else:
+            # Larger steps can step past the int64 limits: run Python's iteration count
+            # (len(range(...))) with a wrapping unsigned position instead.
+            k, cnt = self.temp("nu_k"), self.temp("nu_count")
+            self.emit(f"const nu::i64 {i}0 = {start};")
+            self.emit(f"const nu::u64 {cnt} = nu::range_count({i}0, {n}, {st});")
+            self.emit(f"nu::u64 {i} = nu::u64({i}0);")
+            self.emit(f"for (nu::u64 {k} = 0; {k} < {cnt}; ++{k}, {i} += nu::u64({st})) {{")
+            index = f"nu::i64({i})"
         self.depth += 1
         if not isinstance(s.target, ast.Name):
             raise self.error(s.target, "the target of a for loop must be a name")
-        self.assign_name(s.target, s.target.id, Val(i, WEAK_INT))
+        self.assign_name(s.target, s.target.id, Val(index, WEAK_INT))
         self.block(s.body)
         self.depth -= 1
         self.emit("}")
@@ -692,6 +728,12 @@ class FunctionTranslator:
         if (op == "**" and isinstance(r, Weak) and r.kind == "i" and b.const is not None
                 and b.const < 0):
             r = WEAK_FLOAT  # Python: 2 ** -1 == 0.5
+        elif (op == "**" and kind_of(r) == "i" and isinstance(b.const, int)
+              and not isinstance(b.const, bool) and b.const < 0):
+            # NumPy raises for every value of the base; a kernel could only guess.
+            raise self.error(node, f"integers to negative integer powers are not allowed "
+                                   f"({a.type} ** {b.const}, as in NumPy); write "
+                                   f"{a.type}(1) / x ** {-b.const} or use a float")
         if (isinstance(a.type, Weak) and isinstance(b.type, Weak) and a.const is not None
                 and b.const is not None):
             folded = self.promote(node, lambda: self._fold(op, a.const, b.const))
@@ -725,8 +767,26 @@ class FunctionTranslator:
                                  f"does not fit in 64 bits") from None
 
     def expr_BinOp(self, e):
-        op = _BINOPS.get(type(e.op))
-        return self.binop(e, op, self.expr(e.left), self.expr(e.right))
+        # A left-leaning chain (a + b + c + ...) is walked in a loop, so sums of any length
+        # translate; every _SPLIT operations the partial result goes to a named temporary so
+        # the C++ does not nest calls hundreds deep either.
+        chain = []
+        while isinstance(e, ast.BinOp):
+            chain.append(e)
+            e = e.left
+        acc = self.expr(e)
+        stmts = []
+        for k, node in enumerate(reversed(chain), 1):
+            acc = self.binop(node, _BINOPS.get(type(node.op)), acc, self.expr(node.right))
+            if (k % _SPLIT == 0 and k < len(chain) and acc.const is None
+                    and not isinstance(acc.type, Bottom)):
+                tmp = self.temp()
+                stmts.append(f"const {ctype(acc.type)} {tmp} = {acc.code};")
+                acc = Val(tmp, acc.type)
+        if stmts:
+            acc = Val(f"([&]() -> {ctype(acc.type)} {{ {' '.join(stmts)} return {acc.code}; "
+                      f"}}())", acc.type, acc.const)
+        return acc
 
     def _compare2(self, node, op, a, b):
         sym, name = op

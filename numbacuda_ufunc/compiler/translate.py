@@ -53,6 +53,7 @@ class _Record:
         self.prototype = None
         self.definition = None
         self.in_progress = True
+        self.waits_on = set()  # in-progress records whose return type this one read
 
 
 class _Context:
@@ -74,7 +75,18 @@ class _Context:
     def function(self, fn, arg_types, caller=None, node=None, declared_return=None):
         key = (fn, arg_types, declared_return)
         rec = self.records.get(key)
+        if rec is None and caller is not None and declared_return is None:
+            # A recursive call of a function entered with a declared return type (an eager
+            # device-function signature) is the same specialisation.
+            rec = next((a for a in self.stack if a.fn is fn and a.arg_types == arg_types),
+                       None)
         if rec is not None:
+            if rec.in_progress:
+                # Recursion (direct or mutual): every function entered since ``rec`` reads
+                # its return type before it is final, so each is translated again on
+                # ``rec``'s next pass instead of being kept (see _finish).
+                for active in self.stack[self.stack.index(rec) + 1:]:
+                    active.waits_on.add(rec)
             return rec
         for active in self.stack:
             if active.fn is fn and caller is not None:
@@ -90,6 +102,7 @@ class _Context:
         pyname = re.sub(r"\W", "_", src.name) if src.name.isascii() else "fn"
         codes = "".join(typecode(t) for t in arg_types) or "v"
         rec = _Record(fn, arg_types, f"nu_{pyname}_{codes}_{digest}")
+        rec.entry = caller is None
         self.records[key] = rec
         self.stack.append(rec)
         try:
@@ -98,6 +111,13 @@ class _Context:
         finally:
             self.stack.pop()
         rec.in_progress = False
+        rec.waits_on.discard(rec)
+        if any(r.in_progress for r in rec.waits_on):
+            # Provisional: typed against a caller still being inferred. It is not kept,
+            # so the caller's next pass (ultimately its emission pass, with final types)
+            # translates it again; the last translation replaces this one in ``order``.
+            del self.records[key]
+        self.order = [r for r in self.order if r.name != rec.name]
         self.order.append(rec)
         return rec
 

@@ -80,20 +80,34 @@ template <class T> NU_DEVICE bool isinf(T x) { return !isnan(x) && isnan(x - x);
 template <class T> NU_DEVICE bool isfinite(T x) { return !isnan(x - x); }
 
 // ---- casts ------------------------------------------------------------------------------
-// Float -> int truncates toward zero; a truncated value that fits in int64 wraps modulo
-// 2^bits, which is what NumPy does on x86-64 for every value it does not warn about.
-// NaN gives 0 and values beyond int64 saturate: NumPy leaves those undefined (it warns
-// "invalid value encountered in cast"), and saturation is what the GPU's cvt does anyway.
+// Float -> int gives what NumPy gives on x86-64, where its casts are C casts compiled to
+// cvttsd2si/cvttss2si: a value out of the instruction's range, and NaN, give the
+// "integer indefinite" INT_MIN of the conversion width. GCC converts to int8..int32 and
+// uint8/uint16 through a 32-bit conversion, to uint32 through a 64-bit one (then keeps the
+// low bits), and to uint64 as x < 2^63 ? cvt(x) : cvt(x - 2^63) ^ 2^63. NumPy warns
+// ("invalid value encountered in cast") for exactly the values that differ between
+// platforms; the GPU's saturating cvt would give other values, so the rule is spelled out.
+template <class F>
+NU_DEVICE i64 cvt_i64(F x) {  // cvttsd2si with a 64-bit destination
+    if (!(x >= F(-9223372036854775808.0) && x < F(9223372036854775808.0))) return min_of<i64>;
+    return i64(x);
+}
+template <class F>
+NU_DEVICE i32 cvt_i32(F x) {  // cvttsd2si with a 32-bit destination
+    if (!(x > F(-2147483649.0) && x < F(2147483648.0))) return min_of<i32>;
+    return i32(x);
+}
 template <class To, class F>
 NU_DEVICE To float_to_int(F x) {
-    if (isnan(x)) return To(0);
     if constexpr (sizeof(To) == 8 && !is_signed<To>) {
-        if (x >= F(18446744073709551616.0)) return max_of<To>;
-        if (x >= F(9223372036854775808.0)) return To(x);
+        if (x >= F(9223372036854775808.0))
+            return To(u64(cvt_i64(F(x - F(9223372036854775808.0)))) ^ (u64(1) << 63));
+        return To(u64(cvt_i64(x)));
+    } else if constexpr (sizeof(To) == 8 || (sizeof(To) == 4 && !is_signed<To>)) {
+        return To(u64(cvt_i64(x)));
+    } else {
+        return To(u32(cvt_i32(x)));
     }
-    if (x >= F(9223372036854775808.0)) return To(max_of<i64>);
-    if (x < F(-9223372036854775808.0)) return To(min_of<i64>);
-    return To(i64(x));
 }
 
 template <class To, class From>
@@ -114,6 +128,14 @@ NU_DEVICE To cast(From x) {
     } else {
         return To(x);
     }
+}
+
+// Python's len(range(start, stop, step)), without overflow for any int64 arguments; a
+// zero step (a ValueError in Python) runs no iteration.
+NU_DEVICE u64 range_count(i64 start, i64 stop, i64 step) {
+    if (step > 0 && start < stop) return (u64(stop) - u64(start) - 1) / u64(step) + 1;
+    if (step < 0 && start > stop) return (u64(start) - u64(stop) - 1) / (u64(0) - u64(step)) + 1;
+    return 0;
 }
 
 template <class T>
