@@ -285,11 +285,20 @@ def _b_range(tr, node, args, kwargs):
     raise tr.error(node, "range() is supported only as the iterable of a for loop")
 
 
+def _b_range_arg(tr, node, args, kwargs):
+    """A range() argument of a loop lifted from bytecode (_bytecode.py): an integer, held
+    as a Python int like the source front end's loop bounds."""
+    (a,) = args
+    if not is_int_like(a.type):
+        raise tr.error(node, f"range() arguments must be integers (got {a.type})")
+    return Val(tr.cast(node, a, WEAK_INT), WEAK_INT, a.const)
+
+
 _BUILTIN_HANDLERS = {
     "abs": _b_abs, "min": _b_minmax("min"), "max": _b_minmax("max"), "round": _b_round,
     "int": _b_convert("int"), "float": _b_convert("float"), "bool": _b_convert("bool"),
     "complex": _b_convert("complex"), "pow": _b_pow, "divmod": _b_divmod, "len": _b_len,
-    "range": _b_range,
+    "range": _b_range, "__nu_range_arg": _b_range_arg,
 }
 
 

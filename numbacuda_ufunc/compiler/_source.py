@@ -3,7 +3,7 @@
 The whole file is parsed (once per file version) and the function's node is picked by its
 first line, so lambdas inside multi-line expressions, nested functions and decorated
 functions are all found with their true line numbers. Functions defined by ``exec`` or in
-a bare REPL have no source and get a CompileError that says so.
+a bare REPL have no source: their code object is lifted instead (_bytecode.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import textwrap
 
 from ..errors import CompileError
 
-__all__ = ["FunctionSource", "error_at", "load_source"]
+__all__ = ["BytecodeSource", "FunctionSource", "error_at", "load_source"]
 
 
 class FunctionSource:
@@ -40,6 +40,18 @@ class FunctionSource:
         first, last = n.lineno + self.line_offset, (n.end_lineno or n.lineno) + self.line_offset
         return repr((n.lineno, n.col_offset, n.end_lineno, n.end_col_offset,
                      "".join(self.lines[first - 1:last])))
+
+
+class BytecodeSource(FunctionSource):
+    """A function lifted from its code object (no source lines to quote)."""
+
+    def __init__(self, node, filename, name, code):
+        super().__init__(node, filename, [], name)
+        self.code = code
+
+    def text(self) -> str:
+        c = self.code
+        return repr((c.co_code, c.co_consts, c.co_names, c.co_varnames, c.co_firstlineno))
 
 
 def error_at(src: FunctionSource, node, message: str) -> CompileError:
@@ -113,10 +125,10 @@ def load_source(fn, api: str = "translate()") -> FunctionSource:
         text = textwrap.dedent(inspect.getsource(fn))
         src_lines, start = inspect.getsourcelines(fn)
     except (OSError, TypeError):
-        raise CompileError(
-            f"{api}: the source of function '{name}' is unavailable (defined with exec(), "
-            f"in a bare interactive session, or in a file that no longer exists); define it "
-            f"in a module or a notebook cell") from None
+        # exec()/compile(), python -c, a REPL before 3.13: the second front end.
+        from ._bytecode import lift
+
+        return BytecodeSource(lift(fn), filename, name, code)
     try:
         tree = ast.parse(text)
     except SyntaxError:

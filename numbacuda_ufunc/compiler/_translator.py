@@ -21,6 +21,7 @@ import numpy as np
 from ..types import Scalar
 from . import _arrays as arrays
 from . import _kernel_api as kernel_api
+from ._bytecode import HIDDEN
 from ._library import UFUNC_NIN, call_library, lookup_attribute, lookup_global_function
 from ._source import error_at
 from ._types import (
@@ -574,6 +575,10 @@ class FunctionTranslator:
                 raise self.error(node, f"free variable '{name}' is not bound yet") from None
         elif name in fn.__globals__:
             value = fn.__globals__[name]
+        elif name.startswith("__nu_") and name in HIDDEN:  # helpers of lifted bytecode
+            value = HIDDEN[name]
+            if value is None:
+                return Val("", BuiltinRef(name))
         elif hasattr(builtins, name):
             value = getattr(builtins, name)
         else:
