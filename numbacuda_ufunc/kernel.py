@@ -10,6 +10,7 @@ Python runs only to translate a new specialization.
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 
@@ -24,7 +25,10 @@ __all__ = ["Kernel", "jit"]
 
 # Numba options that change nothing here (NVRTC always optimises; the cache is always on).
 _IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "link", "max_registers",
-                    "boundscheck", "lto", "extensions"}
+                    "boundscheck", "lto", "launch_bounds"}
+# Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
+_THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
+_EMULATED_GRID_SYNC_BLOCKS = 1024  # the host backend runs each block of such a kernel on a thread
 
 
 class Kernel(_core.Kernel):
@@ -32,13 +36,14 @@ class Kernel(_core.Kernel):
     shared_bytes](*args)`` launch it; ``k.forall(n)(*args)`` picks the shape for ``n``
     threads. Host NumPy arrays are copied to the device and back, as in Numba."""
 
-    def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False):
+    def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=()):
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
         super().__init__(pyfunc.__name__, bool(debug), bool(fastmath))
         _take_identity_of(self, pyfunc)
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
+        self.extensions = list(extensions or ())
         self._specs = []  # index -> TranslatedKernel
         self._lock = threading.Lock()
         self._declared = []  # (Signature, spec index): eager signatures, in order
@@ -83,9 +88,77 @@ class Kernel(_core.Kernel):
         """The argument types of every specialization made so far."""
         return [tk.arg_types for tk in self._specs]
 
+    @property
+    def overloads(self) -> dict:
+        """Argument types -> the translated kernel of each specialization (Numba's
+        ``overloads``)."""
+        return {tk.arg_types: tk for tk in self._specs}
+
+    @property
+    def definitions(self) -> list:
+        """The translated kernel of every specialization."""
+        return list(self._specs)
+
+    @property
+    def definition(self):
+        """The only specialization; an error when there are none or several (Numba)."""
+        if len(self._specs) != 1:
+            raise TypeError(f"kernel '{self.__name__}' has {len(self._specs)} "
+                            f"specializations; 'definition' needs exactly one (use "
+                            f"'definitions' or 'overloads')")
+        return self._specs[0]
+
+    def inspect_types(self, file=None, signature=None) -> None:
+        """Print the kernel's source with the type of each argument and local, per
+        specialization (Numba's ``inspect_types``)."""
+        import inspect
+        import sys
+
+        out = file if file is not None else sys.stdout
+        try:
+            lines, first = inspect.getsourcelines(self.py_func)
+        except (OSError, TypeError):
+            lines, first = [], self.py_func.__code__.co_firstlineno
+        for i in self._selected(signature):
+            tk = self._specs[i]
+            print(f"{self.__name__} {_sig_text(tk.arg_types)}", file=out)
+            print("-" * 80, file=out)
+            print(f"# File: {self.py_func.__code__.co_filename}", file=out)
+            print(f"# --- LINE {first} --- ", file=out)
+            for line in lines:
+                print(line.rstrip("\n"), file=out)
+            print("# --- types ---", file=out)
+            for name, t in tk.local_types:
+                print(f"#   {name} = {getattr(t, 'name', t)}", file=out)
+            print("=" * 80, file=out)
+
+    def max_cooperative_grid_blocks(self, blockdim) -> int:
+        """How many blocks of ``blockdim`` threads a grid-synchronising launch may have
+        (Numba's method). On the host backend: the emulation's limit. On a GPU: the
+        multiprocessors times the blocks one of them holds by thread count (registers and
+        shared memory can lower the real figure; a launch beyond it fails with an error,
+        never silently)."""
+        dims = blockdim if isinstance(blockdim, tuple) else (blockdim,)
+        threads = 1
+        for d in dims:
+            if isinstance(d, bool) or not hasattr(d, "__index__") or d < 1:
+                raise ValueError(f"kernel '{self.__name__}'.max_cooperative_grid_blocks(): "
+                                 f"blockdim must be positive integers (got {blockdim!r})")
+            threads *= d.__index__()
+        from . import cuda
+
+        dev = cuda.get_current_device()
+        if threads > dev.MAX_THREADS_PER_BLOCK:
+            return 0
+        if cuda.is_emulated():
+            return _EMULATED_GRID_SYNC_BLOCKS
+        per_sm = _THREADS_PER_SM.get(tuple(dev.compute_capability), 2048) // threads
+        return per_sm * dev.MULTIPROCESSOR_COUNT
+
     def specialize(self, *args) -> Kernel:
         """A kernel compiled only for the types of ``args`` (Numba's ``specialize``)."""
-        k = Kernel(self.py_func, debug=self.debug, fastmath=self.fastmath)
+        k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,
+                       extensions=self.extensions)
         types = tuple(_type_of(a) for a in args)
         k._declared.append((Signature(None, types), k._add(translate_kernel(self.py_func, types))))
         return k
@@ -131,6 +204,37 @@ class Kernel(_core.Kernel):
 
     def __repr__(self):
         return f"<numbacuda_ufunc.Kernel '{self.__name__}' ({len(self._specs)} specializations)>"
+
+
+class _ExtensionKernel(Kernel):
+    """A kernel with Numba ``extensions``: launches go through Python to let them convert
+    the arguments (kernels without extensions keep the C++ launch path)."""
+
+    def __getitem__(self, config):
+        return _ExtensionLauncher(self, super().__getitem__(config), config)
+
+
+class _ExtensionLauncher:
+    """A launch through Numba's ``extensions``: each extension's ``prepare_args(ty, val,
+    stream=, retr=)`` may replace an argument (and its type) before the launch; the
+    callables it appends to ``retr`` run after it, as in Numba."""
+
+    def __init__(self, kernel, launcher, config):
+        self.kernel = kernel
+        self.launcher = launcher
+        self.stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
+
+    def __call__(self, *args):
+        retr = []
+        prepared = []
+        for val in args:
+            ty = _type_of(val) if not isinstance(val, (list, dict, str)) else None
+            for ext in self.kernel.extensions:
+                ty, val = ext.prepare_args(ty, val, stream=self.stream, retr=retr)
+            prepared.append(val)
+        self.launcher(*prepared)
+        for writeback in retr:
+            writeback()
 
 
 def _kernel_signature(sig, name) -> Signature:
@@ -179,19 +283,29 @@ def _type_of(value):
 def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
     """Numba's ``cuda.jit``: ``@jit`` / ``@jit("void(float32[:], float32[:])")`` make a
     kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs."""
+    if "nopython" in options:
+        if not options.pop("nopython"):
+            raise NotImplementedError("cuda.jit(): nopython=False is not supported: CUDA "
+                                      "kernels and device functions are always compiled in "
+                                      "nopython mode")
+        warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
+                      stacklevel=2)
+    extensions = options.pop("extensions", None) or ()
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
         raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
     if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
         if device:
             return DeviceFunction(func_or_sig, fastmath=fastmath)
-        return Kernel(func_or_sig, debug=debug, fastmath=fastmath)
+        cls = _ExtensionKernel if extensions else Kernel
+        return cls(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions)
     sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
             return DeviceFunction(fn, sigs, fastmath=fastmath)
-        return Kernel(fn, sigs, debug=debug, fastmath=fastmath)
+        cls = _ExtensionKernel if extensions else Kernel
+        return cls(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions)
 
     return decorate
 

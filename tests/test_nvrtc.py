@@ -84,16 +84,17 @@ def uses_device_function(x, y):
 
 
 def test_compile_ptx_device_function_numba_form():
-    ptx, rt = compile_ptx(uses_device_function, "f4(f4, f4)")
+    ptx, rt = compile_ptx(uses_device_function, "f4(f4, f4)", device=True)
     assert rt == float32
     assert re.search(r"\.visible \.func .*nu_uses_device_function_f4f4_\w+_export", ptx)
     assert ".target sm_90" in ptx
-    ptx64, rt64 = compile_ptx(uses_device_function, float64(float64, float64), cc=(8, 0))
+    ptx64, rt64 = compile_ptx(uses_device_function, float64(float64, float64), cc=(8, 0),
+                             device=True)
     assert rt64 == float64 and ".target sm_80" in ptx64
 
 
 def test_compile_ptx_declared_return_type_casts():
-    _, rt = compile_ptx(dev_square, int32(float64))
+    _, rt = compile_ptx(dev_square, int32(float64), device=True)
     assert rt == int32
 
 
@@ -106,8 +107,8 @@ def test_compile_ptx_fastmath():
     def f(x):
         return math.sin(x)
 
-    assert "sin.approx" in compile_ptx(f, "f4(f4)", fastmath=True)[0]
-    assert "sin.approx" not in compile_ptx(f, "f4(f4)")[0]
+    assert "sin.approx" in compile_ptx(f, "f4(f4)", fastmath=True, device=True)[0]
+    assert "sin.approx" not in compile_ptx(f, "f4(f4)", device=True)[0]
 
 
 def test_device_function_runs_python_and_inspects():

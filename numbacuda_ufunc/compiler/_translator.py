@@ -155,6 +155,8 @@ class FunctionTranslator:
                 raise self.error(self.node, f"local variable '{name}' is read before any "
                                             f"assignment")
         self.record.return_type = self._final_return()
+        self.record.var_types = tuple((n, t) for n, t in self.vars.items()
+                                      if not n.startswith("__nu_"))  # inspect_types()
         self.emitting = True
         self.lines = []
         self._body_or_lambda(body)

@@ -207,6 +207,7 @@ class TranslatedKernel:
     cooperative: bool  # uses barriers or warp intrinsics
     static_shared_bytes: int
     grid_sync: bool = False  # uses cuda.cg.this_grid().sync()
+    local_types: tuple = ()  # (name, type) of arguments and locals, for inspect_types()
 
     @property
     def cuda_source(self) -> str:
@@ -240,7 +241,7 @@ def _kernel_of(fn, types) -> TranslatedKernel:
         name=rec.name, py_name=fn.__name__, arg_types=types,
         source=(scope + "\n\n" if scope else "") + _source_of(ctx.order),
         cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
-        grid_sync=ctx.grid_sync)
+        grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()))
 
 
 __all__ += ["error_at"]

@@ -10,7 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
-from .._compile import compile_ptx
+from .._compile import (
+    compile,
+    compile_for_current_device,
+    compile_ptx,
+    compile_ptx_for_current_device,
+)
 from ..compiler.intrinsics import *  # noqa: F403  (the kernel-only names, as in Numba)
 from ..kernel import Kernel, jit
 from ..reduce import Reduce, reduce
@@ -24,7 +29,8 @@ __all__ = [
     "list_devices", "select_device", "close", "synchronize", "to_device", "device_array",
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
     "default_stream", "legacy_default_stream", "external_stream", "memory_stats",
-    "current_context", "is_emulated", "jit", "Kernel", "compile_ptx", "reduce", "Reduce",
+    "current_context", "is_emulated", "jit", "Kernel", "compile_ptx", "compile",
+    "compile_for_current_device", "compile_ptx_for_current_device", "reduce", "Reduce",
     "random",
 ]
 

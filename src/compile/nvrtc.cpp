@@ -162,7 +162,21 @@ std::string nvrtc_compile(const std::string& source, const nvrtc_options& opts) 
     }
     std::size_t size = 0;
     std::string out;
-    if (opts.cubin) {
+    bool lto = false;  // -dlto: LTO IR for nvJitLink (cuda.compile(output="ltoir"))
+    for (const auto& o : opts.extra) lto = lto || o == "-dlto";
+    if (lto) {
+        // Resolved on use (NVRTC before 12.0 has no LTO IR); the extra reference that
+        // RTLD_NOLOAD takes is kept, like the library itself.
+        using size_fn = nvrtcResult (*)(nvrtcProgram, std::size_t*);
+        using get_fn = nvrtcResult (*)(nvrtcProgram, char*);
+        void* self = ::dlopen(n.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        auto get_size = self ? reinterpret_cast<size_fn>(::dlsym(self, "nvrtcGetLTOIRSize")) : nullptr;
+        auto get = self ? reinterpret_cast<get_fn>(::dlsym(self, "nvrtcGetLTOIR")) : nullptr;
+        if (!get_size || !get) throw std::runtime_error("nvrtc: " + n.path + " cannot emit LTO IR (needs CUDA 12.0+)");
+        check(get_size(g.prog, &size), "nvrtcGetLTOIRSize");
+        out.resize(size);
+        check(get(g.prog, &out[0]), "nvrtcGetLTOIR");
+    } else if (opts.cubin) {
         check(n.get_cubin_size(g.prog, &size), "nvrtcGetCUBINSize");
         out.resize(size);
         check(n.get_cubin(g.prog, &out[0]), "nvrtcGetCUBIN");

@@ -1,0 +1,142 @@
+"""Numba's compile entry points and kernel attributes (issue 16, items 2 and 3):
+cuda.compile_ptx for kernels, cuda.compile with ptx/ltoir/cubin output,
+compile_for_current_device, overloads/definition(s)/specialize/py_func/inspect_types/
+max_cooperative_grid_blocks/extensions, and the nopython option."""
+
+import io
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import cuda, float32, float64, int32, void
+from numbacuda_ufunc.errors import CompileError
+
+
+def axpy(r, a, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = a * x[i] + y[i]
+
+
+def scaled(x, k):
+    return x * k + 1.0
+
+
+def test_compile_ptx_compiles_kernels_by_default():
+    ptx, resty = cuda.compile_ptx(axpy, (float32[::1], float32, float32[::1], float32[::1]))
+    assert resty is void
+    assert re.search(r"\.visible \.entry \w*axpy", ptx) and ".target sm_" in ptx
+    with pytest.raises(CompileError, match=r"must not return a value \(got float64\)"):
+        cuda.compile_ptx(scaled, (float64, float64))
+    ptx, resty = cuda.compile_ptx(scaled, float64(float64, float64), device=True, cc=(8, 0))
+    assert resty == float64 and ".visible .func" in ptx and "sm_80" in ptx
+
+
+def test_compile_outputs():
+    ptx, resty = cuda.compile(scaled, float32(float32, float32))  # device=True, abi="c"
+    assert resty == float32
+    assert re.search(r"\.visible \.func\s+\(\.param \.b32 \w+\) scaled\(", ptx)
+    ptx2, _ = cuda.compile(scaled, "f8(f8, f8)", abi_info={"abi_name": "my_scaled"})
+    assert "my_scaled(" in ptx2
+    cubin, _ = cuda.compile(scaled, "f8(f8, f8)", output="cubin", cc=(9, 0))
+    assert isinstance(cubin, bytes) and cubin[:4] == b"\x7fELF"
+    ltoir, _ = cuda.compile(scaled, "f8(f8, f8)", output="ltoir", cc=(9, 0))
+    assert isinstance(ltoir, bytes) and len(ltoir) > 64 and ltoir[:4] != b"\x7fELF"
+    kcubin, kres = cuda.compile(axpy, "void(f4[:], f4, f4[:], f4[:])", device=False,
+                                output="cubin", cc=(9, 0))
+    assert kres is void and kcubin[:4] == b"\x7fELF"
+    ptx3, _ = cuda.compile_for_current_device(scaled, "f4(f4, f4)")
+    assert ".target sm_" in ptx3
+    ptx4, _ = cuda.compile_ptx_for_current_device(axpy, "void(f8[:], f8, f8[:], f8[:])")
+    assert ".entry" in ptx4
+    with pytest.raises(TypeError, match="output must be one of"):
+        cuda.compile(scaled, "f8(f8, f8)", output="llvm")
+
+
+def test_kernel_attributes():
+    k = cuda.jit(axpy)
+    assert k.py_func is axpy and k.overloads == {} and k.definitions == []
+    with pytest.raises(TypeError, match="has 0 specializations"):
+        k.definition  # noqa: B018
+    r = np.full(5, np.nan, np.float32)
+    x, y = np.arange(5, dtype=np.float32), np.ones(5, np.float32)
+    k[1, 8](r, np.float32(2), x, y)
+    np.testing.assert_array_equal(r, 2 * x + y)
+    (types,) = k.overloads
+    assert types[0].dtype == float32 and k.definition.py_name == "axpy"
+    s = k.specialize(r, np.float32(2), x, y)
+    assert len(s.overloads) == 1 and s.py_func is axpy
+    buf = io.StringIO()
+    k.inspect_types(file=buf)
+    text = buf.getvalue()
+    assert "axpy" in text and "r[i] = a * x[i] + y[i]" in text
+    assert re.search(r"#   i = python int", text) and "#   r = float32[:]" in text
+
+
+def test_max_cooperative_grid_blocks():
+    @cuda.jit
+    def gsync(a):
+        cuda.cg.this_grid().sync()
+        a[0] = 1
+
+    n = gsync.max_cooperative_grid_blocks(128)
+    assert n >= 1
+    assert gsync.max_cooperative_grid_blocks((16, 8)) == n
+    assert gsync.max_cooperative_grid_blocks(4096) == 0
+    with pytest.raises(ValueError, match="blockdim"):
+        gsync.max_cooperative_grid_blocks(0)
+
+
+def test_nopython_option():
+    with pytest.raises(NotImplementedError, match="nopython=False"):
+        cuda.jit(nopython=False)(axpy)
+    with pytest.warns(RuntimeWarning, match="nopython kwarg for cuda target is redundant"):
+        k = cuda.jit(nopython=True)(axpy)
+    assert k.py_func is axpy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cuda.jit(axpy)
+
+
+class _Doubler:
+    """A Numba-style extension: scales float64 host arrays by 2 on the way in and
+    records the write-back."""
+
+    def __init__(self):
+        self.written = []
+
+    def prepare_args(self, ty, val, stream=0, retr=None):
+        if isinstance(val, np.ndarray) and val.dtype == np.float64:
+            staged = val * 2
+            retr.append(lambda: self.written.append(staged.copy()))
+            return ty, staged
+        return ty, val
+
+
+def test_extensions_prepare_arguments():
+    ext = _Doubler()
+
+    @cuda.jit(extensions=[ext])
+    def inc(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    a = np.arange(4, dtype=np.float64)
+    inc[1, 4](a)
+    assert inc.extensions == [ext]
+    np.testing.assert_array_equal(ext.written[0], a * 2 + 1)
+    np.testing.assert_array_equal(a, np.arange(4))  # the original was never passed
+
+
+def _add_to_first(a, v):
+    cuda.atomic.add(a, 0, v)
+
+
+def test_tuple_signature_with_int32_scalar():
+    k = cuda.jit((int32[:], int32))(_add_to_first)
+    a = np.zeros(1, np.int32)
+    k[2, 32](a, 3)
+    assert a[0] == 192
