@@ -5,6 +5,7 @@ NVRTC, cached, and launched with NumPy's broadcasting rules.
 """
 
 from . import _compile, cuda, errors, types
+from .compiler._tuples import literal_unroll
 from .compiler.device_function import cpu_jit as jit
 from .compiler.device_function import cpu_jit as njit
 from .gufunc import guvectorize
@@ -53,6 +54,7 @@ _compile.core()  # NVRTC/CCCL from pip wheels are found by the engine too
 
 __all__ = [
     "cuda", "errors", "types", "vectorize", "guvectorize", "reduce", "Reduce", "jit", "njit",
+    "literal_unroll",
     "__version__",
     "void", "none", "bool_", "boolean", "b1", "byte", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128",

@@ -594,8 +594,8 @@ ERRORS = [
                                                     r"integer constants")),
     (rebind_ndim, (float64[:, :],), r"variable 'b' is assigned incompatible types"),
     (assign_tuple_item, (float64,), r"tuples are immutable"),
-    (iterate_scalar, (float64,), (r"for loops are supported only over range\(\.\.\.\) and "
-                                  r"arrays")),
+    (iterate_scalar, (float64,), (r"for loops are supported only over range\(\.\.\.\), "
+                                  r"arrays and tuples")),
     (array_in_tuple, (float64[:],), r"tuple item: whole arrays are not supported here"),
     (if_array, (float64[:],), r"if condition: whole arrays are not supported here"),
 ]

@@ -21,6 +21,7 @@ import numpy as np
 from ..types import Scalar
 from . import _arrays as arrays
 from . import _kernel_api as kernel_api
+from . import _tuples as tuples
 from ._bytecode import HIDDEN
 from ._library import UFUNC_NIN, call_library, lookup_attribute, lookup_global_function
 from ._source import error_at
@@ -487,9 +488,13 @@ class FunctionTranslator:
             if is_array(seq.type):
                 arrays.for_each(self, s, seq)
                 return
+            if isinstance(seq.type, TupleType):  # also literal_unroll(t)
+                tuples.for_each_item(self, s, seq)
+                return
             if isinstance(seq.type, Bottom):  # typed on a later inference pass
                 return
-            raise self.error(s, "for loops are supported only over range(...) and arrays")
+            raise self.error(s, "for loops are supported only over range(...), arrays and "
+                                "tuples")
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(s, f"range() takes 1 to 3 positional arguments "
                                 f"(got {len(it.args)})")
@@ -690,7 +695,8 @@ class FunctionTranslator:
         if any(isinstance(v.type, Bottom) for v in vals):
             return Val("0", BOTTOM)
         for x, v in zip(e.elts, vals):
-            self._numeric(x, v, "tuple item")
+            if not isinstance(v.type, TupleType):  # tuples of tuples are fine
+                self._numeric(x, v, "tuple item")
         tt = TupleType(v.type for v in vals)
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
         if len(vals) == 1 and const is not None:  # (n,): a shape; no C++ value is needed
@@ -860,6 +866,10 @@ class FunctionTranslator:
     def expr_IfExp(self, e):
         test, a, b = self.expr(e.test), self.expr(e.body), self.expr(e.orelse)
         for node, v in ((e.test, test), (e.body, a), (e.orelse, b)):
+            if isinstance(v.type, TupleType) and v is not test:  # (a, b) if c else (b, a)
+                continue
+            if isinstance(v.type, Bottom):
+                return Val("0", BOTTOM)
             if not self._numeric(node, v, "conditional expression"):
                 return Val("0", BOTTOM)
         r = self.promote(e, lambda: unify(a.type, b.type))
@@ -884,9 +894,12 @@ class FunctionTranslator:
             n = arrays.length(self, e)  # len(a), len(a.shape)
             if n is not None:
                 return n
-        args = [self.expr(a) for a in e.args]
-        if any(isinstance(a, ast.Starred) for a in e.args):
-            raise self.error(e, "unsupported construct 'starred argument'")
+        args = []
+        for a in e.args:
+            if isinstance(a, ast.Starred):  # f(*t): the tuple's items
+                args.extend(tuples.starred_items(self, a, self.expr(a.value)))
+            else:
+                args.append(self.expr(a))
         kwargs = {}
         for k in e.keywords:
             if k.arg is None:

@@ -1,0 +1,116 @@
+"""Tuples (issue 16, item 6): iteration over global, closure, argument-built and local
+tuples, numbacuda_ufunc.literal_unroll, starred calls, constant indexing and tuples
+returned by helpers, against the Python function on the host backend and NVRTC."""
+
+import _hostrun as hr
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import cuda, float32, float64, int32, int64, literal_unroll
+from numbacuda_ufunc.compiler import translate
+from numbacuda_ufunc.errors import CompileError
+
+WEIGHTS = (1, 2.5, -3)
+
+
+def make_closure(offsets):
+    def shifted(x):
+        s = 0.0
+        for o in offsets:
+            if o > 2:
+                break
+            s += x + o
+        return s
+    return shifted
+
+
+shifted = make_closure((1, 2, 3, 4))
+
+
+def weighted(x):
+    s = 0.0
+    for w in WEIGHTS:
+        s += w * x
+    return s
+
+
+def local_tuple(a, b):
+    t = (a, b, a - b)
+    acc = 0
+    for v in literal_unroll(t):
+        if v == 0:
+            continue
+        acc = acc * 3 + v
+    return acc
+
+
+def pairs(a, b):
+    acc = 0
+    for p, q in ((a, b), (b, a), (1, 2)):
+        acc += p * 10 + q
+    return acc
+
+
+def minmax(a, b):
+    return (a, b) if a < b else (b, a)
+
+
+def starred(a, b):
+    t = minmax(a, b)
+    lo, hi = t
+    return complex(*t).imag * 100 + max(*t) - lo + hi + t[-1]
+
+
+def starred_const(x):
+    return max(*WEIGHTS) + x
+
+
+@pytest.mark.parametrize("fn,types,arrays", [
+    (weighted, (float32,), [hr.edge_values(float32)]),
+    (shifted, (float64,), [hr.edge_values(float64)]),
+    (local_tuple, (int32, int32), hr.pairs(int32, int32)),
+    (local_tuple, (float64, int64), [np.linspace(-3, 3, 7), np.arange(-3, 4)]),
+    (pairs, (int64, int64), hr.pairs(int32, int32)),
+    (starred, (float64, float64), hr.pairs(float64, float64)),
+    (starred, (int32, int32), [np.arange(-4, 4, dtype=np.int32), np.arange(3, -5, -1,
+                                                                          dtype=np.int32)]),
+    (starred_const, (float32,), [hr.edge_values(float32)]),
+])
+def test_tuples_match_python(fn, types, arrays):
+    case = hr.Case(fn, types)
+    hr.build([case])
+    hr.check(case, *arrays)
+
+
+def test_literal_unroll_is_identity_in_python():
+    t = (1, 2.0)
+    assert literal_unroll(t) is t
+
+
+def test_tuple_loop_in_a_kernel():
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            acc = 0.0
+            for w in literal_unroll(WEIGHTS):
+                acc += w * i
+            out[i] = acc
+
+    out = np.full(8, np.nan)
+    k[1, 8](out)
+    np.testing.assert_array_equal(out, [sum(w * i for w in WEIGHTS) for i in range(8)])
+
+
+def test_starred_expression_must_be_a_name():
+    def bad(a, b):
+        return max(*minmax(a, b))
+
+    with pytest.raises(CompileError, match="starred argument must be a tuple variable"):
+        translate(bad, (float64, float64))
+
+    def not_tuple(a):
+        return max(*a)
+
+    with pytest.raises(CompileError, match="starred argument must be a tuple"):
+        translate(not_tuple, (float64,))
