@@ -82,10 +82,7 @@ class NamespaceRef(Ref):
         self.obj = obj
         self.name = name
 
-    def __eq__(self, other):  # the same object on every inference pass
-        return isinstance(other, NamespaceRef) and other.obj is self.obj
-
-    def __hash__(self):
+    def _key(self):  # the same object on every inference pass
         return id(self.obj)
 
 

@@ -189,6 +189,8 @@ class FunctionTranslator:
         ret = self.record.return_type
         params, prologue = [], []
         for name, t in zip(self.arg_names, self.arg_types):
+            if isinstance(t, Ref):  # compile-time argument: no C++ parameter
+                continue
             final = self.vars[name]
             if final == t or ctype(final) == ctype(t) and kind_of(final) == kind_of(t):
                 params.append(f"{ctype(t)} {_cname(name)}")
@@ -197,7 +199,7 @@ class FunctionTranslator:
                 prologue.append(f"    {ctype(final)} {_cname(name)} = "
                                 f"{cast_code(Val('p_' + _cname(name), t), final)};")
         decls = [f"    {ctype(t)} {_cname(n)}{{}};" for n, t in self.vars.items()
-                 if n not in self.arg_names and not isinstance(t, kernel_api.NamespaceRef)]
+                 if n not in self.arg_names and not isinstance(t, Ref)]
         self.record.prototype = (f"__device__ {ctype(ret)} {self.record.name}"
                                  f"({', '.join(params)})")
         tail = [] if ret is None or not self._needs_tail else [f"    return {ctype(ret)}{{}};"]
@@ -568,7 +570,10 @@ class FunctionTranslator:
                 if self.emitting:
                     raise self.error(e, f"local variable '{name}' is read before assignment")
                 return Val("0", BOTTOM)
-            return Val(_cname(name), self.vars[name])
+            t = self.vars[name]
+            if isinstance(t, Ref) and not isinstance(t, kernel_api.NamespaceRef):
+                return Val("", t)  # a compile-time argument
+            return Val(_cname(name), t)
         return self.global_value(e, name)
 
     def global_value(self, node, name):
@@ -953,12 +958,14 @@ class FunctionTranslator:
                     raise self.error(node, f"default value of parameter '{pname}' of "
                                            f"'{fn.__name__}' is not a number ({v!r})")
                 v = c
-            if not isinstance(v.type, TupleType) and not is_array(v.type):
+            # A Ref (a dtype, a function, cuda.atomic.add...) is a compile-time argument:
+            # the callee is specialised on it and it is not passed at run time.
+            if not isinstance(v.type, (TupleType, Ref)) and not is_array(v.type):
                 self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()")
             vals.append(v)
         types = tuple(v.type for v in vals)
         rec = self.ctx.function(fn, types, self, node)
-        code = f"{rec.name}({', '.join(v.code for v in vals)})"
+        code = f"{rec.name}({', '.join(v.code for v in vals if not isinstance(v.type, Ref))})"
         rt = rec.return_type
         if isinstance(rt, Bottom):
             return Val("0", BOTTOM)

@@ -163,6 +163,8 @@ def typecode(t) -> str:
         return "t" + "".join(typecode(x) for x in t.items) + "e"
     if isinstance(t, Array):
         return f"{_CODES[t.dtype.name]}a{t.ndim}"
+    if not isinstance(t, Scalar):  # a compile-time argument (dtype, function...)
+        return "r" + "".join(c for c in t.name if c.isalnum())[:16]
     return _CODES[t.name]
 
 

@@ -34,12 +34,29 @@ __all__ = [
 
 
 class Ref:
-    """A compile-time value that is not a number: it can be called or have attributes."""
+    """A compile-time value that is not a number: it can be called or have attributes.
+    Refs are equal when they denote the same thing, so a device function that takes one
+    as an argument (a dtype, a function, ``cuda.atomic.add``) is specialised once per
+    distinct value."""
 
     name = "?"
 
     def __repr__(self):
         return self.name
+
+    def _key(self):
+        return self.name
+
+    def token(self) -> str:
+        """Identifies the value in a generated symbol's hash (stable across processes
+        where the value is)."""
+        return self.name
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._key() == self._key()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._key()))
 
 
 class ModuleRef(Ref):
@@ -54,6 +71,16 @@ class PyFuncRef(Ref):
     def __init__(self, fn):
         self.fn = fn
         self.name = f"function {fn.__name__}"
+
+    def _key(self):
+        return self.fn
+
+    def token(self) -> str:
+        fn = self.fn
+        if fn.__closure__:  # its behaviour depends on the cells: this object only
+            return f"{fn.__module__}.{fn.__qualname__}@{id(fn):x}"
+        code = fn.__code__
+        return f"{fn.__module__}.{fn.__qualname__}:{hash((code.co_code, code.co_consts))}"
 
 
 class BuiltinRef(Ref):

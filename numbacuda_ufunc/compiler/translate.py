@@ -97,7 +97,8 @@ class _Context:
             raise caller.error(node, "calls nested more than 64 functions deep")
         src = load_source(fn)
         digest = hashlib.sha256(repr((fn.__module__, fn.__qualname__, src.text(),
-                                      [str(t) for t in arg_types],
+                                      [t.token() if hasattr(t, "token") else str(t)
+                                       for t in arg_types],
                                       str(declared_return))).encode()).hexdigest()[:8]
         pyname = re.sub(r"\W", "_", src.name) if src.name.isascii() else "fn"
         codes = "".join(typecode(t) for t in arg_types) or "v"

@@ -1,0 +1,94 @@
+"""Values as arguments (issue 16, item 5): dtypes, device functions, math functions and
+cuda.atomic.* passed to device functions are compile-time arguments; the callee is
+specialised on each, as Numba's atomics tests rely on. Checked against NumPy/Python on the
+host backend and compiled by NVRTC for sm_90."""
+
+import math
+
+import _hostrun as hr
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import cuda, float32, float64, int32, uint32
+from numbacuda_ufunc.compiler import translate
+from numbacuda_ufunc.errors import CompileError
+
+
+@cuda.jit(device=True)
+def shared_atomic(ary, dtype, op):
+    tid = cuda.threadIdx.x
+    sm = cuda.shared.array(32, dtype)
+    sm[tid] = ary[tid]
+    cuda.syncthreads()
+    op(sm, tid % 4, dtype(1))
+    cuda.syncthreads()
+    ary[tid] = sm[tid]
+
+
+@cuda.jit
+def atomic_add_u32(ary):
+    shared_atomic(ary, uint32, cuda.atomic.add)
+
+
+@cuda.jit
+def atomic_max_f64(ary):
+    shared_atomic(ary, float64, cuda.atomic.max)
+
+
+def test_dtype_and_atomic_as_arguments():
+    a = np.arange(32, dtype=np.uint32)
+    atomic_add_u32[1, 32](a)
+    want = np.arange(32, dtype=np.uint32)
+    want[:4] += 8
+    np.testing.assert_array_equal(a, want)
+    b = np.linspace(-1, 1, 32)
+    atomic_max_f64[1, 32](b)
+    want = np.linspace(-1, 1, 32)
+    want[:4] = np.maximum(want[:4], 1.0)
+    np.testing.assert_array_equal(b, want)
+    assert ".entry" in next(iter(atomic_add_u32.inspect_ptx().values()))
+
+
+def twice(f, x):
+    return f(f(x))
+
+
+def inc(x):
+    return x + 1
+
+
+def dec(x):
+    return x - 1
+
+
+def apply_all(x):
+    return twice(inc, x) * 100 + twice(dec, x) + twice(math.floor, x / 3) + twice(abs, -x)
+
+
+def cast_with(t, x):
+    return t(x) * 2
+
+
+def casts(x):
+    return cast_with(np.float32, x) + cast_with(np.int32, x)
+
+
+def test_functions_and_types_as_arguments():
+    cases = [hr.Case(apply_all, (float64,)), hr.Case(apply_all, (int32,)),
+             hr.Case(casts, (float64,))]
+    hr.build(cases)
+    hr.check(cases[0], np.linspace(-7, 7, 29))
+    hr.check(cases[1], np.arange(-9, 9, dtype=np.int32))
+    hr.check(cases[2], np.array([0.5, -3.75, 1e3, 2.5e9, -0.0]), ulps=1)
+    tf = translate(apply_all, (float64,))
+    # One specialisation of twice() per function passed.
+    assert sum("nu_twice_" in h for h in tf.helpers) == 4
+
+
+def test_module_is_not_a_runtime_value():
+    def bad(x):
+        m = math
+        return m.sin(x)
+
+    with pytest.raises(CompileError, match="cannot assign module math"):
+        translate(bad, (float32,))
