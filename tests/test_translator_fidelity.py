@@ -276,3 +276,47 @@ def test_uint64_to_int64_wraps_like_numpy():
     hr.build([case])
     x = np.array([0, 1, 2**63 - 1, 2**63, 2**64 - 1], np.uint64)
     np.testing.assert_array_equal(hr.run_compiled(case, x), x.astype(np.int64))
+
+
+# ---- item 9 (partly): int.bit_count, math.remainder -----------------------------------------
+
+def bits(x):
+    return int(x).bit_count() + x.bit_count()
+
+
+def ubits(x):
+    return x.bit_count()  # int(x) would leave int64's range for large uint64
+
+
+def ieee_remainder(x, y):
+    return math.remainder(x, y)
+
+
+def test_bit_count_and_remainder_match_python():
+    cases = [hr.Case(bits, (int32,)), hr.Case(ubits, (uint64,)), hr.Case(bits, (int64,)),
+             hr.Case(ieee_remainder, (float64, float64)),
+             hr.Case(ieee_remainder, (float32, float32))]
+    hr.build(cases)
+    hr.check(cases[0], hr.edge_values(int32))
+    hr.check(cases[1], np.array([0, 1, 2**63, 2**64 - 1, 12345], np.uint64))
+    hr.check(cases[2], hr.edge_values(int64))
+    hr.check(cases[3], *hr.pairs(float64, float64))
+    # float32 arguments compute in single precision (Numba's rule): equal to Python's
+    # double result rounded, up to float32's own rounding.
+    x, y = hr.pairs(float32, float32)
+    hr.check(cases[4], x, y, ulps=1)
+
+
+# ---- item 12 (partly): match_all_sync in a partial warp --------------------------------------
+
+def test_match_all_sync_in_a_partial_warp_returns_the_live_lanes():
+    @cuda.jit
+    def k(out):
+        i = cuda.threadIdx.x
+        mask, pred = cuda.match_all_sync(0xFFFFFFFF, 7)  # Numba: (mask, predicate)
+        out[i] = mask if pred else 1
+
+    out = np.zeros(40, np.uint32)
+    k[1, 40](out)  # the second warp has 8 lanes
+    np.testing.assert_array_equal(out[:32], 0xFFFFFFFF)
+    np.testing.assert_array_equal(out[32:], 0xFF)

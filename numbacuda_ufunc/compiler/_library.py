@@ -47,7 +47,7 @@ _MATH1 = {
     "radians": "radians", "degrees": "degrees",
 }
 _MATH2 = {"atan2": "atan2", "pow": "pow", "hypot": "hypot", "fmod": "fmod",
-          "copysign": "copysign", "nextafter": "nextafter"}
+          "copysign": "copysign", "nextafter": "nextafter", "remainder": "remainder"}
 _MATH_OTHER = {"log", "floor", "ceil", "trunc", "isnan", "isinf", "isfinite", "ldexp",
                "frexp", "modf"}
 _MATH_CONST = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan}

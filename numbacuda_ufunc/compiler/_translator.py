@@ -883,6 +883,17 @@ class FunctionTranslator:
     def expr_Call(self, e):
         if isinstance(e.func, ast.Attribute):
             arrays.reject_method_call(self, e)
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "bit_count":
+            base = self.expr(e.func.value)
+            if not isinstance(base.type, (ModuleRef, kernel_api.NamespaceRef)):
+                if e.args or e.keywords:
+                    raise self.error(e, ".bit_count() takes no arguments")
+                if not self._numeric(e, base, ".bit_count()"):
+                    return Val("0", BOTTOM)
+                if not is_int_like(base.type):
+                    raise self.error(e, f".bit_count() needs an integer (got {base.type})")
+                t = strong(base.type) if kind_of(base.type) != "b" else strong(WEAK_INT)
+                return Val(f"nu::bit_count<{ctype(t)}>({self.cast(e, base, t)})", WEAK_INT)
         if isinstance(e.func, ast.Attribute) and e.func.attr == "conjugate":
             base = self.expr(e.func.value)
             if not isinstance(base.type, ModuleRef):

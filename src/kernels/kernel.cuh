@@ -707,12 +707,19 @@ NU_DEVICE unsigned match_any_sync(unsigned mask, T v) {
 #endif
 }
 
-// __match_all_sync: the mask when every lane of it holds the caller's value, else 0.
+// __match_all_sync: the lanes taking part when all of them hold the caller's value, else
+// 0. On the host those are the live lanes of the mask, so a partial warp (a block of 48
+// threads, or lanes that returned) gets its live lanes, not the mask it passed.
 template <class T>
 NU_DEVICE unsigned match_all_sync(unsigned mask, T v) {
     NU_SHUFFLE_TYPES(match_all_sync);
 #ifdef NU_HOST_BUILD
-    return eq_sync(mask, v) ? mask : 0u;
+    unsigned long long values[32];
+    const unsigned long long own = detail::to_slot(v);
+    const unsigned lanes = detail::warp_gather(mask, own, values);
+    for (unsigned r = lanes; r; r &= r - 1)
+        if (values[__builtin_ctz(r)] != own) return 0u;
+    return lanes;
 #else
     int pred;
     if constexpr (detail::same<T, bool>) return __match_all_sync(mask, int(v), &pred);

@@ -51,6 +51,7 @@ NU_MATH2(copysign, copysignf, copysign)
 NU_MATH2(fmin, fminf, fmin)
 NU_MATH2(fmax, fmaxf, fmax)
 NU_MATH2(nextafter, nextafterf, nextafter)
+NU_MATH2(remainder, remainderf, remainder)
 
 #undef NU_MATH1
 #undef NU_MATH2

@@ -138,6 +138,16 @@ NU_DEVICE u64 range_count(i64 start, i64 stop, i64 step) {
     return 0;
 }
 
+// Python's int.bit_count(): the ones in the binary form of |x|.
+template <class T>
+NU_DEVICE i64 bit_count(T x) {
+    using U = unsigned_t<T>;
+    U u = (is_signed<T> && x < T(0)) ? U(U(0) - U(x)) : U(x);
+    i64 n = 0;
+    for (; u; u &= U(u - 1)) ++n;
+    return n;
+}
+
 template <class T>
 NU_DEVICE bool truth(T x) {
     if constexpr (is_complex<T>) {
