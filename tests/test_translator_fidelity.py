@@ -320,3 +320,21 @@ def test_match_all_sync_in_a_partial_warp_returns_the_live_lanes():
     k[1, 40](out)  # the second warp has 8 lanes
     np.testing.assert_array_equal(out[:32], 0xFFFFFFFF)
     np.testing.assert_array_equal(out[32:], 0xFF)
+
+
+def test_shared_array_shape_from_a_local_constant():
+    @cuda.jit
+    def k(out):
+        n = 32
+        shape = (4, 8)
+        sm = cuda.shared.array(n, dtype=float32)
+        loc = cuda.local.array(shape, int32)
+        t = cuda.threadIdx.x
+        sm[t] = t * 2
+        loc[t % 4, t % 8] = t
+        cuda.syncthreads()
+        out[t] = sm[n - 1 - t] + loc[t % 4, t % 8] + n
+
+    out = np.zeros(32)
+    k[1, 32](out)
+    np.testing.assert_array_equal(out, [(31 - t) * 2 + t + 32 for t in range(32)])

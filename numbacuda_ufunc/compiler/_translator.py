@@ -90,6 +90,33 @@ def _cname(name: str) -> str:
     return "v_" + (name if name.isascii() else "u" + name.encode().hex())
 
 
+def _constant_locals(fn_node) -> dict:
+    """Locals bound once, at the top level of the body, to a literal number or tuple of
+    numbers (``n = 32``, ``shape = (16, 16)``): their value is known at compile time, so
+    they can size a shared or local array as a global constant can."""
+    if not isinstance(fn_node, ast.FunctionDef):
+        return {}
+    stores = {}
+    for node in ast.walk(fn_node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    params = {a.arg for a in fn_node.args.posonlyargs + fn_node.args.args}
+    out = {}
+    for stmt in fn_node.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)):
+            name = stmt.targets[0].id
+            try:
+                value = ast.literal_eval(stmt.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            ok = (type(value) in (int, float) or isinstance(value, tuple) and value and all(
+                type(v) in (int, float) for v in value))
+            if ok and stores.get(name) == 1 and name not in params:
+                out[name] = value
+    return out
+
+
 def _local_names(fn_node) -> set[str]:
     names = set()
     for node in ast.walk(fn_node):
@@ -111,6 +138,7 @@ class FunctionTranslator:
         self.declared_return = declared_return
         self.arg_names = [a.arg for a in self.node.args.posonlyargs + self.node.args.args]
         self.locals = _local_names(self.node) | set(self.arg_names)
+        self.constant_locals = _constant_locals(self.node)
         self.vars = dict(zip(self.arg_names, self.arg_types))
         self.ret = BOTTOM
         self.returns_none = False
@@ -573,6 +601,11 @@ class FunctionTranslator:
             t = self.vars[name]
             if isinstance(t, Ref) and not isinstance(t, kernel_api.NamespaceRef):
                 return Val("", t)  # a compile-time argument
+            const = self.constant_locals.get(name)
+            if const is not None and not isinstance(const, tuple) and isinstance(t, Weak):
+                return Val(_cname(name), t, const)
+            if isinstance(const, tuple) and isinstance(t, TupleType):
+                return Val(_cname(name), t, const)
             return Val(_cname(name), t)
         return self.global_value(e, name)
 
