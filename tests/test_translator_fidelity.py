@@ -338,3 +338,24 @@ def test_shared_array_shape_from_a_local_constant():
     out = np.zeros(32)
     k[1, 32](out)
     np.testing.assert_array_equal(out, [(31 - t) * 2 + t + 32 for t in range(32)])
+
+
+def test_real_and_imag_array_views_in_kernels():
+    @cuda.jit
+    def k(z, out):
+        i = cuda.grid(1)
+        if i < z.size:
+            re = z.real
+            im = z.imag
+            out[i] = re[i] * 10 + im[i]
+            im[i] = -re[i]
+
+    z = (np.arange(6) + 1j * np.arange(6, 12)).astype(np.complex64)
+    want_out = z.real * 10 + z.imag
+    want_z = z.copy()
+    want_z.imag = -z.real
+    out = np.full(6, np.nan, np.float32)
+    k[1, 8](z, out)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(z, want_z)
+    assert ".entry" in next(iter(k.inspect_ptx().values()))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from ..types import Array
+from ..types import Array, from_dtype
 from ._types import BOTTOM, WEAK_INT, Bottom, TupleType, ctype, is_array, is_complex, kind_of
 from ._values import Ref, TypeRef, Val, const_val
 
@@ -37,8 +37,8 @@ __all__ = [
     "unpack_shape",
 ]
 
-_SUPPORTED = ("a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.size, a.ndim, a.dtype "
-              "and len(a)")
+_SUPPORTED = ("a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.size, a.ndim, a.dtype, "
+              "a.real, a.imag and len(a)")
 
 
 def _view_type(t: Array, k: int) -> Array:
@@ -239,6 +239,12 @@ def attribute(tr, node, base: Val) -> Val:
         return const_val(t.ndim)
     if node.attr == "dtype":  # cuda.local.array(n, a.dtype), np.float32(x) style casts
         return Val("", TypeRef(t.dtype))
+    if node.attr in ("real", "imag") and t.dtype.kind == "c":  # views, as in NumPy
+        part = from_dtype("f4" if t.dtype.name == "complex64" else "f8")
+        return Val(f"nu::part_view({base.code}, {int(node.attr == 'imag')})",
+                   Array(part, t.ndim, "A"))
+    if node.attr == "real":
+        return base  # NumPy: the array itself for real dtypes
     raise tr.error(node, f"array attribute '.{node.attr}' is not supported (supported on "
                          f"arrays: {_SUPPORTED})")
 

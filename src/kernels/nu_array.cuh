@@ -104,6 +104,19 @@ struct array {
     }
 };
 
+// a.real / a.imag of a complex array: a view of one part of every element, with the same
+// shape and byte strides (part 0 real, 1 imaginary), as NumPy's views.
+template <class T, int N>
+NU_DEVICE array<typename T::value_type, N> part_view(const array<T, N>& a, int part) {
+    array<typename T::value_type, N> r;
+    r.data = a.data + part * int(sizeof(typename T::value_type));
+    for (int k = 0; k < N; ++k) {
+        r.shape[k] = a.shape[k];
+        r.strides[k] = a.strides[k];
+    }
+    return r;
+}
+
 // One item of a subscript that makes a view: an integer (fixes its dimension) or a slice
 // start:stop:step whose missing bounds are flagged, as Python's slice() keeps None.
 struct index_part {
