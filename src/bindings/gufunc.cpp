@@ -25,6 +25,7 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     std::vector<py::object> keep;  // converted arguments, alive for the whole call
     const caller who{g.name(), g.where(), &keep};
     call_keywords kw = parse_keywords(g.name(), kwargs);
+    if (kw.others) return self.attr("_call_keywords")(args, py::reinterpret_borrow<py::dict>(kwargs));
     const std::size_t nin = static_cast<std::size_t>(g.nin()), nout = static_cast<std::size_t>(g.nout());
     const std::size_t nargs = args.size();
     if (nargs != nin && nargs != nin + nout) {

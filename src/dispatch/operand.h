@@ -1,6 +1,7 @@
 // src/dispatch/operand.h: call arguments as the engine sees them, and loop matching
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -35,13 +36,24 @@ bool operand_accepts(const operand& op, dtype t, int pass, bool value_based);
 void check_weak_scalars(const std::vector<operand>& inputs, const std::vector<dtype>& types,
                         const std::string& api);
 
-// The first loop (in declaration order) whose input types `types_of(loop)` accept every
-// input, trying exact matches before safe casts; -1 when none.
+// NumPy's promote_types for two dtypes (int64 with uint64 gives float64).
+dtype promote_types(dtype a, dtype b);
+
+// The dtype each input has under NumPy 2's rules (NEP 50): arrays and NumPy scalars their
+// own; a weak Python scalar the strong inputs' promoted type when that is of its kind or
+// higher (int into float, float into complex of the same precision), else its default
+// (int64, float64, complex128). With only Python scalars, each takes its default. Lazy
+// ufuncs compile exactly these types, so the loop is a function of the types alone.
+std::vector<dtype> resolved_types(const std::vector<operand>& inputs);
+
+// A weak Python scalar typed as NumPy 2 types it alone: int64 (uint64 above INT64_MAX),
+// float64, complex128.
+operand as_default_typed(const operand& op);
+
 template <class Loops, class TypesOf>
-int first_matching_loop(const Loops& loops, TypesOf types_of, const std::vector<operand>& inputs) {
-    bool value_based = true;
-    for (const operand& op : inputs) value_based = value_based && op.weak != weak_kind::none;
-    for (int pass = 0; pass < 3; ++pass) {
+int first_matching_loop_pass(const Loops& loops, TypesOf types_of, const std::vector<operand>& inputs,
+                             int first_pass, int last_pass, bool value_based) {
+    for (int pass = first_pass; pass <= last_pass; ++pass) {
         for (std::size_t l = 0; l < loops.size(); ++l) {
             const std::vector<dtype>& types = types_of(loops[l]);
             bool ok = types.size() >= inputs.size();
@@ -49,6 +61,36 @@ int first_matching_loop(const Loops& loops, TypesOf types_of, const std::vector<
                 ok = operand_accepts(inputs[k], types[k], pass, value_based);
             }
             if (ok) return static_cast<int>(l);
+        }
+    }
+    return -1;
+}
+
+// The first loop (in declaration order) whose input types `types_of(loop)` accept every
+// input, trying exact matches before safe casts; -1 when none. A call with only Python
+// scalars types them as NumPy 2 does (int64, float64, complex128) and searches as for
+// arrays, so f(1e300) is float64 and add(100, 100) int64; when no loop takes those types
+// (a float32-only ufunc called with 2.5) the scalars stay weak and take the first loop
+// of their kind that holds them, as before NEP 50.
+template <class Loops, class TypesOf>
+int first_matching_loop(const Loops& loops, TypesOf types_of, const std::vector<operand>& inputs) {
+    bool all_weak = !inputs.empty();
+    for (const operand& op : inputs) all_weak = all_weak && op.weak != weak_kind::none;
+    if (!all_weak) return first_matching_loop_pass(loops, types_of, inputs, 0, 2, false);
+    std::vector<operand> typed;
+    typed.reserve(inputs.size());
+    for (const operand& op : inputs) typed.push_back(as_default_typed(op));
+    const int l = first_matching_loop_pass(loops, types_of, typed, 0, 1, false);
+    return l >= 0 ? l : first_matching_loop_pass(loops, types_of, inputs, 0, 2, true);
+}
+
+// The loop whose input types are exactly `types`; -1 when none.
+template <class Loops, class TypesOf>
+int exact_loop(const Loops& loops, TypesOf types_of, const std::vector<dtype>& types) {
+    for (std::size_t l = 0; l < loops.size(); ++l) {
+        const std::vector<dtype>& t = types_of(loops[l]);
+        if (t.size() >= types.size() && std::equal(types.begin(), types.end(), t.begin())) {
+            return static_cast<int>(l);
         }
     }
     return -1;
