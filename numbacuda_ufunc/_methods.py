@@ -194,9 +194,7 @@ def at(uf, a, indices, b=None, stream=0):
     dt = np.result_type(target.dtype, bt)
     engine = _engine(uf)
     loop, loop_type = _loop(uf, engine, dt, api)
-    if not np.can_cast(loop_type, target.dtype, "same_kind"):
-        raise TypeError(f"{api}(): cannot cast the loop's output {loop_type} to the array's "
-                        f"dtype {target.dtype} with casting rule 'same_kind'")
+    # As in NumPy, the result is cast back to the array's dtype unsafely (int += 1.5).
     try:
         values = np.broadcast_to(np.asarray(bt, dtype=loop_type), flat.shape)
     except ValueError:

@@ -142,9 +142,16 @@ int ufunc::where_loop(int index, dtype out_type) {
 }
 
 std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
-    std::lock_guard<std::mutex> lock(m_mutex);
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& kv : m_kernels) out.emplace_back(kv.second->kernel.name, kv.second->kernel.source);
+    ufunc* masked = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (const auto& kv : m_kernels) out.emplace_back(kv.second->kernel.name, kv.second->kernel.source);
+        masked = m_where.get();  // never replaced once made
+    }
+    if (masked != nullptr) {
+        for (auto& kv : masked->kernel_sources()) out.push_back(std::move(kv));  // where= variants
+    }
     return out;
 }
 
