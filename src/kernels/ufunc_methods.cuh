@@ -83,7 +83,8 @@ struct methods_kernels {
         const char* in = p.in + row_offset(p, r, p.in_row_strides);
         char* out = p.out + row_offset(p, r, p.out_row_strides);
         const long long begin = p.indices[s];
-        const long long end = s + 1 < p.count && p.indices[s + 1] > begin ? p.indices[s + 1] : begin + 1;
+        const long long next = s + 1 < p.count ? p.indices[s + 1] : p.len;  // the last runs to the end
+        const long long end = next > begin ? next : begin + 1;
         T acc = load(p, in, begin);
         for (long long k = begin + 1; k < end; ++k) acc = combine(acc, load(p, in, k));
         store(p, out, s, acc);
