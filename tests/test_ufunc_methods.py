@@ -102,9 +102,9 @@ def test_accumulate_dtype_and_out(device):
 
 def test_accumulate_edge_values_and_empty():
     x = np.array([1.0, np.inf, -np.inf, np.nan, -0.0, 1e308, 1e308])
-    close(add.accumulate(x), np.add.accumulate(x))
-    close(maximum.accumulate(x), np.array([max_fn(*p) for p in [(1.0, 1.0)]] and
-                                          _left_fold_scan(max_fn, x)))
+    with np.errstate(invalid="ignore", over="ignore"):
+        close(add.accumulate(x), np.add.accumulate(x))
+    close(maximum.accumulate(x), _left_fold_scan(max_fn, x))  # the Python function
     assert add.accumulate(np.zeros((0, 3))).shape == (0, 3)
     assert add.accumulate(np.zeros((2, 0)), axis=0).shape == (2, 0)
 
@@ -180,8 +180,6 @@ def test_reduceat_errors():
 @pytest.mark.parametrize("dtype", [np.int64, np.float64, np.int8])
 @pytest.mark.parametrize("device", [False, True])
 def test_at_repeated_indices_apply_once_each(ours, theirs, dtype, device):
-    if ours is maximum and dtype == np.int8:
-        pytest.skip("maximum has no int8 loop (int8 goes through int64: covered by others)")
     a = data(12, dtype)
     idx = np.array([0, 0, 3, 11, 3, 3, -1, 5])
     b = data(8, dtype)

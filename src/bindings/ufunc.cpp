@@ -8,7 +8,7 @@ namespace nu::bindings {
 
 // The NumPy dtypes a lazy ufunc compiles for: the inputs' NEP 50 types.
 py::tuple resolver_types(const std::vector<nu::operand>& ops) {
-    const std::vector<nu::dtype> types = nu::resolved_types(ops);
+    const auto types = nu::resolved_types(ops);
     py::tuple t(ops.size());
     for (std::size_t i = 0; i < ops.size(); ++i) t[i] = to_numpy_dtype(types[i]);
     return t;
@@ -18,7 +18,8 @@ py::tuple resolver_types(const std::vector<nu::operand>& ops) {
 // ints are checked first, so lazy(uint8_array, -1) raises OverflowError before compiling.
 void resolve_lazy(py::handle self, const nu::ufunc& uf, const std::vector<nu::operand>& ops) {
     if (!uf.lazy() || uf.select_loop(ops) >= 0) return;
-    nu::check_weak_scalars(ops, nu::resolved_types(ops), uf.name());
+    const auto types = nu::resolved_types(ops);
+    nu::check_weak_scalars(ops, std::vector<nu::dtype>(types.begin(), types.end()), uf.name());
     self.attr("_compile_for")(resolver_types(ops));
 }
 

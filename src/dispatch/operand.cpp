@@ -63,13 +63,7 @@ dtype promote_types(dtype a, dtype b) {
     return dtype::complex128;
 }
 
-operand as_default_typed(const operand& op) {
-    operand typed = op;
-    typed.weak = weak_kind::none;  // value.type is already int64/uint64, float64 or complex128
-    return typed;
-}
-
-std::vector<dtype> resolved_types(const std::vector<operand>& inputs) {
+small_vector<dtype, 8> resolved_types(const std::vector<operand>& inputs) {
     bool any_strong = false;
     dtype strong = dtype::bool_;
     for (const operand& op : inputs) {
@@ -78,8 +72,7 @@ std::vector<dtype> resolved_types(const std::vector<operand>& inputs) {
         any_strong = true;
     }
     const char k = dtype_kind(strong);
-    std::vector<dtype> types;
-    types.reserve(inputs.size());
+    small_vector<dtype, 8> types;
     for (const operand& op : inputs) {
         dtype t = op.type();
         if (any_strong) {
