@@ -8,7 +8,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import HAVE_GPU
 
 SCRIPT = textwrap.dedent("""
