@@ -32,14 +32,24 @@ def _engine(uf):
     return engine
 
 
-def _operand(x):
+def _host_side(uf):
+    """True when the ufunc computes in host memory while device arrays are GPU memory
+    (targets cpu and parallel on a real GPU): device data is brought over first."""
+    return uf.target != "cuda" and not _core.emulation_enabled()
+
+
+def _operand(x, uf=None):
     """(array, on_device, is_cupy): NumPy arrays as they are, device and CAI arrays as
-    DeviceNDArray views, anything else through np.asarray."""
-    if isinstance(x, (np.ndarray, _core.DeviceNDArray)):
-        return x, isinstance(x, _core.DeviceNDArray), False
-    if hasattr(x, "__cuda_array_interface__"):
+    DeviceNDArray views (host copies for host targets on a GPU), anything else through
+    np.asarray."""
+    if isinstance(x, np.ndarray):
+        return x, False, False
+    if isinstance(x, _core.DeviceNDArray) or hasattr(x, "__cuda_array_interface__"):
         is_cupy = type(x).__module__.startswith("cupy")
-        return _core.as_cuda_array(x), True, is_cupy
+        d = x if isinstance(x, _core.DeviceNDArray) else _core.as_cuda_array(x)
+        if uf is not None and _host_side(uf):
+            return d.copy_to_host(), False, False
+        return d, True, is_cupy
     return np.asarray(x), False, False
 
 
@@ -65,21 +75,20 @@ def _new(shape, dtype, on_device, stream):
     return np.empty(shape, dtype)
 
 
-def _check_out(out, shape, loop_type, api, on_device):
+def _check_out(uf, out, shape, loop_type, api):
     if not isinstance(out, (np.ndarray, _core.DeviceNDArray)) and \
             not hasattr(out, "__cuda_array_interface__"):
         raise TypeError(f"{api}(): out must be a NumPy or device array (got "
                         f"{type(out).__name__})")
-    if isinstance(out, tuple):
-        out = out[0]
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"{api}(): out has shape {tuple(out.shape)}, the result has shape "
                          f"{tuple(shape)}")
     if not np.can_cast(loop_type, out.dtype, "same_kind"):
         raise TypeError(f"{api}(): cannot cast the loop's output {loop_type} to out's dtype "
                         f"{out.dtype} with casting rule 'same_kind'")
-    if isinstance(out, np.ndarray) and on_device:
-        pass  # a host out for device input: the engine stages it
+    if not isinstance(out, np.ndarray) and _host_side(uf):
+        raise TypeError(f"{api}(): out must be a NumPy array for the cpu and parallel targets "
+                        f"(got a device array)")
     return out if isinstance(out, (np.ndarray, _core.DeviceNDArray)) else _core.as_cuda_array(out)
 
 
@@ -109,7 +118,7 @@ def _loop(uf, engine, dt, api):
 def accumulate(uf, array, axis=0, dtype=None, out=None, stream=0):
     api = f"{uf.__name__}.accumulate"
     _binary(uf, api)
-    a, on_device, is_cupy = _operand(array)
+    a, on_device, is_cupy = _operand(array, uf)
     if a.ndim == 0:
         raise TypeError(f"{api}(): cannot accumulate a 0-d array (got shape ())")
     axis = _axis(axis, a.ndim, api)
@@ -119,7 +128,7 @@ def accumulate(uf, array, axis=0, dtype=None, out=None, stream=0):
     if out is None:
         result = _new(a.shape, loop_type if dtype is None else dtype, on_device, stream)
     else:
-        result = _check_out(out, a.shape, loop_type, api, on_device)
+        result = _check_out(uf, out, a.shape, loop_type, api)
     engine._accumulate(_axis_last(a, axis), _axis_last(result, axis), loop, stream, api)
     return out if out is not None else _finish(result, is_cupy)
 
@@ -127,7 +136,7 @@ def accumulate(uf, array, axis=0, dtype=None, out=None, stream=0):
 def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
     api = f"{uf.__name__}.reduceat"
     _binary(uf, api)
-    a, on_device, is_cupy = _operand(array)
+    a, on_device, is_cupy = _operand(array, uf)
     if a.ndim == 0:
         raise TypeError(f"{api}(): cannot reduceat a 0-d array (got shape ())")
     axis = _axis(axis, a.ndim, api)
@@ -150,7 +159,7 @@ def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
     if out is None:
         result = _new(shape, loop_type if dtype is None else dtype, on_device, stream)
     else:
-        result = _check_out(out, shape, loop_type, api, on_device)
+        result = _check_out(uf, out, shape, loop_type, api)
     engine._reduceat(_axis_last(a, axis), idx, _axis_last(result, axis), loop, stream, api)
     return out if out is not None else _finish(result, is_cupy)
 
@@ -165,6 +174,9 @@ def at(uf, a, indices, b=None, stream=0):
             raise ValueError(f"{api}(): the array is read-only")
         target = a
     elif isinstance(a, _core.DeviceNDArray) or hasattr(a, "__cuda_array_interface__"):
+        if _host_side(uf):
+            raise TypeError(f"{api}(): a must be a NumPy array for the cpu and parallel "
+                            f"targets (got a device array)")
         target = a if isinstance(a, _core.DeviceNDArray) else _core.as_cuda_array(a)
     else:
         raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
