@@ -226,7 +226,7 @@ def _reshape(x, shape):
     return x.reshape(shape) if isinstance(x, np.ndarray) else x.reshape(*shape)
 
 
-def _normalize_axes(g, axes, axis, keepdims, ndims):
+def _normalize_axes(g, axes, axis, keepdims):
     """One tuple of axes per operand (negative counts from the operand's end) from
     NumPy's axes= or axis=; None where an operand keeps its core dimensions last."""
     name = g.__name__
@@ -314,8 +314,7 @@ def gufunc_call_with_keywords(g, args, kwargs):
     keepdims = bool(kwargs.get("keepdims", False))
     inputs = [x if isinstance(x, np.ndarray) or _is_device(x) else np.asarray(x)
               for x in args[:nin]]
-    axes = _normalize_axes(g, kwargs.get("axes"), kwargs.get("axis"), keepdims,
-                           [x.ndim for x in inputs])
+    axes = _normalize_axes(g, kwargs.get("axes"), kwargs.get("axis"), keepdims)
     moved_in = []
     for k, x in enumerate(inputs):
         moved_in.append(_core_last(x, _resolved(axes[k], x.ndim, name, k)))

@@ -146,6 +146,9 @@ class UFunc(_core.UFunc):
             self._reducer = engine
         if initial is _NO_VALUE:
             initial = None if self.identity in (None, "reorderable") else self.identity
+        if _methods._host_side(self) and not isinstance(a, np.ndarray) and \
+                hasattr(a, "__cuda_array_interface__"):
+            a, _, _ = _methods._operand(a, self)  # a host target reads host memory
         if axis == 0 and getattr(a, "ndim", np.ndim(a)) == 0:
             axis = None  # NumPy accepts axis=0 for a 0-d array: it reduces the one element
         return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
