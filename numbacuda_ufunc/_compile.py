@@ -120,7 +120,8 @@ def _device_unit(fn, s, abi, abi_info):
     rt = ctype(tf.return_type)
     body = f"return {call};" if tf.return_type is not None else f"{call};"
     wrapper = f'extern "C" __device__ {rt} {name}({params}) {{ {body} }}\n'
-    return HEADER + tf.source + wrapper, tf.return_type
+    return HEADER + tf.source + wrapper, (tf.return_type if tf.return_type is not None
+                                          else void)
 
 
 def _kernel_unit(fn, s):

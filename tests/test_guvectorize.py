@@ -296,7 +296,7 @@ def test_call_errors_name_argument_dimension_and_sizes():
 def test_compile_ptx_takes_array_signatures():
     ptx, ret = cuda.compile_ptx(matmul.py_func, "void(f8[:,:], f8[:,:], f8[:,:])", device=False,
                                 cc=(9, 0))
-    assert ret is None and ".entry" in ptx and ".target sm_90" in ptx
+    assert ret is void and ".entry" in ptx and ".target sm_90" in ptx  # Numba: types.void
 
 
 @pytest.mark.gpu
