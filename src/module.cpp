@@ -52,5 +52,6 @@ PYBIND11_MODULE(_core, m) {
     bind_gufunc(m);
     bind_reduce(m);
     bind_kernel(m);
+    bind_memory_api(m);
 }
 

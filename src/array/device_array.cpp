@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/errors.h"
+#include "runtime/memory_hooks.h"
 
 namespace nu {
 namespace {
@@ -50,7 +51,15 @@ device_buffer::device_buffer(std::size_t bytes, stream_ref stream)
     // Zero-byte arrays own no memory: their data pointer is null, as CAI allows.
     backend& b = active_backend();
     m_device = b.current_device();
-    if (bytes != 0) m_ptr = b.allocate(bytes, live_handle(m_stream, "allocate"));
+    if (bytes == 0) return;
+    const stream_handle s = live_handle(m_stream, "allocate");
+    if (auto plugin = current_external_allocator()) {
+        // An EMM plugin's memory: the plugin frees it when m_keepalive lets go.
+        m_ptr = plugin->allocate(bytes, s, &m_keepalive);
+        m_owned = false;
+        return;
+    }
+    m_ptr = b.allocate(bytes, s);
 }
 
 device_buffer::device_buffer(void* ptr, std::size_t bytes, std::shared_ptr<void> keepalive)
@@ -63,7 +72,7 @@ device_buffer::~device_buffer() {
     // A stream closed since the allocation can no longer order the free: use the legacy
     // default stream, which waits for all blocking streams.
     const stream_handle s = (m_stream && !m_stream->closed) ? m_stream->handle : nullptr;
-    active_backend().release(m_ptr, m_bytes, s);
+    release_device_memory(m_ptr, m_bytes, s, m_stream);  // or queued by defer_cleanup()
 }
 
 device_array device_array::empty(const shape_t& shape, dtype type, char order,

@@ -28,6 +28,7 @@ void bind_ufunc(py::module_& m);
 void bind_gufunc(py::module_& m);
 void bind_reduce(py::module_& m);
 void bind_kernel(py::module_& m);
+void bind_memory_api(py::module_& m);  // memory_api.cpp: events, mapped memory, EMM, IPC
 
 // ---------------------------------------------------------------- conversions (convert.cpp)
 struct py_stream {
@@ -89,7 +90,8 @@ T& engine_object(py::handle self) {
 bool has_cai(py::handle obj);
 bool is_device_array(py::handle obj);
 std::optional<nu::device_array> device_operand(py::handle obj, const char* api);
-nu::device_array import_cuda_array(py::handle obj, const char* api);
+// `sync`: wait for the producer's stream (CAI v3), unless the environment switch is off.
+nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync = true);
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream);
 void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream, const char* api);
 

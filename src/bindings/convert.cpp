@@ -123,7 +123,12 @@ nu::shape_t as_shape(py::handle obj, const char* api, const char* what) {
             throw nu::type_error(std::string(api) + "(): " + what +
                                  " entries must be integers (got " + repr_of(item) + ")");
         }
-        shape.push_back(item.cast<std::int64_t>());
+        std::int64_t value = 0;
+        if (!to_int64(item, &value)) {  // NumPy: "Maximum allowed dimension exceeded"
+            throw nu::value_error(std::string(api) + "(): " + what + " entry " + repr_of(item) +
+                                  " exceeds the maximum allowed dimension (int64)");
+        }
+        shape.push_back(value);
     };
     if (is_integer(obj)) {
         one(obj);

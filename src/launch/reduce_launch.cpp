@@ -7,6 +7,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "array/device_array.h"
 #include "compile/host_build.h"
 #include "compile/nvrtc.h"
 #include "compile/toolkit.h"
@@ -169,13 +170,14 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multi
 
     const std::size_t partial_bytes =
         chunks > 1 ? static_cast<std::size_t>(rows * chunks) * itemsize(l.acc) : 0;
-    void* partials = partial_bytes ? b.allocate(partial_bytes, s) : nullptr;
+    // A device_buffer, so an EMM plugin backs the scratch too; freed on `s` after the final pass.
+    device_buffer scratch(partial_bytes, external_stream(s));
+    void* partials = scratch.data();
     std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, aligned, partials);
     const long long unit_blocks = std::min(max_blocks, (rows * chunks + k_warps - 1) / k_warps);
     run(k, contig ? k.units_contig : k.units_strided, static_cast<unsigned>(unit_blocks), b, s, p);
     if (partials) {
         run(k, k.final_pass, static_cast<unsigned>(std::min(max_blocks, rows)), b, s, p);
-        b.release(partials, partial_bytes, s);  // stream-ordered: after the final pass
     }
 }
 

@@ -110,6 +110,44 @@ public:
     // Page-locked host memory (plain host memory when emulated).
     virtual void* allocate_pinned(std::size_t bytes) = 0;
     virtual void release_pinned(void* ptr) noexcept = 0;
+
+    // ---- The rest of Numba's host API (src/runtime/memory_extras.h wraps these) ----------
+    // Events: opaque handles. The host backend does all work in order on the calling
+    // thread, so an event it records is complete at once and carries the time of recording.
+    virtual void* create_event(bool timing) = 0;
+    virtual void destroy_event(void* event) noexcept = 0;
+    virtual void record_event(void* event, stream_handle s) = 0;
+    virtual bool query_event(void* event) = 0;
+    virtual void synchronize_event(void* event) = 0;
+    virtual void stream_wait_event(stream_handle s, void* event) = 0;
+    virtual float event_elapsed_ms(void* start, void* end) = 0;
+    virtual bool query_stream(stream_handle s) = 0;
+    // Runs fn(data) once the work queued so far on `s` is done (on a driver thread; the
+    // host backend calls it before returning).
+    virtual void launch_host_callback(stream_handle s, void (*fn)(void*), void* data) = 0;
+
+    // Mapped (page-locked, device-visible) and managed memory. Both return the host address;
+    // mapped_device_pointer gives the address kernels use (the same one under UVA).
+    virtual void* allocate_mapped(std::size_t bytes, bool portable, bool write_combined) = 0;
+    virtual void release_mapped(void* ptr) noexcept = 0;
+    virtual void* allocate_managed(std::size_t bytes) = 0;
+    virtual void release_managed(void* ptr) noexcept = 0;
+    // Page-locks (and with `mapped`, maps) existing host memory until unregister_host.
+    // False (and nothing to undo) when the memory was already page-locked by someone else.
+    virtual bool register_host(void* ptr, std::size_t bytes, bool mapped, bool portable) = 0;
+    virtual void unregister_host(void* ptr) noexcept = 0;
+    virtual void* mapped_device_pointer(void* host) = 0;
+
+    // The allocation containing `ptr` (device, mapped or managed memory): its base and size.
+    // False when `ptr` lies in none (cuMemGetAddressRange; the host backend's own table).
+    virtual bool address_range(const void* ptr, const void** base, std::size_t* bytes) const = 0;
+
+    // Inter-process sharing of the allocation at `base` (64-byte CUipcMemHandle).
+    virtual std::string ipc_handle(void* base) = 0;
+    virtual void* open_ipc_handle(const std::string& handle) = 0;
+    virtual void close_ipc_handle(void* ptr) noexcept = 0;
+
+    virtual void profiler(bool start) = 0;  // cuProfilerStart / cuProfilerStop
 };
 
 std::unique_ptr<backend> make_host_backend();
