@@ -189,7 +189,9 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
     }
     const py::array out = ary.is_none() ? empty_host_like(a.view()) : py::reinterpret_borrow<py::array>(ary);
     if (!out.writeable()) throw nu::value_error("copy_to_host(): ary is read-only");
-    nu::array_view host = host_view(out, "copy_to_host()");
+    std::vector<py::object> keep;  // a byte-swapped `ary` is written through a native copy
+    const py::array target = native_order(out, &keep, true);
+    nu::array_view host = host_view(target, "copy_to_host()");
     if (host.type != a.view().type) {
         throw nu::type_error(std::string("copy_to_host(): ary has dtype ") + nu::dtype_name(host.type) +
                              ", the device array has " + nu::dtype_name(a.view().type));
@@ -219,7 +221,8 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
         return;
     }
     py::module_ np = py::module_::import("numpy");
-    py::array arr = np.attr("asarray")(src);
+    std::vector<py::object> keep;
+    py::array arr = native_order(np.attr("asarray")(src), &keep, false);
     nu::array_view host = host_view(arr, (std::string(api) + "()").c_str());
     if (host.type != dst.type) {
         throw nu::type_error(std::string(api) + "(): source has dtype " + nu::dtype_name(host.type) +

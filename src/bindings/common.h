@@ -95,6 +95,16 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync = 
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream);
 void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream, const char* api);
 
+// Byte-swapped arrays, one rule everywhere (inputs, out=, copies, kernel arguments,
+// reductions): the engine works on a native-order copy; with `write_back`, that copy is
+// written back into `arr` when `keep` is released at the end of the call. Native arrays
+// are returned as they are.
+py::array native_order(const py::array& arr, std::vector<py::object>* keep, bool write_back);
+
+// A NumPy array in host memory only. Mapped and managed arrays (ndarray subclasses that
+// export __cuda_array_interface__) are device-visible: kernels use them in place.
+bool is_host_ndarray(py::handle obj);
+
 // ---------------------------------------------------------------- call arguments (operands.cpp)
 // Who is converting arguments: the ufunc or gufunc's name and target.
 struct caller {
