@@ -283,7 +283,7 @@ private:
     std::set<std::uintptr_t> m_registered;          // register_host()ed host memory
     std::size_t m_in_use = 0;
     std::size_t m_allocations = 0;  // device allocations (m_live also holds mapped memory)
-    std::uintptr_t m_next_stream = 0;
+    std::uintptr_t m_next_stream = 0x10;  // above CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2)
 };
 
 }  // namespace
