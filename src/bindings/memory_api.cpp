@@ -38,6 +38,10 @@ class python_allocator final : public nu::external_allocator {
 public:
     explicit python_allocator(py::object memalloc) : m_memalloc(std::move(memalloc)) {}
     ~python_allocator() override {
+        if (!Py_IsInitialized()) {  // at exit: the interpreter already released everything
+            m_memalloc.release();
+            return;
+        }
         py::gil_scoped_acquire gil;
         m_memalloc = py::object();
     }
@@ -68,6 +72,7 @@ public:
         }
         auto* held = new py::object(std::move(mem));
         *owner = std::shared_ptr<void>(held, [](void* p) {
+            if (!Py_IsInitialized()) return;  // freed at exit with the process
             py::gil_scoped_acquire gil;
             delete static_cast<py::object*>(p);
         });

@@ -245,6 +245,14 @@ public:
 
 private:
     void* allocate_visible(std::size_t bytes, const char* api) {
+        {
+            // As for device memory: never more than the emulated device has free.
+            std::lock_guard<std::mutex> lock(m_mutex);
+            if (bytes > m_total - m_in_use) {
+                throw out_of_memory(std::string(api) + "(): cannot allocate " + std::to_string(bytes) +
+                                    " bytes (" + std::to_string(m_total - m_in_use) + " bytes free)");
+            }
+        }
         void* ptr = std::aligned_alloc(k_alignment, round_up(bytes ? bytes : 1));
         if (ptr == nullptr) {
             throw out_of_memory(std::string(api) + "(): cannot allocate " + std::to_string(bytes) +

@@ -15,7 +15,9 @@ struct pending_free {
 };
 
 std::mutex g_mutex;
-std::shared_ptr<external_allocator> g_allocator;
+// Never destroyed: a plugin may hold interpreter objects that must not be released by
+// static destructors after Python has finalized.
+std::shared_ptr<external_allocator>& g_allocator = *new std::shared_ptr<external_allocator>();
 int g_defer_depth = 0;
 std::vector<pending_free>* g_pending = new std::vector<pending_free>();  // never destroyed: frees run at exit
 
