@@ -26,7 +26,8 @@ from ._host_memory import (ManagedNDArray, MappedNDArray, from_cuda_array_interf
                            like_strides, managed_array, mapped, mapped_array,
                            mapped_array_like, pinned, pinned_array_like)
 from ._memory_managers import (BaseCUDAMemoryManager, Context, GetIpcHandleMixin,
-                               HostOnlyCUDAMemoryManager, IpcHandle, MappedMemory, MemoryInfo,
+                               HostOnlyCUDAMemoryManager, IpcCapableMemoryManager, IpcHandle,
+                               MappedMemory, MemoryInfo,
                                MemoryPointer, NumbaCudaUfuncMemoryManager, PinnedMemory,
                                current_context, defer_cleanup, set_memory_manager)
 from ._streams import (Event, In, InOut, Out, event, event_elapsed_time, legacy_default_stream,
@@ -48,7 +49,7 @@ __all__ = [
     "open_ipc_array", "IpcArrayHandle", "IpcHandle",
     # EMM plugins and contexts
     "set_memory_manager", "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager",
-    "GetIpcHandleMixin", "NumbaCudaUfuncMemoryManager", "MemoryPointer", "MappedMemory",
+    "GetIpcHandleMixin", "NumbaCudaUfuncMemoryManager", "IpcCapableMemoryManager", "MemoryPointer", "MappedMemory",
     "PinnedMemory", "MemoryInfo", "Context", "gpus", "profile_start", "profile_stop",
     "profiling",
     # events and kernel argument hints

@@ -28,7 +28,7 @@ from .. import _core
 
 __all__ = [
     "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin",
-    "NumbaCudaUfuncMemoryManager", "MemoryPointer", "MappedMemory", "PinnedMemory",
+    "NumbaCudaUfuncMemoryManager", "IpcCapableMemoryManager", "MemoryPointer", "MappedMemory", "PinnedMemory",
     "MemoryInfo", "IpcHandle", "set_memory_manager", "current_context", "defer_cleanup",
     "Context",
 ]
@@ -261,6 +261,16 @@ class NumbaCudaUfuncMemoryManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
     @property
     def interface_version(self):
         return _EMM_INTERFACE_VERSION
+
+
+class IpcCapableMemoryManager(NumbaCudaUfuncMemoryManager):
+    """Device memory from ``cuMemAlloc`` instead of the stream-ordered pool: slower to
+    allocate and free, but CUDA IPC can share it (``DeviceNDArray.get_ipc_handle``), as
+    Numba's default manager's memory."""
+
+    def memalloc(self, size):
+        raw = _core.RawDeviceAllocation(size, True)
+        return MemoryPointer(self.context, raw.ptr, size, owner=raw, finalizer=raw.free)
 
 
 class Context:

@@ -333,7 +333,9 @@ void bind_array(py::module_& m) {
             return reinterpret_cast<std::uintptr_t>(a.buffer() ? a.buffer()->data() : nullptr);
         })
         .def("bind", [](const nu::device_array& a, py::handle stream) {
-            return nu::device_array(a.buffer(), a.view(), as_stream(stream, "bind"));
+            nu::stream_ref s = as_stream(stream, "bind");
+            nu::live_handle(s, "bind");
+            return nu::device_array(a.buffer(), a.view(), std::move(s));
         }, py::arg("stream") = 0, "The same array, with `stream` as its default stream.")
         .def("_with_layout", [](const nu::device_array& a, py::handle shape, py::handle strides,
                                 std::int64_t offset, py::handle dtype, const char* api) {

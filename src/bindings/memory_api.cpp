@@ -85,15 +85,25 @@ private:
 
 // Device memory straight from the backend's pool, bypassing any plugin: what our own
 // managers (and test plugins) hand out.
+// With `shareable`, from cuMemAlloc instead (CUDA IPC cannot share pool memory).
 struct raw_allocation {
     void* ptr = nullptr;
     std::size_t bytes = 0;
-    raw_allocation(std::size_t n) : bytes(n) {
-        if (n != 0) ptr = nu::active_backend().allocate(n, nullptr);
+    bool shareable = false;
+    raw_allocation(std::size_t n, bool share) : bytes(n), shareable(share) {
+        if (n == 0) return;
+        nu::backend& b = nu::active_backend();
+        ptr = shareable ? b.allocate_shareable(n) : b.allocate(n, nullptr);
     }
     ~raw_allocation() { free(); }
     void free() {
-        if (ptr != nullptr) nu::active_backend().release(ptr, bytes, nullptr);
+        if (ptr == nullptr) return;
+        nu::backend& b = nu::active_backend();
+        if (shareable) {
+            b.release_shareable(ptr, bytes);
+        } else {
+            b.release(ptr, bytes, nullptr);
+        }
         ptr = nullptr;
     }
 };
@@ -260,7 +270,7 @@ void bind_memory_api(py::module_& m) {
         nu::set_external_allocator(std::make_shared<python_allocator>(std::move(memalloc)));
     });
     py::class_<raw_allocation>(m, "RawDeviceAllocation", "Device memory from our pool, for memory managers.")
-        .def(py::init<std::size_t>(), py::arg("size"))
+        .def(py::init<std::size_t, bool>(), py::arg("size"), py::arg("shareable") = false)
         .def_property_readonly("ptr", [](const raw_allocation& a) { return reinterpret_cast<std::uintptr_t>(a.ptr); })
         .def_property_readonly("size", [](const raw_allocation& a) { return a.bytes; })
         .def("free", &raw_allocation::free);

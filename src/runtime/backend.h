@@ -142,6 +142,10 @@ public:
     // False when `ptr` lies in none (cuMemGetAddressRange; the host backend's own table).
     virtual bool address_range(const void* ptr, const void** base, std::size_t* bytes) const = 0;
 
+    // Device memory outside the stream-ordered pool (cuMemAlloc), which CUDA IPC can share.
+    virtual void* allocate_shareable(std::size_t bytes) = 0;
+    virtual void release_shareable(void* ptr, std::size_t bytes) noexcept = 0;
+
     // Inter-process sharing of the allocation at `base` (64-byte CUipcMemHandle).
     virtual std::string ipc_handle(void* base) = 0;
     virtual void* open_ipc_handle(const std::string& handle) = 0;

@@ -380,6 +380,27 @@ public:
     bool address_range(const void* ptr, const void** base, std::size_t* bytes) const override {
         return cuda_extras::address_range(m_api, ptr, base, bytes);
     }
+    void* allocate_shareable(std::size_t bytes) override {
+        make_current();
+        CUdeviceptr ptr = 0;
+        const CUresult status = m_api.cuMemAlloc(&ptr, bytes ? bytes : 1);
+        if (status == CUDA_ERROR_OUT_OF_MEMORY) {
+            throw out_of_memory("out of device memory: cannot allocate " + std::to_string(bytes) + " bytes");
+        }
+        check(status, "cuMemAlloc");
+        m_in_use += bytes;
+        ++m_allocations;
+        return reinterpret_cast<void*>(ptr);
+    }
+    void release_shareable(void* ptr, std::size_t bytes) noexcept override {
+        if (ptr == nullptr) return;
+        CUcontext ctx = nullptr;  // a finalizer may run on a thread that never used CUDA
+        m_api.cuCtxGetCurrent(&ctx);
+        if (ctx != current().context) m_api.cuCtxSetCurrent(current().context);
+        m_api.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr));
+        m_in_use -= bytes;
+        --m_allocations;
+    }
     std::string ipc_handle(void* base) override { make_current(); return cuda_extras::ipc_handle(m_api, base); }
     void* open_ipc_handle(const std::string& h) override { make_current(); return cuda_extras::open_ipc_handle(m_api, h); }
     void close_ipc_handle(void* ptr) noexcept override { cuda_extras::close_ipc_handle(m_api, ptr); }

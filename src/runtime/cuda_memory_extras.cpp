@@ -147,8 +147,8 @@ std::string ipc_handle(const driver_api& api, void* base) {
     if (status == CUDA_ERROR_INVALID_VALUE || status == CUDA_ERROR_NOT_SUPPORTED) {
         // Memory from the stream-ordered pool (cuMemAllocAsync) cannot be shared this way.
         throw value_error("get_ipc_handle(): this array's memory cannot be shared between processes "
-                          "(CUDA refuses IPC for stream-ordered pool memory); allocate it through a "
-                          "memory manager that uses cuMemAlloc (cuda.set_memory_manager)");
+                          "(CUDA refuses IPC for stream-ordered pool memory); allocate it with "
+                          "cuda.set_memory_manager(cuda.IpcCapableMemoryManager) in effect");
     }
     check(status, "cuIpcGetMemHandle");
     return std::string(reinterpret_cast<const char*>(&handle), sizeof(handle));

@@ -209,6 +209,9 @@ public:
         return true;
     }
 
+    void* allocate_shareable(std::size_t bytes) override { return allocate(bytes, nullptr); }
+    void release_shareable(void* ptr, std::size_t bytes) noexcept override { release(ptr, bytes, nullptr); }
+
     // IPC needs a GPU; within one process the handle opens to the same memory, so code
     // that shares arrays can be tested here.
     std::string ipc_handle(void* base) override {
