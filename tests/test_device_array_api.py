@@ -208,7 +208,7 @@ def test_forged_interface_extent_is_checked_against_the_allocation():
     back = cuda.from_cuda_array_interface(_iface(d, shape=(10,), strides=(-8,),
                                                  data=(ptr + 72, False)))
     np.testing.assert_array_equal(back.copy_to_host(), np.arange(9.0, -1.0, -1.0))
-    with pytest.raises(ValueError, match="(past the end|not device memory)"):
+    with pytest.raises(ValueError, match="before the start of its allocation"):
         cuda.from_cuda_array_interface(_iface(d, shape=(10,), strides=(-8,),
                                               data=(ptr + 64, False)))
     with pytest.raises(ValueError, match="not device memory"):

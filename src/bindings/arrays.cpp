@@ -81,11 +81,18 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
     if (count > 0) {
         // The extent (shape x strides) must lie inside one allocation: a forged or stale
         // interface would otherwise let kernels and copies run off the end of it.
+        // Element 0 always lies in the extent, so its allocation is the one to hold it all.
         const char* first = static_cast<const char*>(v.data) + lo;
         const void* base = nullptr;
         std::size_t bytes = 0;
-        if (backend.address_range(first, &base, &bytes)) {
-            const std::size_t room = static_cast<std::size_t>(static_cast<const char*>(base) + bytes - first);
+        if (backend.address_range(v.data, &base, &bytes)) {
+            const char* begin = static_cast<const char*>(base);
+            if (first < begin) {
+                throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ shape " + shape_repr(v.shape) +
+                                      " with strides " + shape_repr(v.strides) + " reaches " + std::to_string(-lo) +
+                                      " bytes back from its pointer, before the start of its allocation");
+            }
+            const std::size_t room = static_cast<std::size_t>(begin + bytes - first);
             if (static_cast<std::size_t>(hi - lo) > room) {
                 throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ shape " + shape_repr(v.shape) +
                                       " with strides " + shape_repr(v.strides) + " spans " + std::to_string(hi - lo) +
