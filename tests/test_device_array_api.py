@@ -11,11 +11,10 @@ import weakref
 
 import numpy as np
 import pytest
+from conftest import HAVE_GPU
 
 from numbacuda_ufunc import cuda
 from numbacuda_ufunc.errors import CudaSupportError
-
-from conftest import HAVE_GPU
 
 
 def _dev(shape=(4, 6), dtype=np.float64, order="C"):

@@ -22,16 +22,44 @@ from ..types import from_dtype
 from ..ufunc import vectorize
 from . import _device_arrays  # noqa: F401  (DeviceNDArray's Python-side attributes)
 from ._device_arrays import IpcArrayHandle, open_ipc_array
-from ._host_memory import (ManagedNDArray, MappedNDArray, from_cuda_array_interface,
-                           like_strides, managed_array, mapped, mapped_array,
-                           mapped_array_like, pinned, pinned_array_like)
-from ._memory_managers import (BaseCUDAMemoryManager, Context, GetIpcHandleMixin,
-                               HostOnlyCUDAMemoryManager, IpcCapableMemoryManager, IpcHandle,
-                               MappedMemory, MemoryInfo,
-                               MemoryPointer, NumbaCudaUfuncMemoryManager, PinnedMemory,
-                               current_context, defer_cleanup, set_memory_manager)
-from ._streams import (Event, In, InOut, Out, event, event_elapsed_time, legacy_default_stream,
-                       per_thread_default_stream)
+from ._host_memory import (
+    ManagedNDArray,
+    MappedNDArray,
+    from_cuda_array_interface,
+    like_strides,
+    managed_array,
+    mapped,
+    mapped_array,
+    mapped_array_like,
+    pinned,
+    pinned_array_like,
+)
+from ._memory_managers import (
+    BaseCUDAMemoryManager,
+    Context,
+    GetIpcHandleMixin,
+    HostOnlyCUDAMemoryManager,
+    IpcCapableMemoryManager,
+    IpcHandle,
+    MappedMemory,
+    MemoryInfo,
+    MemoryPointer,
+    NumbaCudaUfuncMemoryManager,
+    PinnedMemory,
+    current_context,
+    defer_cleanup,
+    set_memory_manager,
+)
+from ._streams import (
+    Event,
+    In,
+    InOut,
+    Out,
+    event,
+    event_elapsed_time,
+    legacy_default_stream,
+    per_thread_default_stream,
+)
 
 DeviceNDArray = _core.DeviceNDArray
 Stream = _core.Stream
@@ -289,7 +317,6 @@ def _index(value, api: str, name: str) -> int:
 _core.set_cai_sync(os.environ.get("NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC", "1").strip()
                    not in ("0", "false", "False", "no"))
 
-from . import _memory_managers  # noqa: E402
-from . import random  # noqa: E402  (numba.cuda.random; needs the names above)
+from . import _memory_managers, random  # noqa: E402, I001  (random needs the names above)
 
 _memory_managers._plugin_from_environment()
