@@ -57,6 +57,7 @@ nu::stream_ref as_stream(py::handle obj, const char* api) {
     const auto value = static_cast<std::uintptr_t>(signed_value);
     // 1 and 2 are the CAI spellings of the legacy and per-thread default streams.
     if (value == 0 || value == 1) return nu::default_stream();
+    if (value == 2) return nu::per_thread_default_stream();
     return nu::external_stream(reinterpret_cast<nu::stream_handle>(value));
 }
 

@@ -1,6 +1,12 @@
 // src/bindings/memory_api.cpp: events, mapped/managed memory, EMM plugins, IPC, profiler
 #include "bindings/common.h"
 
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
 #include "runtime/memory_hooks.h"
 
 namespace nu::bindings {
@@ -29,6 +35,69 @@ float elapsed_between(const py_event& start, py::handle end, const char* api) {
     py::gil_scoped_release nogil;
     return nu::active_backend().event_elapsed_ms(start.state->handle, e.state->handle);
 }
+
+// ---------------------------------------------------------------- stream callbacks
+
+// Callbacks of Stream.add_callback. The driver's host function only queues the call: a
+// worker thread runs it with the GIL. Were the driver thread to wait for the GIL, a
+// thread holding it while synchronizing the stream (a small copy to the host, say) would
+// wait for the callback forever.
+struct stream_callback {
+    py::object stream, fn, arg;
+};
+
+class callback_runner {
+public:
+    static callback_runner& instance() {
+        static callback_runner* runner = new callback_runner();  // never destroyed: see run()
+        return *runner;
+    }
+
+    // Called by the driver (any thread, no GIL).
+    static void enqueue(void* data) {
+        callback_runner& r = instance();
+        {
+            std::lock_guard<std::mutex> lock(r.m_mutex);
+            r.m_queue.push_back(static_cast<stream_callback*>(data));
+        }
+        r.m_ready.notify_one();
+    }
+
+    void start() {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (m_started) return;
+        m_started = true;
+        // Detached: it blocks on the queue with no Python state, so it needs no joining
+        // at exit, and never touches Python once the interpreter has finalized.
+        std::thread([this] { run(); }).detach();
+    }
+
+private:
+    void run() {
+        for (;;) {
+            stream_callback* cb = nullptr;
+            {
+                std::unique_lock<std::mutex> lock(m_mutex);
+                m_ready.wait(lock, [this] { return !m_queue.empty(); });
+                cb = m_queue.front();
+                m_queue.pop_front();
+            }
+            if (!Py_IsInitialized()) return;
+            py::gil_scoped_acquire gil;
+            std::unique_ptr<stream_callback> owned(cb);
+            try {
+                owned->fn(owned->stream, 0, owned->arg);
+            } catch (py::error_already_set& e) {
+                e.discard_as_unraisable("Stream.add_callback() callback");
+            }
+        }
+    }
+
+    std::mutex m_mutex;
+    std::condition_variable m_ready;
+    std::deque<stream_callback*> m_queue;
+    bool m_started = false;
+};
 
 // ---------------------------------------------------------------- EMM plugins
 
@@ -205,26 +274,15 @@ void bind_memory_api(py::module_& m) {
         return nu::active_backend().query_stream(nu::live_handle(s.ref, "Stream.query"));
     });
     m.def("stream_add_callback", [](const py_stream& s, py::function fn, py::object arg) {
-        // The callback runs on a driver thread once the stream's work so far is done; it
-        // takes the GIL and calls fn(stream, status, arg) as Numba does (status 0: success).
-        struct pending {
-            py::object stream, fn, arg;
-        };
+        // fn(stream, status, arg) as Numba calls it (status 0: success), on a worker thread
+        // once the work queued so far on the stream is done.
         const nu::stream_handle h = nu::live_handle(s.ref, "Stream.add_callback");
-        auto* p = new pending{py::cast(s), std::move(fn), std::move(arg)};
-        auto run = [](void* data) {
-            py::gil_scoped_acquire gil;
-            std::unique_ptr<pending> p(static_cast<pending*>(data));
-            try {
-                p->fn(p->stream, 0, p->arg);
-            } catch (py::error_already_set& e) {
-                e.discard_as_unraisable("Stream.add_callback() callback");
-            }
-        };
+        callback_runner::instance().start();
+        auto* cb = new stream_callback{py::cast(s), std::move(fn), std::move(arg)};
         try {
-            nu::active_backend().launch_host_callback(h, run, p);
+            nu::active_backend().launch_host_callback(h, &callback_runner::enqueue, cb);
         } catch (...) {
-            delete p;
+            delete cb;
             throw;
         }
     });
