@@ -38,7 +38,8 @@ def legacy_default_stream() -> Stream:
 
 def _add_callback(self, callback, arg=None):
     """Call ``callback(stream, status, arg)`` once the work queued so far on this stream is
-    done (status 0). It runs on a driver thread and must not use CUDA."""
+    done (status 0). It runs on a worker thread (not the driver's, so it never blocks the
+    stream) and may use the API."""
     if not callable(callback):
         raise TypeError(f"Stream.add_callback(): callback must be callable (got {callback!r})")
     _core.stream_add_callback(self, callback, arg)
