@@ -304,6 +304,7 @@ handle = pickle.loads(sys.stdin.buffer.read())
 with handle as arr:
     host = arr.copy_to_host()
     arr[0] = -1.0
+    cuda.synchronize()  # the write lands before the mapping closes
 print(host.sum())
 """
 
