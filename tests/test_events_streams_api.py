@@ -254,3 +254,20 @@ def test_byte_swapped_arrays_follow_one_rule_everywhere():
     assert add(grid.astype(_SWAPPED)) == grid.sum()
     _add.reduce(grid.astype(_SWAPPED), axis=0, out=r_out)
     np.testing.assert_array_equal(r_out, grid.sum(axis=0))
+
+
+def test_byte_swapped_arrays_in_ufunc_methods():
+    values = np.array([1.5, -2.0, 0.25, np.inf, 7.0])
+    src = values.astype(_SWAPPED)
+    np.testing.assert_array_equal(_add.accumulate(src), np.add.accumulate(values))
+    out = np.zeros(5, dtype=_SWAPPED)
+    _add.accumulate(src, out=out)
+    np.testing.assert_array_equal(out, np.add.accumulate(values))
+    np.testing.assert_array_equal(_add.reduceat(src, [0, 2]), np.add.reduceat(values, [0, 2]))
+    np.testing.assert_array_equal(_add.outer(src, src), np.add.outer(values, values))
+    target = src.copy()
+    expected = values.copy()
+    _add.at(target, [0, 1, 1], np.array([1.0, 2.0, 3.0], dtype=_SWAPPED))
+    np.add.at(expected, [0, 1, 1], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(target, expected)
+    assert target.dtype == _SWAPPED
