@@ -2,6 +2,7 @@
 #include "launch/reduce_launch.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -170,14 +171,23 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multi
 
     const std::size_t partial_bytes =
         chunks > 1 ? static_cast<std::size_t>(rows * chunks) * itemsize(l.acc) : 0;
-    // A device_buffer, so an EMM plugin backs the scratch too; freed on `s` after the final pass.
-    device_buffer scratch(partial_bytes, external_stream(s));
-    void* partials = scratch.data();
+    // The device's scratch goes through a device_buffer, so an EMM plugin backs it too; it
+    // is freed on `s` after the final pass. Host targets (their own backend) allocate directly.
+    const bool device_memory = backend_available() && &b == &active_backend();
+    std::optional<device_buffer> scratch;
+    void* partials = nullptr;
+    if (partial_bytes != 0 && device_memory) {
+        scratch.emplace(partial_bytes, external_stream(s));
+        partials = scratch->data();
+    } else if (partial_bytes != 0) {
+        partials = b.allocate(partial_bytes, s);
+    }
     std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, aligned, partials);
     const long long unit_blocks = std::min(max_blocks, (rows * chunks + k_warps - 1) / k_warps);
     run(k, contig ? k.units_contig : k.units_strided, static_cast<unsigned>(unit_blocks), b, s, p);
     if (partials) {
         run(k, k.final_pass, static_cast<unsigned>(std::min(max_blocks, rows)), b, s, p);
+        if (!scratch) b.release(partials, partial_bytes, s);  // stream-ordered: after the final pass
     }
 }
 
