@@ -142,6 +142,18 @@ std::vector<nu::index_item> as_index(py::handle key) {
     return items;
 }
 
+void report_release_errors() {
+    if (!nu::backend_available()) return;
+    const std::string errors = nu::active_backend().take_release_errors();
+    if (errors.empty()) return;
+    // May run in a finalizer, perhaps while an exception propagates: keep that one.
+    PyObject *type, *value, *trace;
+    PyErr_Fetch(&type, &value, &trace);
+    const std::string text = "releasing device or pinned host memory failed: " + errors;
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 1) < 0) PyErr_WriteUnraisable(nullptr);
+    PyErr_Restore(type, value, trace);
+}
+
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream) {
     const nu::stream_ref s = as_stream(stream, "copy_to_host");
     if (!ary.is_none() && !py::isinstance<py::array>(ary)) {
@@ -404,7 +416,10 @@ void bind_array(py::module_& m) {
         const std::int64_t count = nu::checked_size(sh, "pinned_array");
         nu::backend& b = nu::active_backend();
         void* ptr = b.allocate_pinned(static_cast<std::size_t>(count) * nu::itemsize(t));
-        py::capsule owner(ptr, [](void* p) { nu::active_backend().release_pinned(p); });
+        py::capsule owner(ptr, [](void* p) {
+            nu::active_backend().release_pinned(p);
+            report_release_errors();  // a finalizer: a warning, never silence
+        });
         std::vector<py::ssize_t> shp(sh.begin(), sh.end());
         const nu::shape_t st = nu::contiguous_strides(sh, nu::itemsize(t), o);
         std::vector<py::ssize_t> strides(st.begin(), st.end());

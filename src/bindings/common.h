@@ -90,6 +90,9 @@ bool has_cai(py::handle obj);
 bool is_device_array(py::handle obj);
 std::optional<nu::device_array> device_operand(py::handle obj, const char* api);
 nu::device_array import_cuda_array(py::handle obj, const char* api);
+// Turns failures of frees that ran in destructors (backend::take_release_errors) into a
+// RuntimeWarning; call with the GIL held.
+void report_release_errors();
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream);
 void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream, const char* api);
 

@@ -117,7 +117,9 @@ void bind_ufunc(py::module_& m) {
         })
         .def_property_readonly("_pipelined_calls", &nu::ufunc::pipelined_calls)
         .def("_kernel_sources", &nu::ufunc::kernel_sources,
-             "(entry, source) of every kernel variant built so far.");
+             "(entry, source) of every kernel variant built so far.")
+        .def("_variant_source", &nu::ufunc::variant_source, py::arg("loop"), py::arg("ndim") = 0,
+             "(entry, source) of a loop's contiguous (ndim=0) or strided kernel.");
     cls.def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
         return call_ufunc(self, args, kwargs);
     });

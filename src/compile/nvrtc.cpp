@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -32,6 +33,9 @@ struct nvrtc_api {
     decltype(&::nvrtcGetPTX) get_ptx;
     decltype(&::nvrtcGetCUBINSize) get_cubin_size;
     decltype(&::nvrtcGetCUBIN) get_cubin;
+    // Optional (NVRTC 11.2+): null when absent.
+    decltype(&::nvrtcGetNumSupportedArchs) num_supported_archs = nullptr;
+    decltype(&::nvrtcGetSupportedArchs) supported_archs = nullptr;
 };
 
 template <class F>
@@ -88,6 +92,10 @@ const nvrtc_api& api() {
         resolve(handle, "nvrtcGetPTX", a.get_ptx, a.path);
         resolve(handle, "nvrtcGetCUBINSize", a.get_cubin_size, a.path);
         resolve(handle, "nvrtcGetCUBIN", a.get_cubin, a.path);
+        a.num_supported_archs =
+            reinterpret_cast<decltype(a.num_supported_archs)>(::dlsym(handle, "nvrtcGetNumSupportedArchs"));
+        a.supported_archs =
+            reinterpret_cast<decltype(a.supported_archs)>(::dlsym(handle, "nvrtcGetSupportedArchs"));
     });
     if (!load_error.empty()) throw std::runtime_error(load_error);
     return a;
@@ -182,6 +190,52 @@ std::pair<int, int> nvrtc_version() {
 }
 
 std::string nvrtc_library_path() { return api().path; }
+
+std::vector<int> nvrtc_supported_archs() {
+    static const std::vector<int> archs = [] {
+        const nvrtc_api& n = api();
+        std::vector<int> out;
+        int count = 0;
+        if (!n.num_supported_archs || !n.supported_archs) return out;
+        if (n.num_supported_archs(&count) != NVRTC_SUCCESS || count <= 0) return out;
+        out.resize(static_cast<std::size_t>(count));
+        if (n.supported_archs(out.data()) != NVRTC_SUCCESS) out.clear();
+        std::sort(out.begin(), out.end());
+        return out;
+    }();
+    return archs;
+}
+
+void choose_device_target(int cc, const std::vector<int>& archs, nvrtc_options& opts) {
+    int same_major = 0, below = 0;
+    bool listed = false;
+    for (int a : archs) {
+        listed = listed || a == cc;
+        if (a < cc && a / 10 == cc / 10) same_major = std::max(same_major, a);
+        if (a < cc) below = std::max(below, a);
+    }
+    int target = cc;
+    opts.cubin = true;
+    if (!listed && same_major > 0) {
+        target = same_major;
+    } else if (!listed && below > 0) {
+        target = below;
+        opts.cubin = false;  // PTX: the driver compiles it for the device at load time
+    }
+    opts.cc_major = target / 10;
+    opts.cc_minor = target % 10;
+}
+
+void target_device(int cc_major, int cc_minor, nvrtc_options& opts) {
+    const int cc = cc_major * 10 + cc_minor;
+    if (cc <= 90) {
+        opts.cc_major = cc_major;
+        opts.cc_minor = cc_minor;
+        opts.cubin = true;
+        return;
+    }
+    choose_device_target(cc, nvrtc_supported_archs(), opts);
+}
 
 std::string nvrtc_identity() {
     // The resolved file name carries the full version (libnvrtc.so.13.0.88); size and
