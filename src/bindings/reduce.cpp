@@ -245,7 +245,7 @@ void bind_reduce(py::module_& m) {
             return r.source(loop, as_dtype(in, "Reducer._source"), as_dtype(out, "Reducer._source"));
         }, "The generated translation unit of a loop for these input and output dtypes.")
         .def_static("_nvrtc_extra", &nu::reduce_nvrtc_extra,
-                    "NVRTC options reduction builds add (CUB include directory, -pch).")
+                    "NVRTC options reduction builds add (the CUB include directory).")
         .def_property_readonly("types", [](const nu::reducer& r) {
             std::vector<std::string> t;
             for (const nu::reduce_loop& l : r.loops()) t.push_back(std::string(1, nu::dtype_char(l.type)));

@@ -32,6 +32,10 @@ std::string nvrtc_identity();
 // (major, minor) of the loaded NVRTC; loads it on first use.
 std::pair<int, int> nvrtc_version();
 
+// Whether this NVRTC takes -pch (automatic precompiled headers, 12.8+), judged from the
+// library's file name where it carries the version, so a warm-cache call loads no NVRTC.
+bool nvrtc_has_pch();
+
 // Architectures this NVRTC compiles for (75, 80, ..., ascending; nvrtcGetSupportedArchs);
 // empty when it predates that call. Loads NVRTC.
 std::vector<int> nvrtc_supported_archs();

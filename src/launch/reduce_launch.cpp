@@ -2,10 +2,8 @@
 #include "launch/reduce_launch.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <tuple>
 
 #include "compile/host_build.h"
 #include "compile/nvrtc.h"
@@ -93,22 +91,6 @@ long long device_blocks(const reduce_kernel_set& k, void* function, backend& b, 
     return sms * std::max(1, b.max_active_blocks(k.host ? nullptr : function, k_block, 0));
 }
 
-// NVRTC learned -pch in 12.8; older versions reject the option. The version is read from
-// the library's file name (libnvrtc.so.13.0.88) so a warm-cache call does not load NVRTC.
-bool nvrtc_has_pch() {
-    static const bool has = [] {
-        const std::string id = nvrtc_identity();
-        const std::size_t at = id.find("libnvrtc.so.");
-        int major = 0, minor = 0;
-        if (at == std::string::npos ||
-            std::sscanf(id.c_str() + at + 12, "%d.%d", &major, &minor) != 2) {
-            std::tie(major, minor) = nvrtc_version();
-        }
-        return major > 12 || (major == 12 && minor >= 8);
-    }();
-    return has;
-}
-
 }  // namespace
 
 std::string reduce_source(const std::string& function, const std::string& function_source,
@@ -131,9 +113,7 @@ std::vector<std::string> reduce_nvrtc_extra() {
             "toolkit's include/cccl and include); set NUMBACUDA_UFUNC_CUDA_HOME or pip "
             "install nvidia-cuda-cccl");
     }
-    std::vector<std::string> extra = {"-I" + cub};
-    if (nvrtc_has_pch()) extra.push_back("-pch");
-    return extra;
+    return {"-I" + cub};  // nvrtc_build adds -pch after a process's first build
 }
 
 reduce_kernel_set build_reduce(const std::string& source, const std::string& entry, bool host,

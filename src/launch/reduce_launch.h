@@ -30,9 +30,8 @@ struct reduce_kernel_set {
 std::string reduce_source(const std::string& function, const std::string& function_source,
                           dtype acc, dtype in, dtype out, const std::string& entry);
 
-// NVRTC options of reduction builds: the CUB include directory and automatic precompiled
-// headers (every reduce TU starts with the same includes, so builds after the first in a
-// process reuse the parsed CUB headers).
+// NVRTC options of reduction builds: the CUB include directory (nvrtc_build adds automatic
+// precompiled headers, so later builds in a process reuse the parsed CUB headers).
 std::vector<std::string> reduce_nvrtc_extra();
 
 // Builds (through the kernel cache) and loads the kernels named `entry` + suffix.
