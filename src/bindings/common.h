@@ -114,6 +114,10 @@ struct call_keywords {
 
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);
+// A CuPy view of a new device result, built from its pointer (no __cuda_array_interface__
+// synchronization); CuPy's current stream waits for `s` with an event. Call it after the
+// call's work is queued on `s`.
+py::object as_cupy(py::object device_result, const nu::stream_ref& s);
 call_keywords parse_keywords(const std::string& name, py::handle kwargs);
 nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what);
 py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype type, char order,

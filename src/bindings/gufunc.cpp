@@ -127,6 +127,9 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
         if (outs[k].is_none() && out_ops[k].where == nu::operand::kind::host && plan.out_shapes[k].empty()) {
             return results[k][py::tuple()];  // a 0-d host result is a NumPy scalar
         }
+        if (is_cupy && outs[k].is_none() && out_ops[k].where == nu::operand::kind::device) {
+            return as_cupy(results[k], s);
+        }
         return results[k];
     };
     if (nout == 1) return finish(0);

@@ -219,7 +219,7 @@ void bind_reduce(py::module_& m) {
         } else if (shape.empty() && dst.on_host) {
             return result[py::tuple()];  // NumPy scalar
         }
-        if (is_cupy && !dst.on_host) result = py::module_::import("cupy").attr("asarray")(result);
+        if (is_cupy && !dst.on_host) result = as_cupy(result, s);
         return result;
     };
 

@@ -69,6 +69,7 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
     if (out.is_none() && out_op.where == nu::operand::kind::host && plan.shape.empty()) {
         return result[py::tuple()];  // a 0-d result from host inputs is a NumPy scalar
     }
+    if (is_cupy && out.is_none() && out_op.where == nu::operand::kind::device) return as_cupy(result, s);
     return result;
 }
 
