@@ -118,6 +118,12 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
 // synchronization); CuPy's current stream waits for `s` with an event. Call it after the
 // call's work is queued on `s`.
 py::object as_cupy(py::object device_result, const nu::stream_ref& s);
+// After a call queued its work on `s`: device operands remember the use (frees wait for
+// it; the interface export names the last writer). Inputs are read, outputs written.
+void note_stream_uses(const std::vector<nu::operand>& inputs, const std::vector<nu::operand>& outputs,
+                      const nu::stream_ref& s);
+// The same for one of our DeviceNDArrays given as a Python object (no-op for others).
+void note_stream_use(py::handle obj, const nu::stream_ref& s, bool write);
 call_keywords parse_keywords(const std::string& name, py::handle kwargs);
 nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what);
 py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype type, char order,

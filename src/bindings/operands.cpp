@@ -142,6 +142,21 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
     return op;
 }
 
+void note_stream_uses(const std::vector<nu::operand>& inputs, const std::vector<nu::operand>& outputs,
+                      const nu::stream_ref& s) {
+    auto note = [&](const nu::operand& op, bool write) {
+        if (op.where == nu::operand::kind::device && op.device.buffer()) op.device.buffer()->note_use(s, write);
+    };
+    for (const nu::operand& op : inputs) note(op, false);
+    for (const nu::operand& op : outputs) note(op, true);
+}
+
+void note_stream_use(py::handle obj, const nu::stream_ref& s, bool write) {
+    if (!is_device_array(obj)) return;
+    const nu::device_array& d = obj.cast<const nu::device_array&>();
+    if (d.buffer()) d.buffer()->note_use(s, write);
+}
+
 py::object as_cupy(py::object device_result, const nu::stream_ref& s) {
     const nu::stream_handle h = s ? s->handle : nullptr;
     return py::module_::import("numbacuda_ufunc._interop")

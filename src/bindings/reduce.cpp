@@ -209,6 +209,9 @@ void bind_reduce(py::module_& m) {
             py::gil_scoped_release nogil;
             r.execute(loop, in, axes, has_init ? init_value.bytes : nullptr, dst, s, api.c_str());
         }
+        note_stream_use(arr, s, false);
+        note_stream_use(out, s, true);
+        note_stream_use(res, s, true);
         if (!res.is_none()) return py::none();
         if (!out.is_none()) return result;
         if (keepdims) {

@@ -118,6 +118,19 @@ public:
         return static_cast<int>(2048 / (block ? block : 1));
     }
 
+    // An event marking the work queued on `s` so far, re-recording `reuse` when given; nullptr
+    // where all work runs in order on the calling thread (the default, the host backend).
+    virtual void* record_event(stream_handle s, void* reuse) {
+        (void)s;
+        return reuse;
+    }
+    // Work queued on `waiter` from now on starts after `event` (a record_event result).
+    virtual void wait_event(stream_handle waiter, void* event) {
+        (void)waiter;
+        (void)event;
+    }
+    virtual void destroy_event(void* event) noexcept { (void)event; }
+
     // Page-locked host memory (plain host memory when emulated).
     virtual void* allocate_pinned(std::size_t bytes) = 0;
     virtual void release_pinned(void* ptr) noexcept = 0;

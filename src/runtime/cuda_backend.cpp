@@ -372,6 +372,28 @@ public:
         return ptr;
     }
 
+    void* record_event(stream_handle s, void* reuse) override {
+        make_current();
+        auto event = static_cast<CUevent>(reuse);
+        if (event == nullptr) NU_CU(m_api, cuEventCreate, &event, CU_EVENT_DISABLE_TIMING);
+        const CUresult status = m_api.cuEventRecord(event, static_cast<CUstream>(s));
+        if (status != CUDA_SUCCESS) {
+            if (reuse == nullptr) m_api.cuEventDestroy(event);
+            check(status, "cuEventRecord");
+        }
+        return event;
+    }
+
+    void wait_event(stream_handle waiter, void* event) override {
+        if (event == nullptr) return;
+        make_current();
+        NU_CU(m_api, cuStreamWaitEvent, static_cast<CUstream>(waiter), static_cast<CUevent>(event), 0);
+    }
+
+    void destroy_event(void* event) noexcept override {
+        if (event != nullptr) m_api.cuEventDestroy(static_cast<CUevent>(event));
+    }
+
     int max_active_blocks(void* function, unsigned block, std::size_t dynamic_shared) override {
         const occupancy_key key{static_cast<CUfunction>(function), block, dynamic_shared};
         {
