@@ -120,8 +120,8 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
 py::object as_cupy(py::object device_result, const nu::stream_ref& s);
 // After a call queued its work on `s`: device operands remember the use (frees wait for
 // it; the interface export names the last writer). Inputs are read, outputs written.
-void note_stream_uses(const std::vector<nu::operand>& inputs, const std::vector<nu::operand>& outputs,
-                      const nu::stream_ref& s);
+void note_stream_uses(const std::vector<nu::operand>& inputs, const nu::operand* outputs,
+                      std::size_t nout, const nu::stream_ref& s);
 // The same for one of our DeviceNDArrays given as a Python object (no-op for others).
 void note_stream_use(py::handle obj, const nu::stream_ref& s, bool write);
 call_keywords parse_keywords(const std::string& name, py::handle kwargs);

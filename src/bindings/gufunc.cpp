@@ -117,7 +117,7 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
         py::gil_scoped_release nogil;
         g.execute(plan, ops, out_ops, s);
     }
-    note_stream_uses(ops, out_ops, s);
+    note_stream_uses(ops, out_ops.data(), out_ops.size(), s);
     for (auto& [user_in, copy] : writable_back) {
         py::module_::import("numpy").attr("copyto")(user_in, copy, py::arg("casting") = "same_kind");
     }

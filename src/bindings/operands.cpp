@@ -142,13 +142,13 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
     return op;
 }
 
-void note_stream_uses(const std::vector<nu::operand>& inputs, const std::vector<nu::operand>& outputs,
-                      const nu::stream_ref& s) {
+void note_stream_uses(const std::vector<nu::operand>& inputs, const nu::operand* outputs,
+                      std::size_t nout, const nu::stream_ref& s) {
     auto note = [&](const nu::operand& op, bool write) {
         if (op.where == nu::operand::kind::device && op.device.buffer()) op.device.buffer()->note_use(s, write);
     };
     for (const nu::operand& op : inputs) note(op, false);
-    for (const nu::operand& op : outputs) note(op, true);
+    for (std::size_t k = 0; k < nout; ++k) note(outputs[k], true);
 }
 
 void note_stream_use(py::handle obj, const nu::stream_ref& s, bool write) {

@@ -66,7 +66,7 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
         py::gil_scoped_release nogil;
         uf.execute(plan, ops, out_op, s);
     }
-    if (any_device || out_op.where == nu::operand::kind::device) note_stream_uses(ops, {out_op}, s);
+    if (any_device || out_op.where == nu::operand::kind::device) note_stream_uses(ops, &out_op, 1, s);
     if (out.is_none() && out_op.where == nu::operand::kind::host && plan.shape.empty()) {
         return result[py::tuple()];  // a 0-d result from host inputs is a NumPy scalar
     }
