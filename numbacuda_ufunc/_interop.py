@@ -3,7 +3,7 @@ queued the call's work)."""
 
 from __future__ import annotations
 
-__all__ = ["as_cupy"]
+__all__ = ["as_cupy", "stream_handle"]
 
 
 def as_cupy(arr, stream_handle: int):
@@ -34,3 +34,19 @@ def as_cupy(arr, stream_handle: int):
         done.record(cupy.cuda.ExternalStream(stream_handle))
         current.wait_event(done)
     return out
+
+
+def stream_handle(stream):
+    """The raw handle of a ``stream=`` argument (0, an int, our Stream, a CuPy or Numba
+    stream); None when it is none of those."""
+    if stream is None or stream == 0:
+        return 0
+    for attr in ("ptr", "handle"):  # CuPy streams: .ptr; ours: .handle (int); Numba: c_void_p
+        h = getattr(stream, attr, None)
+        if h is not None:
+            h = getattr(h, "value", h)
+            return int(h or 0)
+    try:
+        return int(stream)
+    except (TypeError, ValueError):
+        return None

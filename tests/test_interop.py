@@ -193,6 +193,13 @@ def test_cupy_results_come_from_the_raw_pointer_with_an_event(monkeypatch):
     np.testing.assert_array_equal(out2.data.mem.owner.copy_to_host(), x + 2)
     assert fake.log == [("wait", 0, int(s))]
 
+    fake.log.clear()
+    acc = add.accumulate(_CupyInput(dev), axis=1, stream=s)  # the Python-side methods too
+    s.synchronize()
+    assert isinstance(acc, fake.module.ndarray)
+    np.testing.assert_array_equal(acc.data.mem.owner.copy_to_host(), np.cumsum(x, axis=1))
+    assert fake.log == [("wait", 0, int(s))]
+
     r = reduce(lambda a, b: a + b)
     fake.log.clear()
     col = r(_CupyInput(dev), axis=0)

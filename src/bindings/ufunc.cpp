@@ -147,9 +147,11 @@ py::object call_loop(py::handle self, py::tuple args, py::object out, int loop, 
             uf.execute(plan, ops, out_op, s);
         }
     }
+    if (any_device || out_op.where == nu::operand::kind::device) note_stream_uses(ops, &out_op, 1, s);
     if (out.is_none() && out_op.where == nu::operand::kind::host && plan.shape.empty()) {
         return result[py::tuple()];
     }
+    if (is_cupy && out.is_none() && out_op.where == nu::operand::kind::device) return as_cupy(result, s);
     return result;
 }
 
