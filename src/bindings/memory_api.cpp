@@ -18,7 +18,7 @@ struct event_state {
     void* handle = nullptr;
     bool timing = true;
     ~event_state() {
-        if (handle != nullptr && nu::backend_available()) nu::active_backend().destroy_event(handle);
+        if (handle != nullptr && nu::backend_available()) nu::active_backend().event_destroy(handle);
     }
 };
 
@@ -232,17 +232,17 @@ void bind_memory_api(py::module_& m) {
         .def_property_readonly("handle", [](const py_event& e) { return reinterpret_cast<std::uintptr_t>(e.state->handle); })
         .def_property_readonly("timing", [](const py_event& e) { return e.state->timing; })
         .def("record", [](const py_event& e, py::handle stream) {
-            nu::active_backend().record_event(e.state->handle, nu::live_handle(as_stream(stream, "Event.record"), "Event.record"));
+            nu::active_backend().event_record(e.state->handle, nu::live_handle(as_stream(stream, "Event.record"), "Event.record"));
         }, py::arg("stream") = 0, "Record the event on `stream`: it completes after the work queued there so far.")
         .def("synchronize", [](const py_event& e) {
             py::gil_scoped_release nogil;
-            nu::active_backend().synchronize_event(e.state->handle);
+            nu::active_backend().event_synchronize(e.state->handle);
         }, "Wait on the host until the event completes.")
         .def("wait", [](const py_event& e, py::handle stream) {
             nu::active_backend().stream_wait_event(nu::live_handle(as_stream(stream, "Event.wait"), "Event.wait"),
                                                    e.state->handle);
         }, py::arg("stream") = 0, "Make later work on `stream` wait for the event.")
-        .def("query", [](const py_event& e) { return nu::active_backend().query_event(e.state->handle); },
+        .def("query", [](const py_event& e) { return nu::active_backend().event_query(e.state->handle); },
              "True when the event has completed.")
         .def("elapsed_time", [](const py_event& e, py::handle other) {
             return elapsed_between(e, other, "Event.elapsed_time");
@@ -256,7 +256,7 @@ void bind_memory_api(py::module_& m) {
         }
         auto s = std::make_shared<event_state>();
         s->timing = timing.ptr() == Py_True;
-        s->handle = nu::active_backend().create_event(s->timing);
+        s->handle = nu::active_backend().event_create(s->timing);
         return py_event{s};
     }, py::arg("timing") = true);
     m.def("event_elapsed_time", [](py::handle start, py::handle end) {

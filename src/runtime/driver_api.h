@@ -22,7 +22,8 @@ namespace nu {
     X(cuMemPoolTrimTo) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)    \
     X(cuMemHostAlloc) X(cuMemFreeHost) X(cuPointerGetAttribute) X(cuModuleLoadData)      \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)                          \
-    X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuModuleGetGlobal) X(cuLaunchCooperativeKernel)
+    X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuModuleGetGlobal) X(cuLaunchCooperativeKernel) \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemsetD32Async)
 
 // Events, mapped/managed/registered memory, IPC, callbacks and the profiler (issue 17):
 // src/runtime/cuda_memory_extras.cpp.

@@ -153,15 +153,15 @@ public:
     }
     void release_pinned(void* ptr) noexcept override { std::free(ptr); }
 
-    void* create_event(bool timing) override { return new host_event{timing, false, {}}; }
-    void destroy_event(void* e) noexcept override { delete static_cast<host_event*>(e); }
-    void record_event(void* e, stream_handle) override {
+    void* event_create(bool timing) override { return new host_event{timing, false, {}}; }
+    void event_destroy(void* e) noexcept override { delete static_cast<host_event*>(e); }
+    void event_record(void* e, stream_handle) override {
         auto* ev = static_cast<host_event*>(e);
         ev->recorded = true;
         ev->when = std::chrono::steady_clock::now();
     }
-    bool query_event(void*) override { return true; }
-    void synchronize_event(void*) override {}
+    bool event_query(void*) override { return true; }
+    void event_synchronize(void*) override {}
     void stream_wait_event(stream_handle, void*) override {}
     float event_elapsed_ms(void* start, void* end) override {
         const auto* a = static_cast<const host_event*>(start);
