@@ -81,7 +81,9 @@ public:
 
     // Copies. `copy_to_device` may return before the copy finishes but never before the
     // source can be reused; `copy_to_host` returns with the data in place unless the
-    // destination is pinned (then it is ordered on `s` like any other stream work).
+    // destination is pinned and `s` is an explicit stream (then it is ordered on `s` like
+    // any other stream work). On the legacy default stream (nullptr) both are synchronous
+    // for pinned memory too, as in Numba: the caller may reuse or read the host memory.
     virtual void copy_to_device(void* dst, const void* src, std::size_t bytes,
                                 stream_handle s) = 0;
     virtual void copy_to_host(void* dst, const void* src, std::size_t bytes,
@@ -107,9 +109,79 @@ public:
     // the kernel's error record through it).
     virtual void* module_global(void* module, const std::string& name, std::size_t* bytes) = 0;
 
+    // Blocks of `block` threads with `dynamic_shared` bytes that fit on one multiprocessor
+    // at once (the occupancy API: registers and shared memory decide). Grid-stride
+    // launches size their grids with it. The default is for backends without a device.
+    virtual int max_active_blocks(void* function, unsigned block, std::size_t dynamic_shared) {
+        (void)function;
+        (void)dynamic_shared;
+        return static_cast<int>(2048 / (block ? block : 1));
+    }
+
+    // An event marking the work queued on `s` so far, re-recording `reuse` when given; nullptr
+    // where all work runs in order on the calling thread (the default, the host backend).
+    virtual void* record_event(stream_handle s, void* reuse) {
+        (void)s;
+        return reuse;
+    }
+    // Work queued on `waiter` from now on starts after `event` (a record_event result).
+    virtual void wait_event(stream_handle waiter, void* event) {
+        (void)waiter;
+        (void)event;
+    }
+    virtual void destroy_event(void* event) noexcept { (void)event; }
+
     // Page-locked host memory (plain host memory when emulated).
     virtual void* allocate_pinned(std::size_t bytes) = 0;
     virtual void release_pinned(void* ptr) noexcept = 0;
+
+    // Failures of `release`/`release_pinned`, which cannot throw (they run in destructors
+    // and finalizers, possibly on other threads): the messages since the last call, for
+    // the caller to report (the bindings turn them into warnings). Empty when none.
+    virtual std::string take_release_errors() { return {}; }
+
+    // ---- The rest of Numba's host API (src/runtime/memory_extras.h wraps these) ----------
+    // Events of cuda.event() (the engine's own ordering events are record_event above):
+    // opaque handles. The host backend does all work in order on the calling thread, so
+    // an event it records is complete at once and carries the time of recording.
+    virtual void* event_create(bool timing) = 0;
+    virtual void event_destroy(void* event) noexcept = 0;
+    virtual void event_record(void* event, stream_handle s) = 0;
+    virtual bool event_query(void* event) = 0;
+    virtual void event_synchronize(void* event) = 0;
+    virtual void stream_wait_event(stream_handle s, void* event) = 0;
+    virtual float event_elapsed_ms(void* start, void* end) = 0;
+    virtual bool query_stream(stream_handle s) = 0;
+    // Runs fn(data) once the work queued so far on `s` is done (on a driver thread; the
+    // host backend calls it before returning).
+    virtual void launch_host_callback(stream_handle s, void (*fn)(void*), void* data) = 0;
+
+    // Mapped (page-locked, device-visible) and managed memory. Both return the host address;
+    // mapped_device_pointer gives the address kernels use (the same one under UVA).
+    virtual void* allocate_mapped(std::size_t bytes, bool portable, bool write_combined) = 0;
+    virtual void release_mapped(void* ptr) noexcept = 0;
+    virtual void* allocate_managed(std::size_t bytes) = 0;
+    virtual void release_managed(void* ptr) noexcept = 0;
+    // Page-locks (and with `mapped`, maps) existing host memory until unregister_host.
+    // False (and nothing to undo) when the memory was already page-locked by someone else.
+    virtual bool register_host(void* ptr, std::size_t bytes, bool mapped, bool portable) = 0;
+    virtual void unregister_host(void* ptr) noexcept = 0;
+    virtual void* mapped_device_pointer(void* host) = 0;
+
+    // The allocation containing `ptr` (device, mapped or managed memory): its base and size.
+    // False when `ptr` lies in none (cuMemGetAddressRange; the host backend's own table).
+    virtual bool address_range(const void* ptr, const void** base, std::size_t* bytes) const = 0;
+
+    // Device memory outside the stream-ordered pool (cuMemAlloc), which CUDA IPC can share.
+    virtual void* allocate_shareable(std::size_t bytes) = 0;
+    virtual void release_shareable(void* ptr, std::size_t bytes) noexcept = 0;
+
+    // Inter-process sharing of the allocation at `base` (64-byte CUipcMemHandle).
+    virtual std::string ipc_handle(void* base) = 0;
+    virtual void* open_ipc_handle(const std::string& handle) = 0;
+    virtual void close_ipc_handle(void* ptr) noexcept = 0;
+
+    virtual void profiler(bool start) = 0;  // cuProfilerStart / cuProfilerStop
 };
 
 std::unique_ptr<backend> make_host_backend();
