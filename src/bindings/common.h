@@ -42,6 +42,8 @@ bool to_int64(py::handle obj, std::int64_t* out);
 // `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's stream.
 nu::stream_ref as_stream(py::handle obj, const char* api);
 nu::dtype as_dtype(py::handle obj, const char* api);
+// A NumPy dtype as an engine dtype; TypeError naming `what` for the others.
+nu::dtype dtype_of(const py::dtype& dt, const char* what);
 py::dtype to_numpy_dtype(nu::dtype t);
 int dtype_from_type_num(int num);
 nu::shape_t as_shape(py::handle obj, const char* api, const char* what = "shape");
@@ -67,7 +69,7 @@ nu::array_view host_view(const py::array& arr, const What& what) {
         } else {
             name = what;
         }
-        v.type = nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), name.c_str());
+        v.type = dtype_of(dt, name.c_str());
     }
     v.data = const_cast<void*>(arr.data());
     for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
