@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from . import _core
+from . import _core, _dask
 from .compiler import translate
 from .types import Array, Scalar, Signature, parse_signature_for
 from .ufunc import TARGETS, _arity, _take_identity_of
@@ -185,9 +185,22 @@ class GUFunc(_core.GUFunc):
         """Signature -> the CUDA C++ of the translated function."""
         return {str(sig): tf.cuda_source for sig, tf in self._translated.items()}
 
+    def _dask_call(self, *args, **kwargs):
+        """The engine found a Dask array among the inputs: dask.array.apply_gufunc."""
+        return _dask.gufunc_call(self, args, kwargs)
+
+    def __reduce__(self):
+        # Pickled by the function, signatures and options (Dask's distributed workers).
+        return (_rebuild, (self.py_func, [str(s) for s in self._translated], self.layout,
+                           self.target, self.fastmath, self.cache, self.writable_args))
+
     def __repr__(self):
         return (f"<numbacuda_ufunc.GUFunc '{self.__name__}' {self.signature} "
                 f"target={self.target} types={self.types}>")
+
+
+def _rebuild(pyfunc, signatures, layout, target, fastmath, cache, writable_args):
+    return GUFunc(pyfunc, signatures, layout, target, fastmath, cache, writable_args)
 
 
 def _writable_indices(pyfunc, writable_args, nin, api):

@@ -14,7 +14,7 @@ import inspect
 
 import numpy as np
 
-from . import _core
+from . import _core, _dask
 from .compiler import translate
 from .types import from_dtype
 
@@ -69,8 +69,14 @@ class Reduce:
         return self._engine._add_loop(np.dtype(dtype).str, tf.name, tf.source)
 
     def __call__(self, arr, size=None, res=None, init=0, stream=0, axis=None):
-        return self._engine._run(arr, axis, size, res, None, init, None, False, stream,
-                                 True, self._api)
+        try:
+            return self._engine._run(arr, axis, size, res, None, init, None, False, stream,
+                                     True, self._api)
+        except _core.DaskArgument:
+            return _dask.reducer_call(self, arr, size, res, init, stream, axis)
+
+    def __reduce__(self):
+        return (Reduce, (self._functor,))  # pickles by the function (Dask's workers)
 
     def inspect_cuda(self, dtype) -> str:
         """The CUDA C++ translation unit reducing arrays of ``dtype`` (NVRTC's input)."""

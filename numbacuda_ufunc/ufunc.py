@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from . import _core
+from . import _core, _dask
 from ._compile import compile_ptx
 from .compiler import translate
 from .types import Scalar, Signature, from_dtype, parse_signature, parse_signature_for
@@ -135,8 +135,13 @@ class UFunc(_core.UFunc):
             initial = None if self.identity in (None, "reorderable") else self.identity
         if axis == 0 and getattr(a, "ndim", np.ndim(a)) == 0:
             axis = None  # NumPy accepts axis=0 for a 0-d array: it reduces the one element
-        return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
-                           False, api)
+        try:
+            return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
+                               False, api)
+        except _core.DaskArgument:
+            if out is not None:
+                raise TypeError(f"{api}(): out= is not supported with Dask arrays") from None
+            return _dask.ufunc_reduce(self, a, axis, dtype, initial, bool(keepdims))
 
     def _reduce_loop(self, engine, dt, api) -> int:
         """The reducer's loop for input dtype ``dt``: the first T(T, T) loop that ``dt``
@@ -156,8 +161,22 @@ class UFunc(_core.UFunc):
         raise TypeError(f"{api}(): no loop of the form T(T, T) accepts {dt} with safe casting; "
                         f"the loops are {self.types}")
 
+    def _dask_call(self, *args, **kwargs):
+        """The engine found a Dask array among the arguments: a lazy Dask array."""
+        return _dask.ufunc_call(self, args, kwargs)
+
+    def __reduce__(self):
+        # Pickled by the function and its signatures (Dask's distributed workers rebuild it).
+        sigs = [str(s) for s in self._translated] if not hasattr(self, "_resolve") else None
+        return (_rebuild, (self.py_func, sigs, self.target, self.identity, self.fastmath,
+                           self.cache))
+
     def __repr__(self):
         return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"
+
+
+def _rebuild(pyfunc, signatures, target, identity, fastmath, cache):
+    return UFunc(pyfunc, signatures, target, identity, fastmath, cache)
 
 
 _core.install_fast_call(UFunc)

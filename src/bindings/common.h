@@ -111,6 +111,16 @@ struct call_keywords {
     py::object stream = py::int_(0);
 };
 
+// A Dask array among the arguments: thrown from argument conversion (off the hot path, after
+// every array type the engine takes has been ruled out) so that the call is redone lazily,
+// chunk by chunk, by the object's Python `_dask_call` (numbacuda_ufunc/_dask.py). Reducers
+// see it as _core.DaskArgument.
+struct dask_argument : std::exception {
+    const char* what() const noexcept override { return "a Dask array argument"; }
+};
+// Whether `obj` is a dask.array.Array; never imports Dask (none can exist before it is).
+bool is_dask_array(py::handle obj);
+
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);
 call_keywords parse_keywords(const std::string& name, py::handle kwargs);
@@ -123,7 +133,12 @@ void set_call_slot(py::handle cls, ternaryfunc call);
 template <py::object (*Call)(py::handle, py::tuple, py::handle)>
 PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     try {
-        return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+        try {
+            return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+        } catch (const dask_argument&) {
+            py::object lazy = py::reinterpret_borrow<py::object>(self).attr("_dask_call");
+            return PyObject_Call(lazy.ptr(), args, kwargs);
+        }
     } catch (py::error_already_set& e) {
         e.restore();
     } catch (...) {

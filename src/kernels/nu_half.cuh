@@ -85,6 +85,20 @@ NU_DEVICE float widen_f16(u16 h) {
 
 NU_DEVICE float widen_bf16(u16 h) { return f32_from_bits((unsigned int)h << 16); }
 
+// float16 -> float64 in one step, as NumPy does (through float32, a NaN would be quieted).
+NU_DEVICE double widen_f16_f64(u16 h) {
+    if ((h & 0x7c00u) != 0x7c00u || (h & 0x3ffu) == 0) return double(widen_f16(h));
+    const unsigned long long u = ((unsigned long long)(h & 0x8000u) << 48) |
+                                 0x7ff0000000000000ull | ((unsigned long long)(h & 0x3ffu) << 42);
+#ifdef NU_HOST_BUILD
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+#else
+    return __longlong_as_double((long long)u);
+#endif
+}
+
 }  // namespace half_detail
 
 struct bf16;
@@ -121,6 +135,9 @@ struct bf16 {
     }
 };
 
+NU_DEVICE double half_to_f64(f16 x) { return half_detail::widen_f16_f64(x.bits); }
+NU_DEVICE double half_to_f64(bf16 x) { return double(float(x)); }  // ml_dtypes: via float32
+
 template <class T> constexpr bool is_half = false;
 template <> constexpr bool is_half<f16> = true;
 template <> constexpr bool is_half<bf16> = true;
@@ -150,4 +167,47 @@ NU_HALF_OPERATORS(f16)
 NU_HALF_OPERATORS(bf16)
 #undef NU_HALF_OPERATORS
 
+}  // namespace nu
+
+// ---- cuda.fp16 (Numba's names): half-precision intrinsics --------------------------------
+// Each computes in float32 (float64 for hfma and hrsqrt) and rounds once; comparisons are
+// ordered, as CUDA's __heq ... __hne are: a NaN operand gives false.
+namespace nu {
+namespace fp16 {
+
+NU_DEVICE f16 hadd(f16 a, f16 b) { return a + b; }
+NU_DEVICE f16 hsub(f16 a, f16 b) { return a - b; }
+NU_DEVICE f16 hmul(f16 a, f16 b) { return a * b; }
+NU_DEVICE f16 hdiv(f16 a, f16 b) { return a / b; }
+NU_DEVICE f16 hneg(f16 a) { return -a; }
+NU_DEVICE f16 habs(f16 a) { return f16::from_bits(u16(a.bits & 0x7fffu)); }
+// a*b is exact in float64 (22 significant bits) and the sum rounds once more to half: the
+// correctly rounded fused result.
+NU_DEVICE f16 hfma(f16 a, f16 b, f16 c) { return f16(::fma(double(float(a)), double(float(b)), double(float(c)))); }
+// max/min of a NaN and a number is the number (CUDA's __hmax, PTX max.f16)
+NU_DEVICE f16 hmax(f16 a, f16 b) { return a != a ? b : (b != b ? a : (b > a ? b : a)); }
+NU_DEVICE f16 hmin(f16 a, f16 b) { return a != a ? b : (b != b ? a : (b < a ? b : a)); }
+NU_DEVICE bool heq(f16 a, f16 b) { return a == b; }
+NU_DEVICE bool hne(f16 a, f16 b) { return a < b || a > b; }
+NU_DEVICE bool hlt(f16 a, f16 b) { return a < b; }
+NU_DEVICE bool hle(f16 a, f16 b) { return a <= b; }
+NU_DEVICE bool hgt(f16 a, f16 b) { return a > b; }
+NU_DEVICE bool hge(f16 a, f16 b) { return a >= b; }
+NU_DEVICE f16 hsqrt(f16 a) { return f16(::sqrtf(float(a))); }
+NU_DEVICE f16 hrsqrt(f16 a) { return f16(1.0 / ::sqrt(double(float(a)))); }
+NU_DEVICE f16 hrcp(f16 a) { return f16(1.0f / float(a)); }
+NU_DEVICE f16 hexp(f16 a) { return f16(::expf(float(a))); }
+NU_DEVICE f16 hexp2(f16 a) { return f16(::exp2f(float(a))); }
+NU_DEVICE f16 hexp10(f16 a) { return f16(::exp10f(float(a))); }
+NU_DEVICE f16 hlog(f16 a) { return f16(::logf(float(a))); }
+NU_DEVICE f16 hlog2(f16 a) { return f16(::log2f(float(a))); }
+NU_DEVICE f16 hlog10(f16 a) { return f16(::log10f(float(a))); }
+NU_DEVICE f16 hcos(f16 a) { return f16(::cosf(float(a))); }
+NU_DEVICE f16 hsin(f16 a) { return f16(::sinf(float(a))); }
+NU_DEVICE f16 hceil(f16 a) { return f16(::ceilf(float(a))); }
+NU_DEVICE f16 hfloor(f16 a) { return f16(::floorf(float(a))); }
+NU_DEVICE f16 htrunc(f16 a) { return f16(::truncf(float(a))); }
+NU_DEVICE f16 hrint(f16 a) { return f16(::rintf(float(a))); }
+
+}  // namespace fp16
 }  // namespace nu

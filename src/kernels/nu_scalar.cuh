@@ -116,6 +116,8 @@ NU_DEVICE To cast(From x) {
         return x != From(0);  // NaN is true, as in NumPy
     } else if constexpr (is_int<To> && is_float<From>) {
         return float_to_int<To>(x);
+    } else if constexpr (is_half<From> && is_float<To> && sizeof(To) == 8) {
+        return half_to_f64(x);
     } else {
         return To(x);
     }
