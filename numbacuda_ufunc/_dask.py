@@ -20,6 +20,7 @@ dask-cuda's ``LocalCUDACluster``.
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
@@ -52,7 +53,7 @@ def _sample(arg):
 
 def ufunc_call(uf, args, kwargs):
     """``uf(*args)`` with a Dask array among ``args``: a lazy Dask array."""
-    import dask.array as da
+    from dask.array.core import elemwise
 
     kwargs = dict(kwargs)
     _no_out(uf.__name__, kwargs)
@@ -66,8 +67,8 @@ def ufunc_call(uf, args, kwargs):
                         f"'{next(iter(kwargs))}'")
     # The loop is chosen once, here, as for the whole array: NumPy's rules on the dtypes.
     dtype = uf(*(_sample(a) for a in args)).dtype
-    block_kwargs = {} if stream in (0, None) else {"stream": stream}
-    return da.elemwise(uf, *args, dtype=dtype, **block_kwargs)
+    op = uf if stream in (0, None) else functools.partial(uf, stream=stream)
+    return elemwise(op, *args, dtype=dtype)
 
 
 def gufunc_call(g, args, kwargs):
@@ -94,9 +95,32 @@ def gufunc_call(g, args, kwargs):
     outs = sample_out if isinstance(sample_out, tuple) else (sample_out,)
     dtypes = [o.dtype for o in outs]
     block_kwargs = {} if stream in (0, None) else {"stream": stream}
+    args = _align_loop_chunks(args, ins)
     return da.apply_gufunc(g, g.signature, *args,
                            output_dtypes=dtypes if len(dtypes) > 1 else dtypes[0],
                            **block_kwargs)
+
+
+def _align_loop_chunks(args, core_dims):
+    """Rechunk the inputs so that broadcast loop dimensions (and same-named core
+    dimensions) have the same chunks, as NumPy's broadcasting lines them up; Dask's
+    apply_gufunc asks for that and would refuse unequal chunkings."""
+    from dask.array.core import unify_chunks
+
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    ndims = [getattr(a, "ndim", np.ndim(a)) for a in args]
+    nloop = max([n - len(d) for n, d in zip(ndims, core_dims)] + [0])
+    loop = [next(letters) for _ in range(nloop)]
+    named = {}
+    pairs = []
+    for a, n, dims in zip(args, ndims, core_dims):
+        if n == 0:
+            pairs += [a, None]
+            continue
+        core = [named.setdefault(d, next(letters)) if isinstance(d, str) else next(letters)
+                for d in dims]
+        pairs += [a, "".join(loop[nloop - (n - len(dims)):] + core)]
+    return unify_chunks(*pairs)[1]
 
 
 def _axes(axis, ndim, api):
@@ -153,6 +177,10 @@ def ufunc_reduce(uf, x, axis, dtype, initial, keepdims):
         if block.size == 0 and initial is not None:
             # an empty chunk folds to the identity (only the final step applies `initial`)
             return uf.reduce(block, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
+        if block.size == 0:
+            # NumPy's words: Dask recognises them when it probes with empty meta arrays
+            raise ValueError(f"{api}(): zero-size array to reduction operation "
+                             f"{uf.__name__} which has no identity")
         return uf.reduce(block, axis=axis, dtype=dtype, keepdims=keepdims, initial=None)
 
     return _reduction(x, fold, axes, keepdims, out_dtype, api)
@@ -164,16 +192,16 @@ def reducer_call(r, x, size, res, init, stream, axis):
     api = r._api
     _no_out(api, {"res": res, "size": size})
     axes = _axes(axis, x.ndim, api)
-    engine = r._engine
 
-    def fold(block, axis, keepdims, final):
+    def fold(block, axis, keepdims, final):  # captures `r`, which pickles (not its engine)
+        engine = r._engine
         # init is folded in exactly once: in the final step, as op(init, fold(x))
         if final:
             return engine._run(block, axis, None, None, None, init, None, keepdims, stream,
                                False, api)
         if block.size == 0:
-            raise ValueError(f"{api}(): a Dask chunk is empty along the reduced axes; the "
-                             f"reducer has no identity to stand for it (rechunk)")
+            raise ValueError(f"{api}(): zero-size array to reduction operation {api} which "
+                             f"has no identity (an empty Dask chunk: rechunk)")
         return engine._run(block, axis, None, None, None, None, None, True, stream, False, api)
 
     return _reduction(x, fold, axes, False, x.dtype, api)

@@ -12,7 +12,7 @@ import re
 from . import _core, _dask
 from .compiler import translate
 from .types import Array, Scalar, Signature, parse_signature_for
-from .ufunc import TARGETS, _arity, _take_identity_of
+from .ufunc import TARGETS, _arity, _take_identity_of, global_name
 
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
 
@@ -191,8 +191,9 @@ class GUFunc(_core.GUFunc):
 
     def __reduce__(self):
         # Pickled by the function, signatures and options (Dask's distributed workers).
-        return (_rebuild, (self.py_func, [str(s) for s in self._translated], self.layout,
-                           self.target, self.fastmath, self.cache, self.writable_args))
+        return global_name(self) or (_rebuild, (
+            self.py_func, [str(s) for s in self._translated], self.layout, self.target,
+            self.fastmath, self.cache, self.writable_args))
 
     def __repr__(self):
         return (f"<numbacuda_ufunc.GUFunc '{self.__name__}' {self.signature} "

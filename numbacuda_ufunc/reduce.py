@@ -55,6 +55,8 @@ class Reduce:
         self._engine = _core.Reducer(name if name and name.isidentifier() else "lambda")
         self._engine._resolve = self._resolve
         self.__name__ = name or "reduce"
+        self.__qualname__ = getattr(functor, "__qualname__", self.__name__)
+        self.__module__ = getattr(functor, "__module__", None)
         self.__doc__ = functor.__doc__
         self.__wrapped__ = functor
 
@@ -76,7 +78,9 @@ class Reduce:
             return _dask.reducer_call(self, arr, size, res, init, stream, axis)
 
     def __reduce__(self):
-        return (Reduce, (self._functor,))  # pickles by the function (Dask's workers)
+        from .ufunc import global_name
+
+        return global_name(self) or (Reduce, (self._functor,))  # by name, else the function
 
     def inspect_cuda(self, dtype) -> str:
         """The CUDA C++ translation unit reducing arrays of ``dtype`` (NVRTC's input)."""

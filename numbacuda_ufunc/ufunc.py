@@ -9,6 +9,7 @@ Python code.
 from __future__ import annotations
 
 import inspect
+import sys
 
 import numpy as np
 
@@ -166,13 +167,24 @@ class UFunc(_core.UFunc):
         return _dask.ufunc_call(self, args, kwargs)
 
     def __reduce__(self):
-        # Pickled by the function and its signatures (Dask's distributed workers rebuild it).
+        # By name when the ufunc is a module global (the usual @vectorize); otherwise by
+        # the function and its signatures (cloudpickle, as Dask's distributed uses, pickles
+        # such functions by value). Workers rebuild it and compile on first use.
         sigs = [str(s) for s in self._translated] if not hasattr(self, "_resolve") else None
-        return (_rebuild, (self.py_func, sigs, self.target, self.identity, self.fastmath,
-                           self.cache))
+        return global_name(self) or (_rebuild, (self.py_func, sigs, self.target, self.identity,
+                                                self.fastmath, self.cache))
 
     def __repr__(self):
         return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"
+
+
+def global_name(obj):
+    """``obj``'s qualified name when its module holds it under that name (pickle then
+    stores a reference), else None."""
+    target = sys.modules.get(getattr(obj, "__module__", None) or "")
+    for part in getattr(obj, "__qualname__", "<").split("."):
+        target = getattr(target, part, None)
+    return obj.__qualname__ if target is obj else None
 
 
 def _rebuild(pyfunc, signatures, target, identity, fastmath, cache):

@@ -97,8 +97,8 @@ to_f16 = vectorize(["float16(float32)", "float16(float64)", "float16(int64)",
                     "float16(uint64)", "float16(bfloat16)"])(ident)
 to_bf16 = vectorize(["bfloat16(float32)", "bfloat16(float64)", "bfloat16(int64)",
                      "bfloat16(uint64)", "bfloat16(float16)"])(ident)
-from_half = vectorize(["float32(float16)", "float64(float16)", "float32(bfloat16)",
-                       "float64(bfloat16)"])(ident)
+from_half = vectorize(["float32(float16)", "float32(bfloat16)"])(ident)
+from_half64 = vectorize(["float64(float16)", "float64(bfloat16)"])(ident)
 
 
 @pytest.mark.parametrize("conv,dt", [(to_f16, F16), (to_bf16, BF16)])
@@ -130,7 +130,7 @@ def test_half_to_float_and_between_halves_is_bit_exact():
     h, b = every.view(np.float16), every.view(BF16)
     for x in (h, b):
         np.testing.assert_array_equal(from_half(x).view(np.uint32), x.astype(np.float32).view(np.uint32))
-        np.testing.assert_array_equal(from_half(x, out=np.empty(x.shape, np.float64)).view(np.uint64),
+        np.testing.assert_array_equal(from_half64(x).view(np.uint64),
                                       x.astype(np.float64).view(np.uint64))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -145,7 +145,9 @@ SOURCES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
 def _cast_matrix_gufunc(src):
     """A gufunc storing one source array into an array of every dtype (the translator's
     conversion on store: nu::cast)."""
-    names = [nu.types.from_dtype(d).name for d in SOURCES]
+    # the translator refuses complex -> real stores (take .real), as Numba does
+    dests = [d for d in SOURCES if np.dtype(src).kind != "c" or np.dtype(d).kind == "c"]
+    names = [nu.types.from_dtype(d).name for d in dests]
     sig = f"void({nu.types.from_dtype(src).name}[:], " + ", ".join(f"{n}[:]" for n in names) + ")"
     params = ", ".join(f"o{k}" for k in range(len(names)))
     body = "\n".join(f"        o{k}[i] = x[i]" for k in range(len(names)))
@@ -156,7 +158,7 @@ def _cast_matrix_gufunc(src):
     namespace = {}
     exec(compile(code, filename, "exec"), namespace)
     layout = "(n)->" + ",".join("(n)" for _ in names)
-    return guvectorize([sig], layout)(namespace["cast_all"])
+    return guvectorize([sig], layout)(namespace["cast_all"]), dests
 
 
 @pytest.mark.parametrize("src", [np.bool_, np.int8, np.int64, np.uint64, np.float16,
@@ -175,12 +177,12 @@ def test_cast_to_and_from_every_dtype(src):
         x = np.array([0.0, -0.0, 1.5, -2.0, 100.25, 3.0, 0.5, 120.0]).astype(src)
         if src.kind == "c":
             x = x + 1j * np.array([1.0, 0, 2, 0, 0, 3, 0, -1])
-    g = _cast_matrix_gufunc(src)
-    outs = [np.full(x.shape, 77, d) for d in SOURCES]
+    g, dests = _cast_matrix_gufunc(src)
+    outs = [np.full(x.shape, 77, d) for d in dests]
     g(x, *outs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for d, o in zip(SOURCES, outs):
+        for d, o in zip(dests, outs):
             want = x.astype(d)
             if np.dtype(d).kind == "b" or np.dtype(d).kind in "iu" or src.kind in "biu":
                 np.testing.assert_array_equal(o, want, err_msg=f"{src} -> {np.dtype(d)}")
@@ -213,6 +215,7 @@ def arith(a, b):
 OPS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b,
        lambda a, b: a // b, lambda a, b: a % b, lambda a, b: a ** b, lambda a, b: -a,
        lambda a, b: abs(b), lambda a, b: max(a, b), lambda a, b: a < b, lambda a, b: a == b]
+ORACLES = {9: lambda a, b: np.where(b > a, b, a)}  # Python's max(a, b) on arrays
 
 
 def _oracle(op, a, b, dt):
@@ -234,13 +237,13 @@ def test_arithmetic_matches_numpy(dt, k):
     a = edge_values(dt)
     b = np.roll(edge_values(dt), 7)
     a, b = np.meshgrid(a[:60], b[:60])
-    assert_same_values(f(a, b), _oracle(op, a, b, dt)) if ret != "bool" else \
-        np.testing.assert_array_equal(f(a, b), _oracle(op, a, b, dt))
+    want = _oracle(ORACLES.get(k, op), a, b, dt)
+    assert_same_values(f(a, b), want) if ret != "bool" else np.testing.assert_array_equal(f(a, b), want)
 
 
 @vectorize(["float16(float16)", "bfloat16(bfloat16)"])
 def transcend(x):
-    return math.sin(x) * math.exp(x / 16) + math.sqrt(abs(x)) - math.log1p(abs(x)) + math.floor(x)
+    return math.sin(x) * math.exp(x / 16) + math.sqrt(abs(x)) - math.log1p(abs(x)) + np.floor(x)
 
 
 @vectorize(["float16(float16)", "bfloat16(bfloat16)"])
@@ -255,7 +258,7 @@ def test_math_computes_in_float32_and_rounds_back(dt):
         xf = x.astype(np.float32)
         h = lambda v: np.asarray(v, np.float32).astype(dt)  # noqa: E731  (round to the type)
         want_t = h(h(h(h(np.sin(xf)) * h(np.exp(h(xf / 16)))) + h(np.sqrt(np.abs(xf)))) -
-                   h(np.log1p(np.abs(xf)))) + np.floor(xf)
+                   h(np.log1p(np.abs(xf)))) + h(np.floor(xf))
         want_t = h(want_t)
         want_n = h(h(h(h(np.tanh(xf)) + h(np.rint(xf))) + h(np.deg2rad(xf))) + h(np.arctan2(xf, 3)))
     # float32 libm results may differ by an ulp between implementations; one half ulp apart
@@ -285,8 +288,10 @@ def test_promotion_follows_numpy_and_ml_dtypes():
     assert add(b, b).dtype == BF16
     assert add(b, np.ones(3, np.uint8)).dtype == BF16
     assert add(b, np.ones(3, np.float32)).dtype == np.float32
-    with pytest.raises(TypeError, match="bfloat16"):
-        add(b, h)  # ml_dtypes has no common type for bfloat16 and float16
+    # ml_dtypes' scalars (the Python function's own semantics) compute bfloat16 with
+    # float16 or int16 in float32 (NumPy's arrays have no common type for them)
+    assert add(b, h).dtype == np.float32
+    assert add(b, np.ones(3, np.int16)).dtype == np.float32
 
     @vectorize
     def sq(x):

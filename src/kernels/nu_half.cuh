@@ -112,6 +112,7 @@ struct f16 {
     // Integers, bool and bfloat16 go through float32 (exact for every value that fits).
     template <class I>
     explicit NU_DEVICE f16(I x) : f16(float(x)) {}
+    explicit NU_DEVICE f16(bf16 x);
     NU_DEVICE operator float() const { return half_detail::widen_f16(bits); }
     static NU_DEVICE f16 from_bits(u16 b) {
         f16 h;
@@ -137,6 +138,11 @@ struct bf16 {
 
 NU_DEVICE double half_to_f64(f16 x) { return half_detail::widen_f16_f64(x.bits); }
 NU_DEVICE double half_to_f64(bf16 x) { return double(float(x)); }  // ml_dtypes: via float32
+
+// ml_dtypes turns a bfloat16 NaN into float16's quiet NaN 0x7e00 (keeping the sign).
+NU_DEVICE f16::f16(bf16 x) : bits(half_detail::narrow<10, 5, 23, 8>(half_detail::f32_bits(float(x)))) {
+    if ((x.bits & 0x7f80u) == 0x7f80u && (x.bits & 0x7fu) != 0) bits = u16((x.bits & 0x8000u) | 0x7e00u);
+}
 
 template <class T> constexpr bool is_half = false;
 template <> constexpr bool is_half<f16> = true;
