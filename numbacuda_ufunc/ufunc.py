@@ -16,7 +16,14 @@ import numpy as np
 from . import _core, _dask
 from ._compile import compile_ptx
 from .compiler import translate
-from .types import Scalar, Signature, from_dtype, parse_signature, parse_signature_for
+from .types import (
+    Scalar,
+    Signature,
+    from_dtype,
+    is_bfloat16_dtype,
+    parse_signature,
+    parse_signature_for,
+)
 
 __all__ = ["vectorize", "UFunc"]
 
@@ -151,7 +158,7 @@ class UFunc(_core.UFunc):
             return [(sig, tf) for sig, tf in self._translated.items()
                     if sig.args[0] == sig.args[1] == sig.return_type]
         if not any(sig.args[0].dtype == dt for sig, _ in homogeneous()) and \
-                hasattr(self, "_resolve") and dt.kind in "biufc":
+                hasattr(self, "_resolve") and (dt.kind in "biufc" or is_bfloat16_dtype(dt)):
             self._compile_for((dt, dt))
         for exact in (True, False):
             for sig, tf in homogeneous():

@@ -176,7 +176,7 @@ def test_cast_to_and_from_every_dtype(src):
         # exactly representable in every float type, inside every integer type's range
         x = np.array([0.0, -0.0, 1.5, -2.0, 100.25, 3.0, 0.5, 120.0]).astype(src)
         if src.kind == "c":
-            x = x + 1j * np.array([1.0, 0, 2, 0, 0, 3, 0, -1])
+            x = (x + 1j * np.array([1.0, 0, 2, 0, 0, 3, 0, -1])).astype(src)
     g, dests = _cast_matrix_gufunc(src)
     outs = [np.full(x.shape, 77, d) for d in dests]
     g(x, *outs)
@@ -356,6 +356,8 @@ def test_reductions_of_half_arrays(dt):
     got = max_reduce(y)
     assert np.asarray(got).dtype == dt and got == y.max()
     assert_same_bits(max_reduce(y.reshape(10, 100), axis=1), y.reshape(10, 100).max(axis=1))
+    lazy_max = vectorize(lambda a, b: max(a, b))
+    assert_same_bits(lazy_max.reduce(y.reshape(10, 100), axis=1), y.reshape(10, 100).max(axis=1))
     d = cuda.to_device(y)
     res = cuda.device_array(1, dtype=dt)
     max_reduce(d, res=res)
