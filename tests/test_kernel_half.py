@@ -82,6 +82,26 @@ def block_sum_shared(x, out):
         out[cuda.blockIdx.x] = acc
 
 
+@cuda.jit
+def reverse_local(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        tmp = cuda.local.array(4, dtype=np.float16)
+        for k in range(4):
+            tmp[k] = x[i, k]
+        for k in range(4):
+            out[i, k] = tmp[3 - k] * np.float16(0.5)
+
+
+def test_float16_local_arrays():
+    x = half_edges(46).reshape(15, 4)
+    out = np.empty_like(x)
+    reverse_local[1, 32](x, out)
+    with np.errstate(all="ignore"):
+        assert_half_equal(out, x[:, ::-1] * np.float16(0.5))
+    compiles(reverse_local)
+
+
 def test_float16_shared_arrays():
     x = rng.integers(-4, 5, 256).astype(np.float16)   # exact partial sums
     out = np.empty(4, np.float16)
