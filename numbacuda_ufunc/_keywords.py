@@ -70,11 +70,15 @@ def _accepts(t, loop_t, rule):
 
 
 def _loop_types(uf):
-    """(input dtypes, output dtype) of each loop, in order."""
+    """(input dtypes, output dtype) of each loop, in order (cached per loop count)."""
+    cached = uf.__dict__.get("_keyword_types")
+    if cached is not None and len(cached) == uf.ntypes:
+        return cached
     out = []
     for s in uf.types:
         ins, o = s.split("->")
         out.append(([np.dtype(c) for c in ins], np.dtype(o)))
+    uf._keyword_types = out
     return out
 
 
@@ -187,16 +191,23 @@ def call_with_keywords(uf, args, kwargs):
     elif dtype is not None:
         fixed = [None] * nin + [np.dtype(dtype)]
     in_types = [input_dtype(x) for x in inputs]
-    if fixed is not None and any(f is not None for f in fixed):
-        loop = _choose_loop(uf, in_types, fixed, casting)
-    elif casting != "same_kind":
-        loop = uf._select_loop(inputs)
+    fixes = fixed is not None and any(f is not None for f in fixed)
+    loop = -1
+    if fixes or casting != "same_kind":
+        # The choice depends on the types alone unless a weak scalar's value may matter:
+        # remembered per ufunc (keyed on its loop count, which only grows).
+        memo = uf.__dict__.setdefault("_keyword_loops", {})
+        key = None if any(isinstance(t, str) for t in in_types) else \
+            (tuple(in_types), tuple(fixed) if fixes else None, casting, uf.ntypes)
+        loop = memo.get(key, -1) if key is not None else -1
         if loop < 0:
-            loop = -1  # the engine raises its no-loop TypeError
-    else:
-        loop = -1
-    if loop >= 0:
-        _check_input_casts(uf, in_types, loop, casting)
+            loop = _choose_loop(uf, in_types, fixed, casting) if fixes else uf._select_loop(inputs)
+            if loop >= 0:  # (-1: the engine raises its no-loop TypeError)
+                _check_input_casts(uf, in_types, loop, casting)
+                if key is not None:
+                    if len(memo) > 256:
+                        memo.clear()
+                    memo[key] = loop
     result_type = fixed[-1] if fixed is not None and fixed[-1] is not None else None
     return uf._call_loop(inputs, out, loop, casting, order, where, result_type,
                          kwargs.get("stream", 0))

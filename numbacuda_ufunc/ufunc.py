@@ -181,9 +181,9 @@ class UFunc(_core.UFunc):
 
     def at(self, a, indices, b=None, stream=0):
         """NumPy's ``ufunc.at``: ``a[indices] = f(a[indices], b)`` unbuffered, so a repeated
-        index applies once per occurrence. On the GPU the updates of 4- and 8-byte elements
-        run in parallel as compare-and-swap loops (the function must be commutative and
-        associative); others, and the host backend, apply them in order."""
+        index applies once per occurrence. On the GPU the updates of elements of up to 8
+        bytes run in parallel as compare-and-swap loops (the function must be commutative
+        and associative); complex128, and the host backend, apply them in order."""
         return _methods.at(self, a, indices, b, stream)
 
     def outer(self, A, B, **kwargs):

@@ -248,8 +248,9 @@ void ufunc_methods::at(int loop, const reduce_operand& target, const std::vector
     l.values = st.place_bytes(values.data, l.count, t);
     const methods_kernel_set& k = kernels(kernel_key{loop, target.view.type, target.view.type}, host);
     std::vector<long long> p = pack(l);
-    // Compare-and-swap needs the element to be exactly the operator's 4- or 8-byte type.
-    const bool cas = target.view.type == t && (itemsize(t) == 4 || itemsize(t) == 8);
+    // Compare-and-swap needs the element to be exactly the operator's type, of at most
+    // 8 bytes (complex128 is applied in order by one thread).
+    const bool cas = target.view.type == t && itemsize(t) <= 8;
     if (cas) {
         run(k, k.at_cas, l.count, false, host ? nullptr : live, p);
     } else {

@@ -12,8 +12,9 @@
 //   reduceat    a thread per (line, segment) folding the segment left to right;
 //   at_seq      ufunc.at, one thread applying the updates in index order (any operator);
 //   at_cas      ufunc.at, a thread per update, each a compare-and-swap loop over the
-//               operator (4- and 8-byte types; the updates of one element apply once
-//               each, in an unspecified order: commutative and associative operators).
+//               operator (1-, 2-, 4- and 8-byte types, the small ones through their
+//               4-byte word; the updates of one element apply once each, in an
+//               unspecified order: commutative and associative operators).
 // The host build (NU_HOST_BUILD) runs every entry point sequentially, in NumPy's order.
 #pragma once
 
@@ -184,6 +185,29 @@ struct methods_kernels {
         } while (seen != assumed);
     }
 
+    // 1- and 2-byte elements: a compare-and-swap of the aligned 4-byte word holding the
+    // element, leaving its other bytes as they are (device allocations are 256-byte aligned,
+    // so the word never leaves the allocation's granule).
+    static __device__ void at_cas_subword(const methods_params& p, long long i) {
+        char* element = p.in + p.indices[i];
+        const unsigned long long address = reinterpret_cast<unsigned long long>(element);
+        unsigned int* word = reinterpret_cast<unsigned int*>(address & ~3ull);
+        const unsigned int shift = unsigned(address & 3ull) * 8u;
+        const unsigned int mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+        const T value = reinterpret_cast<const T*>(p.values)[i];
+        unsigned int seen = *word, assumed;
+        do {
+            assumed = seen;
+            const unsigned int old_bits = (assumed & mask) >> shift;
+            T current;
+            memcpy(&current, &old_bits, sizeof(T));  // little-endian: the low bytes
+            const T updated = combine(current, value);
+            unsigned int new_bits = 0;
+            memcpy(&new_bits, &updated, sizeof(T));
+            seen = atomicCAS(word, assumed, (assumed & ~mask) | ((new_bits << shift) & mask));
+        } while (seen != assumed);
+    }
+
     static __device__ void at_cas(const methods_params& p) {
         const long long step = (long long)gridDim.x * blockDim.x;
         for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.count; i += step) {
@@ -191,6 +215,8 @@ struct methods_kernels {
                 at_cas_one<unsigned long long>(p, i);
             } else if constexpr (sizeof(T) == 4) {
                 at_cas_one<unsigned int>(p, i);
+            } else if constexpr (sizeof(T) <= 2) {
+                at_cas_subword(p, i);
             } else if (i == 0) {
                 for (long long j = 0; j < p.count; ++j) at_update(p, j);  // the engine avoids this
             }
