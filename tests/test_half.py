@@ -420,3 +420,20 @@ def test_a_plain_two_byte_void_is_not_bfloat16():
         add16(np.zeros(2, "V2"), np.zeros(2, "V2"))
     with pytest.raises(TypeError, match="unsupported dtype"):
         cuda.device_array(3, dtype="V2")
+
+
+@pytest.mark.parametrize("dt", HALVES, ids=["float16", "bfloat16"])
+def test_methods_and_keywords_on_half_arrays(dt):
+    x = rng.integers(-8, 9, 20).astype(dt)          # exact partial sums
+    f32 = x.astype(np.float32)
+    assert_same_bits(add16.accumulate(x), np.add.accumulate(f32).astype(dt))
+    y = x.copy()
+    add16.at(y, [0, 0, 3], np.array(1, dt))
+    want = f32.copy()
+    np.add.at(want, [0, 0, 3], 1)
+    assert_same_bits(y, want.astype(dt))
+    assert_same_bits(add16.outer(x[:4], x[:3]), np.add.outer(f32[:4], f32[:3]).astype(dt))
+    out = np.zeros(20, dt)
+    add16(x, x, where=f32 > 0, out=out)
+    assert_same_bits(out, np.where(f32 > 0, 2 * f32, 0).astype(dt))
+    assert add16(x, x, dtype=dt).dtype == dt
