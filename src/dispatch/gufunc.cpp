@@ -163,8 +163,21 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
         if (it != m_kernels.end()) return *it->second;
     }
     // Built without the lock (see ufunc::kernel: the build releases the GIL).
+    std::string entry;
+    const std::string src = kernel_source(loop, nloop, &entry);
+    std::unique_ptr<compiled_kernel> k;
+    {
+        blocking_section compiling;
+        k = std::make_unique<compiled_kernel>(build_kernel(src, entry, host, m_fastmath));
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return *m_kernels.emplace(key, std::move(k)).first->second;
+}
+
+std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out) {
     const gufunc_loop& l = loop_at(loop);
     const std::string entry = l.function + "_gufunc" + std::to_string(nloop);
+    if (entry_out) *entry_out = entry;
     int words = 1 + nloop;
     std::string args;
     for (int k = 0; k < m_nin + m_nout; ++k) {
@@ -180,13 +193,7 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
            "};\n\n";
     src += "NU_GUFUNC_ENTRY(" + entry + ", " + std::to_string(words) + ", nu::gufunc<nu_op, " +
            std::to_string(nloop) + args + ">)\n";
-    std::unique_ptr<compiled_kernel> k;
-    {
-        blocking_section compiling;
-        k = std::make_unique<compiled_kernel>(build_kernel(src, entry, host, m_fastmath));
-    }
-    std::lock_guard<std::mutex> lock(m_mutex);
-    return *m_kernels.emplace(key, std::move(k)).first->second;
+    return src;
 }
 
 void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
