@@ -54,5 +54,6 @@ PYBIND11_MODULE(_core, m) {
     bind_reduce(m);
     bind_ufunc_methods(m);
     bind_kernel(m);
+    bind_memory_api(m);
 }
 

@@ -29,6 +29,7 @@ void bind_gufunc(py::module_& m);
 void bind_reduce(py::module_& m);
 void bind_ufunc_methods(py::module_& m);
 void bind_kernel(py::module_& m);
+void bind_memory_api(py::module_& m);  // memory_api.cpp: events, mapped memory, EMM, IPC
 
 // ---------------------------------------------------------------- conversions (convert.cpp)
 struct py_stream {
@@ -92,12 +93,23 @@ T& engine_object(py::handle self) {
 bool has_cai(py::handle obj);
 bool is_device_array(py::handle obj);
 std::optional<nu::device_array> device_operand(py::handle obj, const char* api);
-nu::device_array import_cuda_array(py::handle obj, const char* api);
+// `sync`: wait for the producer's stream (CAI v3), unless the environment switch is off.
+nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync = true);
 // Turns failures of frees that ran in destructors (backend::take_release_errors) into a
 // RuntimeWarning; call with the GIL held.
 void report_release_errors();
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream);
 void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream, const char* api);
+
+// Byte-swapped arrays, one rule everywhere (inputs, out=, copies, kernel arguments,
+// reductions): the engine works on a native-order copy; with `write_back`, that copy is
+// written back into `arr` when `keep` is released at the end of the call. Native arrays
+// are returned as they are.
+py::array native_order(const py::array& arr, std::vector<py::object>* keep, bool write_back);
+
+// A NumPy array in host memory only. Mapped and managed arrays (ndarray subclasses that
+// export __cuda_array_interface__) are device-visible: kernels use them in place.
+bool is_host_ndarray(py::handle obj);
 
 // ---------------------------------------------------------------- call arguments (operands.cpp)
 // Who is converting arguments: the ufunc or gufunc's name and target.

@@ -57,6 +57,7 @@ nu::stream_ref as_stream(py::handle obj, const char* api) {
     const auto value = static_cast<std::uintptr_t>(signed_value);
     // 1 and 2 are the CAI spellings of the legacy and per-thread default streams.
     if (value == 0 || value == 1) return nu::default_stream();
+    if (value == 2) return nu::per_thread_default_stream();
     return nu::external_stream(reinterpret_cast<nu::stream_handle>(value));
 }
 
@@ -168,7 +169,12 @@ nu::shape_t as_shape(py::handle obj, const char* api, const char* what) {
             throw nu::type_error(std::string(api) + "(): " + what +
                                  " entries must be integers (got " + repr_of(item) + ")");
         }
-        shape.push_back(item.cast<std::int64_t>());
+        std::int64_t value = 0;
+        if (!to_int64(item, &value)) {  // NumPy: "Maximum allowed dimension exceeded"
+            throw nu::value_error(std::string(api) + "(): " + what + " entry " + repr_of(item) +
+                                  " exceeds the maximum allowed dimension (int64)");
+        }
+        shape.push_back(value);
     };
     if (is_integer(obj)) {
         one(obj);
