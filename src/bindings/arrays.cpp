@@ -304,7 +304,7 @@ py::capsule to_dlpack(const nu::device_array& a, py::handle stream) {
     t.ndim = v.ndim();
     const char kind = nu::typestr(v.type)[1];
     const uint8_t code = kind == 'b' ? kDLBool : kind == 'i' ? kDLInt : kind == 'u' ? kDLUInt
-                         : kind == 'f' ? kDLFloat : kDLComplex;
+                         : kind == 'f' ? kDLFloat : kind == 'V' ? kDLBfloat : kDLComplex;
     t.dtype = {code, static_cast<uint8_t>(nu::itemsize(v.type) * 8), 1};
     t.shape = h->shape.data();
     t.strides = h->strides.data();

@@ -44,6 +44,8 @@ bool to_int64(py::handle obj, std::int64_t* out);
 // `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's stream.
 nu::stream_ref as_stream(py::handle obj, const char* api);
 nu::dtype as_dtype(py::handle obj, const char* api);
+// A NumPy dtype as an engine dtype; TypeError naming `what` for the others.
+nu::dtype dtype_of(const py::dtype& dt, const char* what);
 py::dtype to_numpy_dtype(nu::dtype t);
 int dtype_from_type_num(int num);
 nu::shape_t as_shape(py::handle obj, const char* api, const char* what = "shape");
@@ -69,7 +71,7 @@ nu::array_view host_view(const py::array& arr, const What& what) {
         } else {
             name = what;
         }
-        v.type = nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), name.c_str());
+        v.type = dtype_of(dt, name.c_str());
     }
     v.data = const_cast<void*>(arr.data());
     for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
@@ -128,6 +130,16 @@ struct call_keywords {
     bool others = false;
 };
 
+// A Dask array among the arguments: thrown from argument conversion (off the hot path, after
+// every array type the engine takes has been ruled out) so that the call is redone lazily,
+// chunk by chunk, by the object's Python `_dask_call` (numbacuda_ufunc/_dask.py). Reducers
+// see it as _core.DaskArgument.
+struct dask_argument : std::exception {
+    const char* what() const noexcept override { return "a Dask array argument"; }
+};
+// Whether `obj` is a dask.array.Array; never imports Dask (none can exist before it is).
+bool is_dask_array(py::handle obj);
+
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);
 // A CuPy view of a new device result, built from its pointer (no __cuda_array_interface__
@@ -150,7 +162,12 @@ void set_call_slot(py::handle cls, ternaryfunc call);
 template <py::object (*Call)(py::handle, py::tuple, py::handle)>
 PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     try {
-        return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+        try {
+            return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+        } catch (const dask_argument&) {
+            py::object lazy = py::reinterpret_borrow<py::object>(self).attr("_dask_call");
+            return PyObject_Call(lazy.ptr(), args, kwargs);
+        }
     } catch (py::error_already_set& e) {
         e.restore();
     } catch (...) {

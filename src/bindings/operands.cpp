@@ -12,6 +12,18 @@ namespace nu::bindings {
 }
 
 
+bool is_dask_array(py::handle obj) {
+    PyObject* mod = PyImport_GetModule(py::str("dask.array").ptr());
+    if (mod == nullptr) {
+        PyErr_Clear();
+        return false;
+    }
+    py::object dask_array = py::reinterpret_steal<py::object>(mod);
+    py::object cls = py::getattr(dask_array, "Array", py::none());
+    return !cls.is_none() && PyObject_IsInstance(obj.ptr(), cls.ptr()) == 1;
+}
+
+
 std::string arg_name(const caller& uf, std::size_t index) {
     return uf.name + "(): argument " + std::to_string(index + 1);
 }
@@ -98,6 +110,7 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
         op.value = nu::make_scalar(PyComplex_RealAsDouble(arg.ptr()), PyComplex_ImagAsDouble(arg.ptr()));
         return op;
     }
+    if (!is_ndarray && is_dask_array(arg)) throw dask_argument{};
     // (py::array's default constructor allocates an empty array: never default-construct.)
     const py::array arr = is_ndarray ? py::reinterpret_borrow<py::array>(arg)
                                      : py::array(py::module_::import("numpy").attr("asarray")(arg));

@@ -112,10 +112,12 @@ void bind_reduce(py::module_& m) {
             const std::string module = py::str(py::type::handle_of(arr).attr("__module__"));
             is_cupy = module.rfind("cupy", 0) == 0;
         } else {
+            if (!py::isinstance<py::array>(arr) && is_dask_array(arr)) throw dask_argument{};
             py::array a = native_order(py::module_::import("numpy").attr("asarray")(arr), &keep, false);
             host_keepalive = a;
             const char kind = a.dtype().kind();
-            if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && kind != 'c') {
+            // 'V': bfloat16 (host_view refuses the other void dtypes)
+            if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && kind != 'c' && kind != 'V') {
                 throw nu::type_error(api + "(): the array must have a numeric dtype (got " +
                                      std::string(py::str(a.dtype())) + ")");
             }
