@@ -3,10 +3,15 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +20,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -32,24 +38,77 @@ namespace {
 std::mutex g_mutex;
 std::map<std::string, std::shared_ptr<host_library>> g_loaded;
 
-std::string temp_base() {
+// Seconds after which a build directory left by a killed build is removed even when its
+// process id is alive again (pid reuse, or a process in another pid namespace).
+constexpr long k_stale_build_seconds = 3600;
+
+void remove_tree(const std::string& dir);
+
+// A nu_build_<pid>_XXXXXX directory (or an entry's .tmp. file) is stale when its process is
+// gone and it is older than a minute (the age guards against another pid namespace sharing
+// the cache), or when it is older than an hour whatever its pid says.
+bool is_stale(const std::string& path, const char* name, std::size_t prefix_len) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return false;
+    const long age = long(::time(nullptr) - st.st_mtime);
+    if (age > k_stale_build_seconds) return true;
+    if (age < 60) return false;
+    const long pid = std::strtol(name + prefix_len, nullptr, 10);
+    return pid > 0 && pid != long(::getpid()) && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+
+// Removes what killed builds left in `dir` (once per directory and process).
+void clean_stale_builds(const std::string& dir) {
+    static std::mutex mutex;
+    static std::set<std::string> cleaned;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!cleaned.insert(dir).second) return;
+    }
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    std::vector<std::string> stale;
+    while (dirent* e = ::readdir(d)) {
+        if (std::strncmp(e->d_name, "nu_build_", 9) == 0 &&
+            is_stale(dir + "/" + e->d_name, e->d_name, 9))
+            stale.push_back(dir + "/" + e->d_name);
+    }
+    ::closedir(d);
+    for (const auto& s : stale) remove_tree(s);
+}
+
+bool writable_dir(const std::string& d) {
+    struct stat st;
+    return ::stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::access(d.c_str(), W_OK | X_OK) == 0;
+}
+
+// Where builds happen: <cache>/tmp (same filesystem as the entries), else $TMPDIR or /tmp
+// when the cache is disabled or read-only (a shared cache on a cluster): a read-only
+// cache is still read, builds go to a private directory and results stay in memory.
+std::vector<std::string> temp_bases() {
+    std::vector<std::string> bases;
     if (disk_cache_enabled()) {
         std::string d = cache_dir() + "/tmp";
         ::mkdir(d.c_str(), 0755);
-        if (file_exists(d)) return d;
+        if (writable_dir(d)) bases.push_back(d);
     }
     const char* t = std::getenv("TMPDIR");
-    return (t && *t) ? t : "/tmp";
+    bases.push_back((t && *t) ? t : "/tmp");
+    if (bases.back() != "/tmp") bases.push_back("/tmp");
+    return bases;
 }
 
 std::string make_temp_dir() {
-    std::string pattern = temp_base() + "/nu_build_XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data()))
-        throw std::runtime_error("build_host(): cannot create a build directory in " +
-                                 temp_base() + " (" + std::strerror(errno) + ")");
-    return buf.data();
+    std::string tried;
+    for (const std::string& base : temp_bases()) {
+        clean_stale_builds(base);
+        std::string pattern = base + "/nu_build_" + std::to_string(::getpid()) + "_XXXXXX";
+        std::vector<char> buf(pattern.begin(), pattern.end());
+        buf.push_back('\0');
+        if (::mkdtemp(buf.data())) return buf.data();
+        tried += (tried.empty() ? "" : ", ") + base + " (" + std::strerror(errno) + ")";
+    }
+    throw std::runtime_error("build_host(): cannot create a build directory in " + tried);
 }
 
 void remove_tree(const std::string& dir) {
@@ -63,22 +122,25 @@ void remove_tree(const std::string& dir) {
     ::rmdir(dir.c_str());
 }
 
-void write_text(const std::string& path, const std::string& text) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error("build_host(): cannot write " + path);
+bool write_fd(int fd, const std::string& text) {
     const char* p = text.data();
     std::size_t n = text.size();
     while (n > 0) {
         ssize_t w = ::write(fd, p, n);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            ::close(fd);
-            throw std::runtime_error("build_host(): cannot write " + path);
-        }
+        if (w <= 0) return false;
         p += w;
         n -= std::size_t(w);
     }
+    return true;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("build_host(): cannot write " + path);
+    const bool ok = write_fd(fd, text);
     ::close(fd);
+    if (!ok) throw std::runtime_error("build_host(): cannot write " + path);
 }
 
 std::string read_text(const std::string& path) {
@@ -155,25 +217,89 @@ std::string compile_shared_object(const std::string& source,
     return read_text(lib);
 }
 
-// dlopen needs a file: write the verified bytes to a uniquely named file, load, unlink.
-// Unique names matter: glibc returns an already-loaded library for a repeated path.
-void* load_shared_object(const std::string& bytes, const std::string& key) {
+// Structural check of a cached shared object before dlopen: an ELF shared object of this
+// machine whose header tables lie inside the file. Garbage behind a valid checksum is
+// refused here; what passes and still fails to load is refused by dlopen.
+bool plausible_shared_object(const std::string& b) {
+    if (b.size() < sizeof(ElfW(Ehdr)) || std::memcmp(b.data(), ELFMAG, SELFMAG) != 0) return false;
+    ElfW(Ehdr) h;
+    std::memcpy(&h, b.data(), sizeof h);
+    const std::uint64_t size = b.size();
+#if defined(__x86_64__)
+    const int machine = EM_X86_64;
+#elif defined(__aarch64__)
+    const int machine = EM_AARCH64;
+#else
+    const int machine = h.e_machine;
+#endif
+    return h.e_ident[EI_CLASS] == (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32) &&
+           h.e_type == ET_DYN && h.e_machine == machine && h.e_phnum > 0 &&
+           h.e_phoff + std::uint64_t(h.e_phnum) * h.e_phentsize <= size &&
+           h.e_shoff + std::uint64_t(h.e_shnum) * h.e_shentsize <= size;
+}
+
+// dlopen needs a file: an anonymous memory file (memfd), kept open while the library is
+// loaded so that its /proc/self/fd path is never reused for another library (glibc
+// returns an already-loaded library for a repeated path). Where memfd is unavailable, a
+// uniquely named temporary file, unlinked after loading.
+void* load_shared_object(const std::string& bytes, const std::string& key, int* fd_out,
+                         std::string* error) {
+    *fd_out = -1;
+    int fd = ::memfd_create(("nu_" + key.substr(0, 16)).c_str(), MFD_CLOEXEC);
+    if (fd >= 0) {
+        std::string path = "/proc/self/fd/" + std::to_string(fd);
+        if (write_fd(fd, bytes)) {
+            if (void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+                *fd_out = fd;
+                return handle;
+            }
+            *error = ::dlerror();
+            if (::access(path.c_str(), R_OK) == 0) {  // /proc works: the library is bad
+                ::close(fd);
+                return nullptr;
+            }
+        }
+        ::close(fd);
+    }
     static std::atomic<unsigned> counter{0};
-    std::string path = temp_base() + "/nu_" + key.substr(0, 16) + "_" +
-                       std::to_string(::getpid()) + "_" + std::to_string(counter.fetch_add(1)) +
-                       ".so";
+    std::string path = make_temp_dir();
+    struct cleanup {
+        std::string d;
+        ~cleanup() { remove_tree(d); }
+    } guard{path};
+    path += "/nu_" + key.substr(0, 16) + "_" + std::to_string(counter.fetch_add(1)) + ".so";
     write_text(path, bytes);
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    std::string err = handle ? "" : ::dlerror();
-    ::unlink(path.c_str());
-    if (!handle) throw std::runtime_error("build_host(): dlopen failed: " + err);
+    if (!handle) *error = ::dlerror();
     return handle;
+}
+
+// A loaded library with every symbol in `symbols`, or nullptr (and why in `error`).
+std::shared_ptr<host_library> try_load(const std::string& bytes, const std::string& key,
+                                       const std::vector<std::string>& symbols,
+                                       std::string* error) {
+    if (!plausible_shared_object(bytes)) {
+        *error = "not an ELF shared object for this machine";
+        return nullptr;
+    }
+    int fd = -1;
+    void* handle = load_shared_object(bytes, key, &fd, error);
+    if (!handle) return nullptr;
+    auto lib = std::make_shared<host_library>(handle, key, fd);
+    for (const auto& name : symbols) {
+        if (!::dlsym(handle, name.c_str())) {
+            *error = "no symbol named '" + name + "'";
+            return nullptr;
+        }
+    }
+    return lib;
 }
 
 }  // namespace
 
 host_library::~host_library() {
     if (m_handle) ::dlclose(m_handle);
+    if (m_fd >= 0) ::close(m_fd);
 }
 
 void* host_library::symbol(const std::string& name) const {
@@ -193,7 +319,8 @@ std::vector<std::string> host_compiler_command() {
 }
 
 std::shared_ptr<host_library> build_host(const std::string& source,
-                                         const std::vector<std::string>& options) {
+                                         const std::vector<std::string>& options,
+                                         const std::vector<std::string>& symbols) {
     std::vector<std::string> all = base_flags();
     all.insert(all.end(), options.begin(), options.end());
     std::string key = cache_key("host-so", source, all, join(host_compiler_command()));
@@ -205,10 +332,17 @@ std::shared_ptr<host_library> build_host(const std::string& source,
             return it->second;
         }
     }
-    // The loaded library is the memory cache; the artifact layer only does disk.
+    // The loaded library is the memory cache; the artifact layer only does disk. A disk
+    // entry that does not load, or lacks a symbol, is rejected there and rebuilt.
+    std::shared_ptr<host_library> lib;
+    std::string why;
     std::string bytes = cached_artifact(
-        key, [&] { return compile_shared_object(source, options); }, /*use_memory=*/false);
-    auto lib = std::make_shared<host_library>(load_shared_object(bytes, key), key);
+        key, [&] { return compile_shared_object(source, options); }, /*use_memory=*/false,
+        [&](const std::string& cached) { return bool(lib = try_load(cached, key, symbols, &why)); });
+    if (!lib) {
+        lib = try_load(bytes, key, symbols, &why);
+        if (!lib) throw std::runtime_error("build_host(): the built library does not load: " + why);
+    }
     std::lock_guard<std::mutex> lock(g_mutex);
     return g_loaded.emplace(key, lib).first->second;
 }

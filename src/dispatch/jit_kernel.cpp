@@ -104,7 +104,7 @@ const jit_kernel::built& jit_kernel::build(int index, bool host) {
     auto b = std::make_unique<built>();
     {
         blocking_section compiling;
-        b->module = build_module(src, host, m_fastmath);
+        b->module = build_module(src, host, m_fastmath, {}, {entry(index)});
     }
     b->function = module_entry(b->module, entry(index));
     b->max_threads = host ? 1024 : active_backend().function_max_threads(b->function);

@@ -31,13 +31,14 @@ const device_info& current_device_info() {
 }
 
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
-                           const std::vector<std::string>& nvrtc_extra) {
+                           const std::vector<std::string>& nvrtc_extra,
+                           const std::vector<std::string>& entries) {
     kernel_module m;
     m.host = host;
     if (host) {
         std::vector<std::string> options;
         if (fastmath) options.push_back("-ffast-math");
-        m.library = build_host(source, options);
+        m.library = build_host(source, options, entries);
         return m;
     }
     backend& b = active_backend();
@@ -58,7 +59,7 @@ void* module_entry(const kernel_module& m, const std::string& name) {
 
 compiled_kernel build_kernel(const std::string& source, const std::string& entry, bool host,
                              bool fastmath) {
-    const kernel_module m = build_module(source, host, fastmath);
+    const kernel_module m = build_module(source, host, fastmath, {}, {entry});
     compiled_kernel k;
     k.name = entry;
     k.source = source;

@@ -36,8 +36,11 @@ struct kernel_module {
 
 // Builds `source` through the kernel cache: a CUBIN for the current device by NVRTC (with
 // `nvrtc_extra` options, e.g. include paths), or a shared library by the host compiler.
+// `entries`: the entry points the caller will look up (a cached host library lacking one
+// is rebuilt).
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
-                           const std::vector<std::string>& nvrtc_extra = {});
+                           const std::vector<std::string>& nvrtc_extra = {},
+                           const std::vector<std::string>& entries = {});
 // The CUfunction, or the host entry's address, named `name`.
 void* module_entry(const kernel_module& m, const std::string& name);
 
