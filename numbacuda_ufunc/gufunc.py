@@ -17,7 +17,7 @@ from .ufunc import TARGETS, _arity, _take_identity_of
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
 
 _OPTIONS = ("target", "fastmath", "cache", "writable_args", "nopython", "forceobj",
-            "identity", "is_dynamic")
+            "identity", "is_dynamic", "boundscheck")
 _TOKEN = re.compile(r"\s*(?:(?P<arrow>->)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)|(?P<num>\d+)|(?P<punct>[(),]))")
 
 
@@ -221,6 +221,10 @@ def guvectorize(signatures, layout, target="cuda", fastmath=False, cache=True,
             raise TypeError(f"guvectorize() got an unexpected option {name!r}")
 
     def decorate(pyfunc):
-        return GUFunc(pyfunc, signatures, layout, target, fastmath, cache, writable_args)
+        g = GUFunc(pyfunc, signatures, layout, target, fastmath, cache, writable_args)
+        # Numba's option: index checks for cpu/parallel (emulation of cuda always checks).
+        g._boundscheck = bool(options.get("boundscheck") or False)
+        g.boundscheck = g._boundscheck
+        return g
 
     return decorate

@@ -8,6 +8,7 @@
 #include "launch/elementwise_launch.h"
 #include "runtime/blocking.h"
 #include "runtime/errors.h"
+#include "runtime/interrupt.h"
 
 namespace nu {
 namespace {
@@ -17,8 +18,9 @@ struct host_launch_info {
     unsigned grid[3];
     unsigned block[3];
     unsigned long long dynamic_shared_bytes;
+    int (*poll)();
 };
-static_assert(sizeof(host_launch_info) == 32, "must match nu::kernel_launch_info");
+static_assert(sizeof(host_launch_info) == 40, "must match nu::kernel_launch_info");
 
 using host_kernel_entry = int (*)(const long long* words, const host_launch_info* info, char* message,
                                   int message_size);
@@ -230,12 +232,15 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         std::memcpy(info.grid, sized.grid, sizeof(info.grid));
         std::memcpy(info.block, sized.block, sizeof(info.block));
         info.dynamic_shared_bytes = shape.dynamic_shared;
+        info.poll = &nu_host_interrupt_poll;
         char message[512] = {};
         int status = 0;
         {
+            interrupt_scope ctrl_c;    // Ctrl-C stops the launch at the next block
             blocking_section running;  // the emulation may run long: let other threads in
             status = reinterpret_cast<host_kernel_entry>(b.function)(words.data(), &info, message, sizeof(message));
         }
+        if (status == 4) throw interrupted(api() + ": interrupted");
         if (status == 1) throw index_error(api() + ": " + message);
         if (status != 0) throw error(api() + ": " + message);
         return;
