@@ -169,7 +169,8 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
         if constexpr (NDIM == 0) {
             host_contiguous_entry(p, begin, end, seq{});
         } else {
-            for (long long i = begin; i < end; ++i) element(p, Index(i));
+            const params local = p;  // not aliased by the output: strides stay in registers
+            for (long long i = begin; i < end; ++i) element(local, Index(i));
         }
     }
 #else

@@ -81,7 +81,12 @@ struct gufunc {
     // Returns 0, or 1 at the first out-of-bounds index of a checked build (NU_BOUNDSCHECK:
     // emulation of the cuda target, or boundscheck=True), with {index, axis, size, loop
     // index} in report; the loop stops there.
-    static int run_host(const long long* p, long long begin, long long end, long long* report) {
+    static int run_host(const long long* words, long long begin, long long end, long long* report) {
+        // A local copy of the parameter words: outputs written through char pointers could
+        // alias the caller's block, and the copy lets the compiler keep shapes and strides
+        // in registers across items (batched 4x4 matmul: about 1.3x faster, this machine).
+        long long p[start(k_nops)];
+        for (int j = 0; j < start(k_nops); ++j) p[j] = words[j];
 #ifdef NU_BOUNDSCHECK
         // nu_array.cuh reports violations to the running thread's launch record.
         detail::host_launch launch;
