@@ -1,6 +1,7 @@
 """throughput-<op>: elementwise bandwidth of a + b, a polynomial and a transcendental, on
-float32/float64 at 2^20, 2^24, 2^28 elements; contiguous, strided (every other element of
-both inputs, contiguous output) and broadcast (a column (R,1) + a row (1,C) -> (R,C)).
+float32/float64 at 2^20, 2^24, 2^28 elements (a + b also at 2^12 and 2^16, for the plot);
+contiguous, strided (every other element of both inputs, contiguous output) and broadcast
+(a column (R,1) + a row (1,C) -> (R,C)).
 
 GB/s counts the bytes the operation must move, each once: every logical input element
 read and every output element written (a strided input counts n elements, not the 2n its
@@ -46,6 +47,9 @@ IMPLS = [OURS, NUMBA, CUPY]
 SHAPES = [(dt, lg, "contiguous") for dt in DTYPES for lg in (20, 24, 28)] + \
          [(dt, lg, lay) for dt in DTYPES for lg in (24, 28) for lay in ("strided", "broadcast")]
 CASES = [(dt, lg, lay, op, impl) for dt, lg, lay in SHAPES for op in OPS for impl in IMPLS]
+# small sizes of a + b, for the throughput-against-size plot (benchmarks/plot_throughput.py)
+CASES = [(dt, lg, "contiguous", "add2", impl) for dt in DTYPES for lg in (12, 16)
+         for impl in IMPLS] + CASES
 
 
 def _id(c):
@@ -112,7 +116,7 @@ def _case_data(dtype, log2, layout):
 
 def _sample_check(out, hx, hy, shape, op, dtype):
     """Compare the first and last 512 elements of ``out`` (ours, shared) with NumPy float64."""
-    total = int(np.prod(shape))  # at least 2^20 here
+    total = int(np.prod(shape))  # at least 2^12 here
     idx = np.concatenate([np.arange(512), np.arange(total - 512, total)])
     where = np.unravel_index(idx, shape)
     x = np.broadcast_to(hx, shape)[where].astype(np.float64)

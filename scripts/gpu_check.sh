@@ -1,62 +1,169 @@
 #!/usr/bin/env bash
-# scripts/gpu_check.sh: the whole GPU check in one call, on a machine without network.
-# Builds the project offline, prints the environment report, runs every test on the real
-# device, runs the benchmarks (benchmarks/, side by side with numba-cuda and CuPy when
-# installed) and writes benchmarks/results/<date>-<gpu>.json and .md (the ratio table);
-# logs and copies of the results go to $OUT (or /tmp/numbacuda_ufunc_gpu_check).
-# BENCH_ARGS adds pytest options to the benchmark run (e.g. "--bench-max-log2=24");
-# SKIP_TESTS=1 skips the test suite, SKIP_BENCH=1 the benchmarks.
+# scripts/gpu_check.sh: the GPU check in stages, each small enough for one device call.
+#
+#   scripts/gpu_check.sh STAGE [STAGE ...]
+#
+#   build      offline editable build (pip --no-build-isolation --no-deps -e .); every
+#              other stage runs it first, which is a no-op when the tree is already built
+#   smoke      python -m numbacuda_ufunc, then tests/test_smoke.py (round trip, vectorize,
+#              guvectorize, reduce, a @cuda.jit launch, a pinned copy, CuPy interop)
+#   tests      the whole suite, one pytest process per test file ($JOBS at once, each
+#              under a $FILE_TIMEOUT-second limit), so one sticky CUDA error (a context
+#              that an illegal access has poisoned) fails one file, not every later one
+#   sanitizer  compute-sanitizer memcheck and racecheck over the smoke set
+#   bench      the benchmarks side by side with CuPy and numba-cuda: the JSON, the ratio
+#              table (.md) and the throughput plot (.png) in benchmarks/results and $OUT
+#   all        every stage above, in order (too long for one device call; for a local run)
+#
+# Environment: OUT (logs and results; default /tmp/numbacuda_ufunc_gpu_check), PYTHON
+# (default python3), JOBS (test files at once; default 8), FILE_TIMEOUT (seconds per test
+# file; default 420), TEST_FILES (a subset of test files, e.g. to re-run failures),
+# BENCH_ARGS (extra pytest options for the benchmarks, e.g. "--bench-max-log2=24"),
+# BENCH_FILES (a subset of benchmark files). Each stage ends with one line
+# "SUMMARY <stage>: ..." and the script exits non-zero when any stage failed.
+#
+# $OUT stays flat and small (the device tool returns at most 8 files): gpu.txt, build.log,
+# smoke.txt, tests.txt, sanitizer.txt, benchmarks.txt and the results it names.
+# shellcheck disable=SC2317  # the stage functions are called as "stage_$s"
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 out=${OUT:-/tmp/numbacuda_ufunc_gpu_check}
 mkdir -p "$out"
 py=${PYTHON:-python3}
+jobs=${JOBS:-8}
+file_timeout=${FILE_TIMEOUT:-420}
 export PYTHONUNBUFFERED=1
 
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee "$out/gpu.txt"
+gpu_name() {
+    nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
+}
 
-echo "== build (offline)"
-if ! $py -m pip install --no-build-isolation --no-deps -e . >"$out/build.log" 2>&1; then
-    tail -40 "$out/build.log"
-    echo "SUMMARY: build failed"
-    exit 1
-fi
+gpu_slug() {
+    local g
+    g=$(gpu_name)
+    echo "${g:-no-gpu}" | tr '[:upper:]' '[:lower:]' | sed -e 's/nvidia//' -e 's/[^a-z0-9]\+/-/g' \
+        -e 's/^-//' -e 's/-$//'
+}
 
-echo "== python -m numbacuda_ufunc"
-$py -m numbacuda_ufunc 2>&1 | tee "$out/main.txt"
-main_rc=${PIPESTATUS[0]}
+stage_build() {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
+    if ! $py -m pip install --no-build-isolation --no-deps -e . >"$out/build.log" 2>&1; then
+        tail -40 "$out/build.log"
+        echo "SUMMARY build: FAILED (see build.log)"
+        return 1
+    fi
+    echo "SUMMARY build: ok ($(head -2 "$out/gpu.txt" | tail -1))"
+}
 
-test_rc=0
-if [ "${SKIP_TESTS:-0}" != 1 ]; then
-    echo "== tests on the device"
-    $py -m pytest -q -ra tests 2>&1 | tee "$out/tests.txt"
-    test_rc=${PIPESTATUS[0]}
-else
-    echo "tests skipped (SKIP_TESTS=1)" >"$out/tests.txt"
-fi
+stage_smoke() {
+    local main_rc test_rc
+    echo "== python -m numbacuda_ufunc" >"$out/smoke.txt"
+    $py -m numbacuda_ufunc >>"$out/smoke.txt" 2>&1
+    main_rc=$?
+    echo "== tests/test_smoke.py" >>"$out/smoke.txt"
+    $py -m pytest -q -ra -p no:cacheprovider tests/test_smoke.py >>"$out/smoke.txt" 2>&1
+    test_rc=$?
+    cat "$out/smoke.txt"
+    echo "SUMMARY smoke: main job rc=$main_rc; tests rc=$test_rc; $(tail -1 "$out/smoke.txt")"
+    [ "$main_rc" = 0 ] && [ "$test_rc" = 0 ]
+}
 
-bench_rc=0
-if [ "${SKIP_BENCH:-0}" != 1 ] && ls benchmarks/bench_*.py >/dev/null 2>&1; then
-    echo "== benchmarks"
-    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    slug=$(echo "${gpu:-no-gpu}" | tr 'A-Z' 'a-z' | sed -e 's/nvidia//' -e 's/[^a-z0-9]\+/-/g' \
-           -e 's/^-//' -e 's/-$//')
-    stem="benchmarks/results/$(date -u +%Y-%m-%d)-${slug:-no-gpu}"
+stage_tests() {
+    local logs files
+    logs=$(mktemp -d)
+    if [ -n "${TEST_FILES:-}" ]; then
+        files=$TEST_FILES
+    else
+        files=$(ls tests/test_*.py)
+    fi
+    # one process per file; --junitxml gives exact counts to add up
+    # shellcheck disable=SC2086,SC2016  # word-split file list; $name expands in sh -c
+    printf '%s\n' $files | xargs -P "$jobs" -I{} sh -c '
+        f={}; name=$(basename "$f" .py)
+        timeout -k 10 '"$file_timeout"' '"$py"' -m pytest -q -ra -p no:cacheprovider \
+            --junitxml="'"$logs"'/$name.xml" "$f" >"'"$logs"'/$name.log" 2>&1
+        echo "$?" >"'"$logs"'/$name.rc"'
+    : >"$out/tests.txt"
+    for log in "$logs"/*.log; do
+        name=$(basename "$log" .log)
+        echo "==================== $name (rc=$(cat "$logs/$name.rc"))" >>"$out/tests.txt"
+        cat "$log" >>"$out/tests.txt"
+    done
+    $py - "$logs" >>"$out/tests.txt" <<'EOF'
+import glob, os, sys
+import xml.etree.ElementTree as ET
+logs = sys.argv[1]
+tot = dict(passed=0, failed=0, skipped=0, errors=0)
+bad = []
+for rc_file in sorted(glob.glob(os.path.join(logs, "*.rc"))):
+    name = os.path.basename(rc_file)[:-3]
+    rc = int(open(rc_file).read().strip() or 1)
+    xml = os.path.join(logs, name + ".xml")
+    if os.path.exists(xml):
+        for s in ET.parse(xml).getroot().iter("testsuite"):
+            n, f, e, sk = (int(s.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
+            tot["passed"] += n - f - e - sk
+            tot["failed"] += f
+            tot["errors"] += e
+            tot["skipped"] += sk
+    if rc not in (0, 5):
+        bad.append(f"{name} (rc={rc}{', timed out' if rc in (124, 137) else ''})")
+print("files not clean:", ", ".join(bad) if bad else "none")
+print(f"{tot['passed']} passed, {tot['failed'] + tot['errors']} failed, "
+      f"{tot['skipped']} skipped")
+EOF
+    rm -rf "$logs"
+    tail -2 "$out/tests.txt"
+    echo "SUMMARY tests: $(tail -1 "$out/tests.txt"); $(tail -2 "$out/tests.txt" | head -1)"
+    tail -2 "$out/tests.txt" | head -1 | grep -q 'files not clean: none'
+}
+
+stage_sanitizer() {
+    local rc=0 tool
+    : >"$out/sanitizer.txt"
+    for tool in memcheck racecheck; do
+        echo "==================== compute-sanitizer --tool $tool" >>"$out/sanitizer.txt"
+        compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 86 \
+            "$py" -m pytest -q -p no:cacheprovider tests/test_smoke.py \
+            >>"$out/sanitizer.txt" 2>&1 || rc=1
+    done
+    grep -E '^=+ (ERROR SUMMARY|RACECHECK SUMMARY)' "$out/sanitizer.txt"
+    echo "SUMMARY sanitizer: $( [ "$rc" = 0 ] && echo clean || echo 'ERRORS (see sanitizer.txt)');" \
+         "$(grep -cE '^=+ (ERROR SUMMARY|RACECHECK SUMMARY)' "$out/sanitizer.txt") summaries"
+    return "$rc"
+}
+
+stage_bench() {
+    local stem rc
+    stem="benchmarks/results/$(date -u +%Y-%m-%d)-$(gpu_slug)"
     mkdir -p benchmarks/results
     # shellcheck disable=SC2086
-    $py -m pytest benchmarks --benchmark-only -q -rs --benchmark-json="$stem.json" \
-        --benchmark-columns=median,iqr,rounds --benchmark-sort=name \
-        --bench-time=0.2 ${BENCH_ARGS:-} 2>&1 | tee "$out/benchmarks.txt"
-    bench_rc=${PIPESTATUS[0]}
-    if [ -f "$stem.json" ]; then
-        $py benchmarks/report.py "$stem.json" -o "$stem.md" && cat "$stem.md"
-        cp "$stem.json" "$stem.md" "$out/"
-    else
-        echo "no benchmark JSON written"
-        bench_rc=1
+    $py -m pytest ${BENCH_FILES:-benchmarks} --benchmark-only -q -rs -p no:cacheprovider \
+        --benchmark-json="$stem.json" --benchmark-columns=median,iqr,rounds \
+        --benchmark-sort=name --bench-time=0.2 ${BENCH_ARGS:-} >"$out/benchmarks.txt" 2>&1
+    rc=$?
+    tail -5 "$out/benchmarks.txt"
+    if [ ! -f "$stem.json" ]; then
+        echo "SUMMARY bench: FAILED, no benchmark JSON written (rc=$rc)"
+        return 1
     fi
-fi
+    $py benchmarks/report.py "$stem.json" -o "$stem.md" && cat "$stem.md"
+    $py benchmarks/plot_throughput.py "$stem.json" -o "$stem.png" || rc=1
+    cp "$stem".* "$out/"
+    echo "SUMMARY bench: rc=$rc; $(tail -1 "$out/benchmarks.txt"); results:" "$stem".*
+    return "$rc"
+}
 
-echo "SUMMARY: main job rc=$main_rc, tests rc=$test_rc, benchmarks rc=$bench_rc;" \
-     "$(tail -1 "$out/tests.txt")"
-[ "$main_rc" -eq 0 ] && [ "$test_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ]
+[ $# -gt 0 ] || { sed -n '2,27p' "$0"; exit 2; }
+stages=("$@")
+[ "${stages[0]}" = all ] && stages=(smoke tests sanitizer bench)
+status=0
+stage_build || exit 1
+for s in "${stages[@]}"; do
+    case "$s" in
+        build) ;;
+        smoke | tests | sanitizer | bench) "stage_$s" || status=1 ;;
+        *) echo "unknown stage '$s' (build, smoke, tests, sanitizer, bench, all)"; exit 2 ;;
+    esac
+done
+exit $status
