@@ -210,8 +210,9 @@ std::vector<std::string> base_flags() {
     // -ffp-contract=off: no a*b+c -> fma, so float results match NumPy bit for bit.
     // -O3: GCC 12's -O2 vectorises only with the very-cheap cost model, which leaves the
     // elementwise loop scalar (checked on the disassembly in tests/test_host_codegen.py).
-    std::vector<std::string> f = {"-std=c++17", "-O3", "-shared", "-fPIC", "-ffp-contract=off",
-                                  "-fno-math-errno", "-w"};
+    // -fno-plt: libm calls (sinf, expf) go straight through the GOT, not a PLT stub.
+    std::vector<std::string> f = {"-std=c++17", "-O3", "-shared", "-fPIC", "-fno-plt",
+                                  "-ffp-contract=off", "-fno-math-errno", "-w"};
     if (native_arch()) f.push_back("-march=native");
     return f;
 }

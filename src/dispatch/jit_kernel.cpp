@@ -2,6 +2,7 @@
 #include "dispatch/jit_kernel.h"
 
 #include <cstring>
+#include <optional>
 
 #include "array/device_array.h"
 #include "compile/host_build.h"
@@ -232,11 +233,16 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         std::memcpy(info.grid, sized.grid, sizeof(info.grid));
         std::memcpy(info.block, sized.block, sizeof(info.block));
         info.dynamic_shared_bytes = shape.dynamic_shared;
-        info.poll = &nu_host_interrupt_poll;
+        // Ctrl-C stops a long launch at the next block. Small launches end before anyone
+        // could press it, and skip the handler's install (four syscalls, ~1 us, more
+        // than the launch itself).
+        const bool long_launch = blocks >= (1 << 12);  // threads in all
+        info.poll = long_launch ? &nu_host_interrupt_poll : nullptr;
         char message[512] = {};
         int status = 0;
         {
-            interrupt_scope ctrl_c;    // Ctrl-C stops the launch at the next block
+            std::optional<interrupt_scope> ctrl_c;
+            if (long_launch) ctrl_c.emplace();
             blocking_section running;  // the emulation may run long: let other threads in
             status = reinterpret_cast<host_kernel_entry>(b.function)(words.data(), &info, message, sizeof(message));
         }
