@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from . import _core
+from ._keywords import gufunc_call_with_keywords
 from .compiler import translate
 from .types import Array, Scalar, Signature, parse_signature_for
 from .ufunc import TARGETS, _arity, _take_identity_of
@@ -180,6 +181,10 @@ class GUFunc(_core.GUFunc):
         dtypes = [(t if isinstance(t, Scalar) else t.dtype).dtype.str for t in sig.args]
         self._add_loop(dtypes, kinds, tf.name, tf.source)
         self._translated[sig] = tf
+
+    def _call_keywords(self, args, kwargs):
+        """A call with axes=, axis= or keepdims= (the engine sends it here)."""
+        return gufunc_call_with_keywords(self, args, kwargs)
 
     def inspect_cuda(self) -> dict:
         """Signature -> the CUDA C++ of the translated function."""

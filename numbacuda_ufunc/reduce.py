@@ -11,6 +11,7 @@ any layout (read in place).
 from __future__ import annotations
 
 import inspect
+import weakref
 
 import numpy as np
 
@@ -53,7 +54,8 @@ class Reduce:
         self._functor = functor
         self._api = name if name and name.isidentifier() else "reduce"  # "sum_reduce(): ..."
         self._engine = _core.Reducer(name if name and name.isidentifier() else "lambda")
-        self._engine._resolve = self._resolve
+        owner = weakref.ref(self)  # no cycle through the engine: freed by reference count
+        self._engine._resolve = lambda dtype: owner()._resolve(dtype)
         self.__name__ = name or "reduce"
         self.__doc__ = functor.__doc__
         self.__wrapped__ = functor

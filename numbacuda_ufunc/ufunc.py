@@ -9,11 +9,14 @@ Python code.
 from __future__ import annotations
 
 import inspect
+import threading
+import weakref
 
 import numpy as np
 
-from . import _core
+from . import _core, _methods
 from ._compile import compile_ptx
+from ._keywords import call_with_keywords
 from .compiler import translate
 from .types import Scalar, Signature, from_dtype, parse_signature, parse_signature_for
 
@@ -75,10 +78,12 @@ class UFunc(_core.UFunc):
         self.fastmath = bool(fastmath)
         self.cache = cache  # the kernel cache is always on; NUMBACUDA_UFUNC_DISABLE_CACHE=1 disables it
         self._translated = {}
+        self._compile_lock = threading.Lock()
         for sig in _signature_list(signatures, api):
             self.add(sig)
-        if not self._translated:
-            self._resolve = self._compile_for  # lazy: the engine calls back on a new dtype tuple
+        # Lazy: the engine calls _compile_for with the exact NEP 50 types of a call it has
+        # no loop for, and selects only exact matches (the loop is a function of the types).
+        self._lazy = not self._translated
 
     @property
     def signatures(self) -> list:
@@ -104,7 +109,11 @@ class UFunc(_core.UFunc):
         self._translated[full] = tf
 
     def _compile_for(self, dtypes) -> None:
-        self.add(Signature(None, tuple(from_dtype(d) for d in dtypes)))
+        args = tuple(from_dtype(np.dtype(d)) for d in dtypes)
+        # Threads that miss the same types at once compile it once; others wait here.
+        with self._compile_lock:
+            if not any(sig.args == args for sig in self._translated):
+                self.add(Signature(None, args))
 
     def inspect_cuda(self) -> dict:
         """Signature -> the CUDA C++ of the translated function (with its helpers)."""
@@ -129,14 +138,49 @@ class UFunc(_core.UFunc):
         engine = self.__dict__.get("_reducer")
         if engine is None:
             engine = _core.Reducer(self.__name__, self.target, self.fastmath)
-            engine._resolve = lambda dt: self._reduce_loop(engine, np.dtype(dt), api)
+            # Weak references: the engine lives in this ufunc's __dict__, and a closure over
+            # the ufunc would make a cycle that keeps both (and their kernels) alive until
+            # a full garbage collection.
+            owner, eng = weakref.ref(self), weakref.ref(engine)
+            engine._resolve = lambda dt: owner()._reduce_loop(eng(), np.dtype(dt), api)
             self._reducer = engine
         if initial is _NO_VALUE:
             initial = None if self.identity in (None, "reorderable") else self.identity
+        if _methods._host_side(self) and not isinstance(a, np.ndarray) and \
+                hasattr(a, "__cuda_array_interface__"):
+            a, _, _ = _methods._operand(a, self)  # a host target reads host memory
         if axis == 0 and getattr(a, "ndim", np.ndim(a)) == 0:
             axis = None  # NumPy accepts axis=0 for a 0-d array: it reduces the one element
         return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
                            False, api)
+
+    def accumulate(self, array, axis=0, dtype=None, out=None, stream=0):
+        """NumPy's ``ufunc.accumulate``: ``out[..., k] = f(out[..., k-1], a[..., k])`` along
+        ``axis``. On the GPU long lines are scanned in parallel (cub::BlockScan), which
+        regroups the operations: the function must be associative."""
+        return _methods.accumulate(self, array, axis, dtype, out, stream)
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None, stream=0):
+        """NumPy's ``ufunc.reduceat``: a reduction of each segment
+        ``a[indices[i]:indices[i+1]]`` along ``axis`` (``a[indices[i]]`` alone when the next
+        index is not larger), folded left to right."""
+        return _methods.reduceat(self, array, indices, axis, dtype, out, stream)
+
+    def at(self, a, indices, b=None, stream=0):
+        """NumPy's ``ufunc.at``: ``a[indices] = f(a[indices], b)`` unbuffered, so a repeated
+        index applies once per occurrence. On the GPU the updates of elements of up to 8
+        bytes run in parallel as compare-and-swap loops (the function must be commutative
+        and associative); complex128, and the host backend, apply them in order."""
+        return _methods.at(self, a, indices, b, stream)
+
+    def outer(self, A, B, **kwargs):
+        """NumPy's ``ufunc.outer``: ``f(A[i, ...], B[j, ...])`` for every pair, shape
+        ``A.shape + B.shape``; takes the call's keywords."""
+        return _methods.outer(self, A, B, **kwargs)
+
+    def _call_keywords(self, args, kwargs):
+        """A call with keywords beyond out= and stream= (the engine sends it here)."""
+        return call_with_keywords(self, args, kwargs)
 
     def _reduce_loop(self, engine, dt, api) -> int:
         """The reducer's loop for input dtype ``dt``: the first T(T, T) loop that ``dt``
@@ -145,7 +189,7 @@ class UFunc(_core.UFunc):
             return [(sig, tf) for sig, tf in self._translated.items()
                     if sig.args[0] == sig.args[1] == sig.return_type]
         if not any(sig.args[0].dtype == dt for sig, _ in homogeneous()) and \
-                hasattr(self, "_resolve") and dt.kind in "biufc":
+                self._lazy and dt.kind in "biufc":
             self._compile_for((dt, dt))
         for exact in (True, False):
             for sig, tf in homogeneous():

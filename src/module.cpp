@@ -63,6 +63,7 @@ PYBIND11_MODULE(_core, m) {
     bind_ufunc(m);
     bind_gufunc(m);
     bind_reduce(m);
+    bind_ufunc_methods(m);
     bind_kernel(m);
 }
 

@@ -27,6 +27,7 @@ void bind_compile(py::module_& m);
 void bind_ufunc(py::module_& m);
 void bind_gufunc(py::module_& m);
 void bind_reduce(py::module_& m);
+void bind_ufunc_methods(py::module_& m);
 void bind_kernel(py::module_& m);
 
 // ---------------------------------------------------------------- conversions (convert.cpp)
@@ -107,6 +108,9 @@ struct caller {
 struct call_keywords {
     py::object out = py::none();
     py::object stream = py::int_(0);
+    // Any other keyword (where=, dtype=, casting=, axes=...): the call goes to the Python
+    // keyword path, so keyword-free calls never run Python.
+    bool others = false;
 };
 
 std::string arg_name(const caller& uf, std::size_t index);

@@ -3,6 +3,8 @@
 
 #include "dispatch/gufunc.h"
 
+#include <algorithm>
+
 namespace nu::bindings {
 
 // An operand of the loop's dtype: host arrays and scalars are converted here with NumPy
@@ -20,11 +22,49 @@ nu::operand gufunc_operand(const caller& who, nu::operand op, nu::dtype loop_typ
     return converted;
 }
 
+// Numba's old-style scalar argument (numba#2579): "(n),()->(n)" called with a 1-element
+// array for "()" gives a loop dimension of size 1 that Numba's out= does not have. When
+// the given outputs lack only leading size-1 loop dimensions, they are viewed with them
+// (stride 0), so the call works as in Numba; NumPy would raise here.
+bool old_style_outputs(const nu::gufunc& g, int loop, const std::vector<nu::operand>& ops,
+                       const std::vector<const nu::operand*>& given, std::vector<nu::operand>& out_ops) {
+    nu::gufunc_plan free_plan;
+    std::vector<const nu::operand*> none(given.size(), nullptr);
+    try {
+        free_plan = g.plan(loop, ops, none);
+    } catch (const nu::value_error&) {
+        return false;  // an output-only dimension: nothing to compare with
+    }
+    bool changed = false;
+    for (std::size_t k = 0; k < given.size(); ++k) {
+        if (given[k] == nullptr) continue;
+        const nu::shape_t& full = free_plan.out_shapes[k];
+        nu::array_view& v = out_ops[k].view;
+        if (v.shape.size() >= full.size()) continue;
+        const std::size_t missing = full.size() - v.shape.size();
+        if (missing > free_plan.loop_shape.size()) return false;
+        for (std::size_t d = 0; d < missing; ++d) {
+            if (full[d] != 1) return false;
+        }
+        if (!std::equal(v.shape.begin(), v.shape.end(), full.begin() + static_cast<std::ptrdiff_t>(missing))) {
+            return false;
+        }
+        nu::shape_t shape(missing, 1), strides(missing, 0);
+        for (std::int64_t x : v.shape) shape.push_back(x);
+        for (std::int64_t x : v.strides) strides.push_back(x);
+        v.shape = shape;
+        v.strides = strides;
+        changed = true;
+    }
+    return changed;
+}
+
 py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     nu::gufunc& g = engine_object<nu::gufunc>(self);
     std::vector<py::object> keep;  // converted arguments, alive for the whole call
     const caller who{g.name(), g.where(), &keep};
     call_keywords kw = parse_keywords(g.name(), kwargs);
+    if (kw.others) return self.attr("_call_keywords")(args, py::reinterpret_borrow<py::dict>(kwargs));
     const std::size_t nin = static_cast<std::size_t>(g.nin()), nout = static_cast<std::size_t>(g.nout());
     const std::size_t nargs = args.size();
     if (nargs != nin && nargs != nin + nout) {
@@ -102,7 +142,13 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
         }
         given[k] = &out_ops[k];
     }
-    const nu::gufunc_plan plan = g.plan(loop, ops, given);
+    nu::gufunc_plan plan;
+    try {
+        plan = g.plan(loop, ops, given);
+    } catch (const nu::value_error&) {
+        if (!old_style_outputs(g, loop, ops, given, out_ops)) throw;
+        plan = g.plan(loop, ops, given);
+    }
     const nu::stream_ref s = as_stream(kw.stream, g.name().c_str());
     const bool on_device = any_device && g.where() == nu::target::cuda;
     std::vector<py::object> results(nout);

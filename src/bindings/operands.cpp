@@ -28,7 +28,7 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
             const std::string module = py::str(py::type::handle_of(arg).attr("__module__"));
             *is_cupy = *is_cupy || module.rfind("cupy", 0) == 0;
         }
-        if (host_target && !nu::active_backend().emulated()) {
+        if (host_target && !nu::cuda_target_emulated()) {
             // cpu/parallel targets compute on the host: bring device data over.
             py::array host = copy_to_host(d, py::none(), py::int_(0));
             uf.keep->push_back(host);
@@ -93,7 +93,7 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
 }
 
 
-call_keywords parse_keywords(const std::string& name, py::handle kwargs) {
+call_keywords parse_keywords(const std::string&, py::handle kwargs) {
     call_keywords kw;
     if (!kwargs) return kw;
     for (auto item : py::reinterpret_borrow<py::dict>(kwargs)) {
@@ -103,7 +103,7 @@ call_keywords parse_keywords(const std::string& name, py::handle kwargs) {
         } else if (key == "stream") {
             kw.stream = py::reinterpret_borrow<py::object>(item.second);
         } else {
-            throw nu::type_error(name + "() got an unexpected keyword argument '" + key + "'");
+            kw.others = true;
         }
     }
     return kw;
@@ -113,7 +113,7 @@ call_keywords parse_keywords(const std::string& name, py::handle kwargs) {
 nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what) {
     nu::operand op;
     if (!py::isinstance<py::array>(out) && (is_device_array(out) || has_cai(out))) {
-        if (who.where != nu::target::cuda && !nu::active_backend().emulated()) {
+        if (who.where != nu::target::cuda && !nu::cuda_target_emulated()) {
             // A host target would write into a host copy of the device array.
             throw nu::type_error(who.name + "(): " + what + " must be a NumPy array for the cpu and "
                                  "parallel targets (got a device array)");

@@ -63,6 +63,22 @@ bool can_cast_safe(dtype from, dtype to) { return k_safe[row(from)][row(to)] == 
 
 bool can_cast_same_kind(dtype from, dtype to) { return k_same_kind[row(from)][row(to)] == '1'; }
 
+bool can_cast(dtype from, dtype to, casting_rule rule) {
+    switch (rule) {
+        case casting_rule::no:
+        case casting_rule::equiv: return from == to;  // native byte order only
+        case casting_rule::safe: return can_cast_safe(from, to);
+        case casting_rule::same_kind: return can_cast_same_kind(from, to);
+        case casting_rule::unsafe: return true;
+    }
+    return false;
+}
+
+const char* casting_name(casting_rule rule) {
+    static constexpr const char* names[] = {"no", "equiv", "safe", "same_kind", "unsafe"};
+    return names[static_cast<int>(rule)];
+}
+
 char dtype_kind(dtype t) { return typestr(t)[1]; }
 
 char dtype_char(dtype t) {

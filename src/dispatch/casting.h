@@ -7,6 +7,11 @@
 
 namespace nu {
 
+// NumPy's casting= rules, strictest first.
+enum class casting_rule { no, equiv, safe, same_kind, unsafe };
+bool can_cast(dtype from, dtype to, casting_rule rule);  // np.can_cast(from, to, rule)
+const char* casting_name(casting_rule rule);             // "same_kind"
+
 bool can_cast_safe(dtype from, dtype to);       // np.can_cast(from, to, "safe")
 bool can_cast_same_kind(dtype from, dtype to);  // np.can_cast(from, to, "same_kind")
 char dtype_kind(dtype t);                       // 'b', 'i', 'u', 'f' or 'c'

@@ -200,7 +200,7 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
                      const std::vector<operand>& outputs, const stream_ref& stream) {
     const std::int64_t n = checked_size(plan.loop_shape, m_name.c_str());
     const gufunc_loop& l = loop_at(plan.loop);
-    const bool emulated = active_backend().emulated();
+    const bool emulated = cuda_target_emulated();
     const bool host = m_target != target::cuda || emulated;
     // A closed stream is refused on every backend, so emulation catches the mistake too.
     const stream_handle live = live_handle(stream, m_name.c_str());

@@ -50,6 +50,52 @@ bool operand_accepts(const operand& op, dtype t, int pass, bool value_based) {
     return pass == 0 ? op.type() == t : can_cast_safe(op.type(), t);
 }
 
+dtype promote_types(dtype a, dtype b) {
+    if (a == b) return a;
+    // The smallest type both cast to safely, in NumPy's promotion order.
+    static constexpr dtype order[] = {dtype::bool_,  dtype::int8,    dtype::uint8,     dtype::int16,
+                                      dtype::uint16, dtype::int32,   dtype::uint32,    dtype::int64,
+                                      dtype::uint64, dtype::float32, dtype::float64,   dtype::complex64,
+                                      dtype::complex128};
+    for (dtype t : order) {
+        if (can_cast_safe(a, t) && can_cast_safe(b, t)) return t;
+    }
+    return dtype::complex128;
+}
+
+small_vector<dtype, 8> resolved_types(const std::vector<operand>& inputs) {
+    bool any_strong = false;
+    dtype strong = dtype::bool_;
+    for (const operand& op : inputs) {
+        if (op.weak != weak_kind::none) continue;
+        strong = any_strong ? promote_types(strong, op.type()) : op.type();
+        any_strong = true;
+    }
+    const char k = dtype_kind(strong);
+    small_vector<dtype, 8> types;
+    for (const operand& op : inputs) {
+        dtype t = op.type();
+        if (any_strong) {
+            switch (op.weak) {
+                case weak_kind::integer:
+                    if (k == 'i' || k == 'u' || k == 'f' || k == 'c') t = strong;
+                    break;
+                case weak_kind::floating:
+                    if (k == 'f' || k == 'c') t = strong;
+                    break;
+                case weak_kind::complex:
+                    if (k == 'c') t = strong;
+                    else if (strong == dtype::float32) t = dtype::complex64;
+                    break;
+                case weak_kind::none:
+                    break;
+            }
+        }
+        types.push_back(t);
+    }
+    return types;
+}
+
 void check_weak_scalars(const std::vector<operand>& inputs, const std::vector<dtype>& types,
                         const std::string& api) {
     for (std::size_t k = 0; k < inputs.size(); ++k) {

@@ -112,8 +112,8 @@ void reducer::execute(int loop, const reduce_operand& in, const std::vector<int>
         throw value_error(std::string(api) + "(): zero-size reduction without an initial value");
     }
 
-    backend& b = active_backend();
-    const bool host = m_host_target || b.emulated();
+    const bool host = m_host_target || cuda_target_emulated();
+    backend& b = backend_for(host);  // cpu/parallel reducers run in any process
     // A closed stream is refused on every backend, so emulation catches the mistake too.
     const stream_handle live = live_handle(stream, api);
     const stream_handle s = host ? nullptr : live;

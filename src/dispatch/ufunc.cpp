@@ -41,6 +41,8 @@ std::vector<std::string> ufunc::type_strings() const {
 
 int ufunc::select_loop(const std::vector<operand>& inputs) const {
     if (static_cast<int>(inputs.size()) != m_nin) return -1;
+    auto types_of = [](const loop& l) -> const std::vector<dtype>& { return l.in; };
+    if (m_lazy) return exact_loop(m_loops, types_of, resolved_types(inputs));
     return first_matching_loop(m_loops, [](const loop& l) -> const std::vector<dtype>& { return l.in; },
                                inputs);
 }
@@ -53,12 +55,19 @@ std::string ufunc::no_loop_message(const std::vector<operand>& inputs) const {
 }
 
 call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) const {
+    const int loop = select_loop(inputs);
+    if (loop < 0) throw type_error(no_loop_message(inputs));
+    return plan_with(loop, inputs, out, casting_rule::same_kind, nullptr);
+}
+
+call_plan ufunc::plan_with(int loop, const std::vector<operand>& inputs, const operand* out,
+                           casting_rule out_casting, const operand* extra) const {
     call_plan p;
-    p.loop = select_loop(inputs);
-    if (p.loop < 0) throw type_error(no_loop_message(inputs));
+    p.loop = loop;
     check_weak_scalars(inputs, m_loops[p.loop].in, m_name);
     p.out_type = m_loops[p.loop].out;
     small_vector<const shape_t*, 8> shapes;
+    if (extra != nullptr && extra->is_array()) shapes.push_back(&extra->view.shape);
     bool all_fortran = false;
     for (const operand& op : inputs) {
         if (!op.is_array()) continue;
@@ -84,19 +93,65 @@ call_plan ufunc::plan(const std::vector<operand>& inputs, const operand* out) co
         throw value_error(m_name + "(): out has shape " + shape_string(out_shape) +
                           ", but the inputs broadcast to " + shape_string(in_shape));
     }
-    if (!can_cast_same_kind(p.out_type, out->view.type)) {
+    if (!can_cast(p.out_type, out->view.type, out_casting)) {
         throw type_error(m_name + "(): cannot cast the loop's output " + dtype_name(p.out_type) +
-                         " to out's dtype " + dtype_name(out->view.type) +
-                         " with casting rule 'same_kind'");
+                         " to out's dtype " + dtype_name(out->view.type) + " with casting rule '" +
+                         casting_name(out_casting) + "'");
     }
     p.shape = out->view.shape;
     return p;
 }
 
-std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
+ufunc& ufunc::where_ufunc() {
     std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_where) m_where = std::make_unique<ufunc>(m_name, m_nin + 2, m_target, m_fastmath);
+    return *m_where;
+}
+
+int ufunc::where_loop(int index, dtype out_type) {
+    ufunc& w = where_ufunc();
+    const long long key = static_cast<long long>(index) * 64 + static_cast<int>(out_type);
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_where_loops.find(key);
+        if (it != m_where_loops.end()) return it->second;
+    }
+    const loop& l = loop_at(index);
+    loop masked;
+    masked.in = {dtype::bool_, out_type};
+    masked.in.insert(masked.in.end(), l.in.begin(), l.in.end());
+    masked.out = out_type;
+    masked.function = l.function + "_where" + typestr(out_type).substr(1);
+    // The function is not called where the mask is false, so it has no effect there.
+    std::string params = "nu::b1 nu_mask, " + std::string(c_type_name(out_type)) + " nu_old";
+    std::string args;
+    for (std::size_t k = 0; k < l.in.size(); ++k) {
+        params += ", " + std::string(c_type_name(l.in[k])) + " a" + std::to_string(k);
+        args += (k ? ", a" : "a") + std::to_string(k);
+    }
+    masked.source = l.source + "\n\n__device__ " + c_type_name(out_type) + " " + masked.function + "(" + params +
+                    ") {\n    return nu_mask ? nu::cast<" + c_type_name(out_type) + ">(" + l.function + "(" + args +
+                    ")) : nu_old;\n}\n";
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_where_loops.find(key);
+    if (it != m_where_loops.end()) return it->second;
+    w.add_loop(std::move(masked));  // only this function adds to w, under our lock
+    const int where_index = static_cast<int>(w.loops().size()) - 1;
+    m_where_loops.emplace(key, where_index);
+    return where_index;
+}
+
+std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& kv : m_kernels) out.emplace_back(kv.second->kernel.name, kv.second->kernel.source);
+    ufunc* masked = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (const auto& kv : m_kernels) out.emplace_back(kv.second->kernel.name, kv.second->kernel.source);
+        masked = m_where.get();  // never replaced once made
+    }
+    if (masked != nullptr) {
+        for (auto& kv : masked->kernel_sources()) out.push_back(std::move(kv));  // where= variants
+    }
     return out;
 }
 
@@ -131,7 +186,7 @@ void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, c
                     const stream_ref& stream) {
     const std::int64_t n = checked_size(plan.shape, m_name.c_str());
     if (n == 0) return;
-    const bool emulated = active_backend().emulated();
+    const bool emulated = cuda_target_emulated();
     const bool host = m_target != target::cuda || emulated;
     live_handle(stream, m_name.c_str());  // a closed stream is refused on every backend
     if (!host) {
@@ -182,7 +237,7 @@ array_view flat_slice(const array_view& v, std::int64_t offset, std::int64_t len
 
 std::int64_t ufunc::pipeline_chunk(const call_plan& plan, const std::vector<operand>& inputs,
                                    const operand& out, std::int64_t n) const {
-    const bool emulated = active_backend().emulated();
+    const bool emulated = cuda_target_emulated();
     if (out.where != operand::kind::host || (emulated && chunk_override() == 0)) return 0;
     // Every array is a C-ordered block of the result's shape, so chunks are flat ranges;
     // a host input partly overlapping `out` would be read after earlier chunks wrote it.
@@ -245,7 +300,7 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
                                    const operand& out, const stream_ref& stream, bool stage_host) {
     const std::int64_t n = checked_size(plan.shape, m_name.c_str());
     const loop& l = loop_at(plan.loop);
-    const bool host = m_target != target::cuda || active_backend().emulated();
+    const bool host = m_target != target::cuda || cuda_target_emulated();
     // A closed stream is refused on every backend, so emulation catches the mistake too.
     const stream_handle live = live_handle(stream, m_name.c_str());
     const stream_handle s = host ? nullptr : live;

@@ -42,6 +42,10 @@ public:
     int nin() const { return m_nin; }
     target where() const { return m_target; }
     bool fastmath() const { return m_fastmath; }
+    // Lazy ufuncs (vectorize without signatures) compile a loop for the exact NEP 50 types
+    // of each call and select only exact matches: the loop depends on the types alone.
+    bool lazy() const { return m_lazy; }
+    void set_lazy(bool lazy) { m_lazy = lazy; }
 
     void add_loop(loop l);
     // Loops are only appended (with the GIL held, from Python); a deque keeps references to
@@ -56,6 +60,15 @@ public:
     // Loop, broadcast shape and result type; `out` (when given) fixes the shape. Throws
     // type_error when no loop matches and value_error when shapes do not broadcast.
     call_plan plan(const std::vector<operand>& inputs, const operand* out) const;
+    // The same with the loop chosen by the caller (dtype=, signature=) and out's casting
+    // rule (casting=); `extra` (where=) takes part in broadcasting when not null.
+    call_plan plan_with(int loop, const std::vector<operand>& inputs, const operand* out,
+                        casting_rule out_casting, const operand* extra) const;
+    // The masked variant of `loop` writing `out_type` (where=): a loop of the where-ufunc
+    // taking (where, out's old value, inputs...) and returning where ? f(inputs) : old.
+    // Built on first use; callers execute it on where_ufunc().
+    int where_loop(int loop, dtype out_type);
+    ufunc& where_ufunc();
     // Runs the loop into `out` (shape == plan.shape). Host arrays are read and written in
     // place on the host backend and staged through device memory on a GPU.
     void execute(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
@@ -97,7 +110,10 @@ private:
     int m_nin;
     target m_target;
     bool m_fastmath;
+    bool m_lazy = false;
     std::deque<loop> m_loops;
+    std::unique_ptr<ufunc> m_where;                 // where= variants of the loops
+    std::unordered_map<long long, int> m_where_loops;  // loop * 64 + out dtype -> its index
     std::atomic<long long> m_pipelined_calls{0};
     std::mutex m_mutex;  // guards m_kernels: calls may come from several threads
     std::unordered_map<elementwise_variant, std::unique_ptr<elementwise_kernel>,

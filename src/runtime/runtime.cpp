@@ -49,6 +49,17 @@ backend& active_backend() {
 
 bool backend_available() { return backend_or_null() != nullptr; }
 
+bool cuda_target_emulated() {
+    const backend* b = backend_or_null();
+    return b != nullptr && b->emulated();
+}
+
+backend& host_backend() {
+    // Under emulation the active backend is already a host backend: one pool, not two.
+    static backend* const b = cuda_target_emulated() ? &active_backend() : make_host_backend().release();
+    return *b;
+}
+
 std::string unavailable_reason() {
     backend_or_null();
     return g_reason;

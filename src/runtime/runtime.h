@@ -17,6 +17,14 @@ bool emulation_requested();
 backend& active_backend();
 // Never throws: false when active_backend() would.
 bool backend_available();
+// True when the cuda target runs on the host backend (NUMBACUDA_UFUNC_ENABLE_CUDASIM=1).
+// Never throws: targets cpu and parallel ask it in processes that have no GPU.
+bool cuda_target_emulated();
+// The host backend that targets cpu and parallel always run on, in any process: with no
+// GPU and no emulation, or beside the CUDA backend that serves the cuda target.
+backend& host_backend();
+// The backend a target runs on: host targets the host backend, cuda the active one.
+inline backend& backend_for(bool host_target) { return host_target ? host_backend() : active_backend(); }
 // Why there is no GPU backend ("" when there is one or emulation is on).
 std::string unavailable_reason();
 

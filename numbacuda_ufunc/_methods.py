@@ -1,0 +1,224 @@
+"""NumPy's ufunc methods beyond ``reduce`` for binary vectorize ufuncs: ``accumulate``,
+``outer``, ``at`` and ``reduceat``, on NumPy, device and ``__cuda_array_interface__``
+arrays.
+
+The front end checks arguments and lays the arrays out (the method's axis last, as views);
+the engine (src/dispatch/ufunc_methods.cpp, kernels in src/kernels/ufunc_methods.cuh)
+runs the translated T(T, T) operator, the loops ufunc.reduce uses.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["accumulate", "outer", "at", "reduceat"]
+
+
+def _binary(uf, api):
+    if uf.nin != 2:
+        raise ValueError(f"{api}(): only binary ufuncs support this method (got a ufunc with "
+                         f"{uf.nin} input(s))")
+
+
+def _engine(uf):
+    engine = uf.__dict__.get("_methods_engine")
+    if engine is None:
+        engine = _core.UFuncMethods(uf.__name__, uf.target, uf.fastmath)
+        uf._methods_engine = engine
+    return engine
+
+
+def _host_side(uf):
+    """True when the ufunc computes in host memory while device arrays are GPU memory
+    (targets cpu and parallel on a real GPU): device data is brought over first."""
+    return uf.target != "cuda" and not _core.emulation_enabled()
+
+
+def _operand(x, uf=None):
+    """(array, on_device, is_cupy): NumPy arrays as they are, device and CAI arrays as
+    DeviceNDArray views (host copies for host targets on a GPU), anything else through
+    np.asarray."""
+    if isinstance(x, np.ndarray):
+        return x, False, False
+    if isinstance(x, _core.DeviceNDArray) or hasattr(x, "__cuda_array_interface__"):
+        is_cupy = type(x).__module__.startswith("cupy")
+        d = x if isinstance(x, _core.DeviceNDArray) else _core.as_cuda_array(x)
+        if uf is not None and _host_side(uf):
+            return d.copy_to_host(), False, False
+        return d, True, is_cupy
+    return np.asarray(x), False, False
+
+
+def _axis(axis, ndim, api):
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{api}(): axis must be an integer (got {axis!r})") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"{api}(): axis {axis} is out of bounds for array of "
+                                      f"dimension {ndim}")
+    return axis % ndim
+
+
+def _axis_last(a, axis):
+    perm = [d for d in range(a.ndim) if d != axis] + [axis]
+    return a.transpose(*perm) if isinstance(a, _core.DeviceNDArray) else a.transpose(perm)
+
+
+def _new(shape, dtype, on_device, stream):
+    if on_device:
+        return _core.device_array(tuple(shape), np.dtype(dtype), None, "C", stream)
+    return np.empty(shape, dtype)
+
+
+def _check_out(uf, out, shape, loop_type, api):
+    if not isinstance(out, (np.ndarray, _core.DeviceNDArray)) and \
+            not hasattr(out, "__cuda_array_interface__"):
+        raise TypeError(f"{api}(): out must be a NumPy or device array (got "
+                        f"{type(out).__name__})")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"{api}(): out has shape {tuple(out.shape)}, the result has shape "
+                         f"{tuple(shape)}")
+    if not np.can_cast(loop_type, out.dtype, "same_kind"):
+        raise TypeError(f"{api}(): cannot cast the loop's output {loop_type} to out's dtype "
+                        f"{out.dtype} with casting rule 'same_kind'")
+    if not isinstance(out, np.ndarray) and _host_side(uf):
+        raise TypeError(f"{api}(): out must be a NumPy array for the cpu and parallel targets "
+                        f"(got a device array)")
+    return out if isinstance(out, (np.ndarray, _core.DeviceNDArray)) else _core.as_cuda_array(out)
+
+
+def _finish(result, is_cupy):
+    if is_cupy and isinstance(result, _core.DeviceNDArray):
+        import cupy
+
+        return cupy.asarray(result)
+    return result
+
+
+def _unwrap_out(out, api):
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise TypeError(f"{api}(): out must be an array or a 1-tuple (got a tuple of "
+                            f"{len(out)})")
+        out = out[0]
+    return out
+
+
+def _loop(uf, engine, dt, api):
+    """The T(T, T) loop for dtype dt (as ufunc.reduce chooses it) and its type T."""
+    index = uf._reduce_loop(engine, np.dtype(dt), api)
+    return index, np.dtype(engine._loop_type(index))
+
+
+def accumulate(uf, array, axis=0, dtype=None, out=None, stream=0):
+    api = f"{uf.__name__}.accumulate"
+    _binary(uf, api)
+    a, on_device, is_cupy = _operand(array, uf)
+    if a.ndim == 0:
+        raise TypeError(f"{api}(): cannot accumulate a 0-d array (got shape ())")
+    axis = _axis(axis, a.ndim, api)
+    engine = _engine(uf)
+    loop, loop_type = _loop(uf, engine, a.dtype if dtype is None else dtype, api)
+    out = _unwrap_out(out, api)
+    if out is None:
+        result = _new(a.shape, loop_type if dtype is None else dtype, on_device, stream)
+    else:
+        result = _check_out(uf, out, a.shape, loop_type, api)
+    engine._accumulate(_axis_last(a, axis), _axis_last(result, axis), loop, stream, api)
+    return out if out is not None else _finish(result, is_cupy)
+
+
+def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
+    api = f"{uf.__name__}.reduceat"
+    _binary(uf, api)
+    a, on_device, is_cupy = _operand(array, uf)
+    if a.ndim == 0:
+        raise TypeError(f"{api}(): cannot reduceat a 0-d array (got shape ())")
+    axis = _axis(axis, a.ndim, api)
+    idx = np.asarray(indices.copy_to_host() if isinstance(indices, _core.DeviceNDArray)
+                     else indices)
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise TypeError(f"{api}(): indices must be a 1-d array of integers (got "
+                        f"{idx.dtype} with shape {idx.shape})")
+    idx = idx.astype(np.int64)
+    n = a.shape[axis]
+    bad = (idx < 0) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"{api}(): index {int(idx[bad][0])} is out of bounds for axis "
+                         f"{axis} with size {n} (indices must be in [0, {n}))")
+    shape = list(a.shape)
+    shape[axis] = idx.size
+    engine = _engine(uf)
+    loop, loop_type = _loop(uf, engine, a.dtype if dtype is None else dtype, api)
+    out = _unwrap_out(out, api)
+    if out is None:
+        result = _new(shape, loop_type if dtype is None else dtype, on_device, stream)
+    else:
+        result = _check_out(uf, out, shape, loop_type, api)
+    engine._reduceat(_axis_last(a, axis), idx, _axis_last(result, axis), loop, stream, api)
+    return out if out is not None else _finish(result, is_cupy)
+
+
+def at(uf, a, indices, b=None, stream=0):
+    api = f"{uf.__name__}.at"
+    _binary(uf, api)
+    if b is None:
+        raise TypeError(f"{api}(): a binary ufunc needs the second operand b")
+    if isinstance(a, np.ndarray):
+        if not a.flags.writeable:
+            raise ValueError(f"{api}(): the array is read-only")
+        target = a
+    elif isinstance(a, _core.DeviceNDArray) or hasattr(a, "__cuda_array_interface__"):
+        if _host_side(uf):
+            raise TypeError(f"{api}(): a must be a NumPy array for the cpu and parallel "
+                            f"targets (got a device array)")
+        target = a if isinstance(a, _core.DeviceNDArray) else _core.as_cuda_array(a)
+    else:
+        raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
+    # C-order element numbers of the indexed elements, repeats kept: NumPy's own indexing
+    # on a grid of numbers gives every index form (ints, slices, arrays, masks, tuples).
+    if isinstance(indices, _core.DeviceNDArray):
+        indices = indices.copy_to_host()
+    if target.ndim == 1 and isinstance(indices, (list, np.ndarray)) and \
+            np.asarray(indices).dtype.kind in "iu":
+        flat = np.asarray(indices, dtype=np.int64)
+        n = target.shape[0]
+        bad = (flat < -n) | (flat >= n)
+        if bad.any():
+            raise IndexError(f"{api}(): index {int(flat[bad][0])} is out of bounds for axis 0 "
+                             f"with size {n}")
+        flat = np.where(flat < 0, flat + n, flat)
+    else:
+        try:
+            flat = np.arange(int(np.prod(target.shape)), dtype=np.int64).reshape(target.shape)[indices]
+        except IndexError as e:
+            raise IndexError(f"{api}(): {e}") from None
+    flat = np.asarray(flat, dtype=np.int64)
+    if isinstance(b, _core.DeviceNDArray) or hasattr(b, "__cuda_array_interface__"):
+        b = _core.as_cuda_array(b).copy_to_host() if not isinstance(b, _core.DeviceNDArray) \
+            else b.copy_to_host()
+    bt = b if type(b) in (int, float, complex) else np.asarray(b)
+    dt = np.result_type(target.dtype, bt)
+    engine = _engine(uf)
+    loop, loop_type = _loop(uf, engine, dt, api)
+    # As in NumPy, the result is cast back to the array's dtype unsafely (int += 1.5).
+    try:
+        values = np.broadcast_to(np.asarray(bt, dtype=loop_type), flat.shape)
+    except ValueError:
+        raise ValueError(f"{api}(): b with shape {np.shape(bt)} does not broadcast to the "
+                         f"indexed shape {flat.shape}") from None
+    engine._at(target, flat.ravel(), np.ascontiguousarray(values).ravel(), loop, stream, api)
+
+
+def outer(uf, A, B, **kwargs):
+    api = f"{uf.__name__}.outer"
+    _binary(uf, api)
+    a, _, _ = _operand(A)
+    b, _, _ = _operand(B)
+    shape = tuple(a.shape) + (1,) * b.ndim
+    return uf(a.reshape(shape) if isinstance(a, np.ndarray) else a.reshape(*shape), b, **kwargs)

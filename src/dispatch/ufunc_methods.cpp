@@ -1,0 +1,262 @@
+// src/dispatch/ufunc_methods.cpp: ufunc.accumulate, reduceat and at: layouts, staging, kernels
+#include "dispatch/ufunc_methods.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "dispatch/broadcast.h"
+#include "launch/elementwise_launch.h"
+#include "launch/kernel.h"
+#include "runtime/blocking.h"
+#include "runtime/errors.h"
+#include "runtime/runtime.h"
+
+namespace nu {
+namespace {
+
+constexpr std::size_t k_dims = 8;         // ufunc_methods.cuh's k_methods_dims
+constexpr unsigned k_block = 256;         // its k_methods_block
+// Lines below which a thread per line leaves the device idle and a block per line
+// (cub::BlockScan) is used instead, when lines are long enough to fill a block.
+constexpr long long k_block_scan_max_rows = 1024;
+
+struct methods_layout {
+    long long rows = 1, len = 0, count = 0;
+    void* in = nullptr;
+    void* out = nullptr;
+    const void* indices = nullptr;
+    const void* values = nullptr;
+    long long in_axis_stride = 0, out_axis_stride = 0;
+    shape_t row_shape, in_row_strides, out_row_strides;
+};
+
+// Parameter block of ufunc_methods.cuh's methods_params, as 8-byte words.
+std::vector<long long> pack(const methods_layout& l) {
+    std::vector<long long> w = {l.rows,
+                                l.len,
+                                l.count,
+                                reinterpret_cast<long long>(l.in),
+                                reinterpret_cast<long long>(l.out),
+                                reinterpret_cast<long long>(l.indices),
+                                reinterpret_cast<long long>(l.values),
+                                l.in_axis_stride,
+                                l.out_axis_stride,
+                                static_cast<long long>(l.row_shape.size())};
+    for (const shape_t* v : {&l.row_shape, &l.in_row_strides, &l.out_row_strides}) {
+        for (std::size_t d = 0; d < k_dims; ++d) w.push_back(d < v->size() ? (*v)[d] : 0);
+    }
+    return w;
+}
+
+// Lines of `in` and `out` (the last axis is the method's): row dimensions coalesced.
+void set_lines(methods_layout& l, const array_view& in, const array_view& out, const char* api) {
+    l.row_shape = shape_t(in.shape.begin(), in.shape.end() - 1);
+    std::vector<shape_t> strides = {shape_t(in.strides.begin(), in.strides.end() - 1),
+                                    shape_t(out.strides.begin(), out.strides.end() - 1)};
+    l.rows = 1;
+    for (std::int64_t d : l.row_shape) l.rows *= d;
+    coalesce_dims(l.row_shape, strides);
+    if (l.row_shape.size() > k_dims) {
+        throw value_error(std::string(api) + "(): the array's layout needs more than " + std::to_string(k_dims) +
+                          " dimensions after merging contiguous ones (got shape " + shape_string(in.shape) + ")");
+    }
+    l.in_row_strides = strides[0];
+    l.out_row_strides = strides[1];
+    l.in = in.data;
+    l.out = out.data;
+    l.in_axis_stride = in.strides.back();
+    l.out_axis_stride = out.strides.back();
+}
+
+// Host memory a GPU kernel reads (and, for `writes`, writes back): staged through device
+// memory; a no-op on the host backend.
+struct staging {
+    bool host;
+    const stream_ref& stream;
+    const char* api;
+    std::vector<std::pair<device_array, array_view>> write_back;
+    std::vector<device_array> keep;
+
+    array_view place(const reduce_operand& op, bool reads, bool writes) {
+        if (host || !op.on_host) return op.view;
+        device_array d = device_array::empty(op.view.shape, op.view.type, 'C', std::nullopt, stream, api);
+        if (reads) d.copy_from_host(op.view, stream);
+        keep.push_back(d);
+        if (writes) write_back.emplace_back(d, op.view);
+        return d.view();
+    }
+    const void* place_bytes(const void* data, std::int64_t count, dtype type) {
+        if (host || count == 0) return data;
+        const array_view v{const_cast<void*>(data), type, shape_t{count},
+                           shape_t{static_cast<std::int64_t>(itemsize(type))}};
+        device_array d = device_array::empty(v.shape, type, 'C', std::nullopt, stream, api);
+        d.copy_from_host(v, stream);
+        keep.push_back(d);
+        return d.view().data;
+    }
+    void finish() {
+        for (auto& [d, view] : write_back) d.copy_to_host(view, stream);
+    }
+};
+
+}  // namespace
+
+ufunc_methods::ufunc_methods(std::string name, bool host_target, bool fastmath)
+    : m_name(std::move(name)), m_host_target(host_target), m_fastmath(fastmath) {}
+
+int ufunc_methods::add_loop(reduce_loop l) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_loops.push_back(std::move(l));
+    return static_cast<int>(m_loops.size()) - 1;
+}
+
+int ufunc_methods::find_loop(dtype t) const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    for (std::size_t i = 0; i < m_loops.size(); ++i)
+        if (m_loops[i].type == t) return static_cast<int>(i);
+    return -1;
+}
+
+dtype ufunc_methods::loop_type(int loop) const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_loops.at(static_cast<std::size_t>(loop)).type;
+}
+
+std::string ufunc_methods::source(int loop, dtype in, dtype out, std::string* entry) const {
+    reduce_loop l;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        l = m_loops.at(static_cast<std::size_t>(loop));
+    }
+    const std::string name = l.function + "_m" + typestr(in).substr(1) + typestr(out).substr(1);
+    if (entry) *entry = name;
+    std::string src = "#include \"ufunc_methods.cuh\"\n\n" + l.source + "\n\n";
+    src += "struct nu_op {\n"
+           "    template <class... A>\n"
+           "    __device__ __forceinline__ auto operator()(A... a) const { return " + l.function + "(a...); }\n"
+           "};\n\n";
+    src += "NU_METHODS_ENTRY(" + name + ", nu::methods_kernels<nu_op, " + c_type_name(l.type) + ", " +
+           c_type_name(in) + ", " + c_type_name(out) + ">)\n";
+    return src;
+}
+
+bool ufunc_methods::runs_on_host() const { return m_host_target || cuda_target_emulated(); }
+
+const methods_kernel_set& ufunc_methods::kernels(const kernel_key& key, bool host) {
+    std::string entry, src;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_kernels.find(key);
+        if (it != m_kernels.end()) return *it->second;
+    }
+    src = source(key.loop, key.in, key.out, &entry);
+    auto k = std::make_unique<methods_kernel_set>();
+    {
+        blocking_section compiling;  // built without the lock, the GIL released (see ufunc::kernel)
+        const kernel_module m =
+            build_module(src, host, m_fastmath, host ? std::vector<std::string>{} : reduce_nvrtc_extra());
+        k->host = host;
+        k->library = m.library;
+        static const char* const suffixes[] = {"_acc_rows", "_acc_block", "_reduceat", "_at_seq", "_at_cas"};
+        void** slots[] = {&k->acc_rows, &k->acc_block, &k->reduceat, &k->at_seq, &k->at_cas};
+        for (int i = 0; i < 5; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return *m_kernels.emplace(key, std::move(k)).first->second;
+}
+
+namespace {
+
+void run(const methods_kernel_set& k, void* function, long long work, bool one_block, stream_handle s,
+         std::vector<long long>& params) {
+    if (k.host) {
+        reinterpret_cast<void (*)(const void*)>(function)(params.data());
+        return;
+    }
+    const long long limit = static_cast<long long>(current_device_info().multiprocessors) * 8;
+    const long long blocks = one_block ? work : (work + k_block - 1) / k_block;
+    active_backend().launch(function, static_cast<unsigned>(std::max(1LL, std::min(limit, blocks))), k_block, s,
+                            params.data());
+}
+
+}  // namespace
+
+void ufunc_methods::accumulate(int loop, const reduce_operand& in, const reduce_operand& out,
+                               const stream_ref& stream, const char* api) {
+    NU_ASSERT(in.view.ndim() >= 1 && in.view.shape == out.view.shape);
+    if (in.view.size() == 0) return;
+    const bool host = runs_on_host();
+    const stream_handle live = live_handle(stream, api);
+    staging st{host, stream, api, {}, {}};
+    const array_view src = st.place(in, true, false);
+    const array_view dst = st.place(out, false, true);
+    methods_layout l;
+    set_lines(l, src, dst, api);
+    l.len = src.shape.back();
+    const methods_kernel_set& k = kernels(kernel_key{loop, src.type, dst.type}, host);
+    std::vector<long long> p = pack(l);
+    // A thread per line unless there are few lines long enough to fill a block each.
+    const bool block_scan = l.rows < k_block_scan_max_rows && l.len >= static_cast<long long>(k_block);
+    run(k, block_scan ? k.acc_block : k.acc_rows, l.rows, block_scan, host ? nullptr : live, p);
+    st.finish();
+}
+
+void ufunc_methods::reduceat(int loop, const reduce_operand& in, const std::vector<long long>& starts,
+                             const reduce_operand& out, const stream_ref& stream, const char* api) {
+    NU_ASSERT(in.view.ndim() >= 1 && out.view.ndim() == in.view.ndim());
+    if (out.view.size() == 0) return;
+    const bool host = runs_on_host();
+    const stream_handle live = live_handle(stream, api);
+    staging st{host, stream, api, {}, {}};
+    const array_view src = st.place(in, true, false);
+    const array_view dst = st.place(out, false, true);
+    methods_layout l;
+    set_lines(l, src, dst, api);
+    l.len = src.shape.back();
+    l.count = static_cast<long long>(starts.size());
+    l.indices = st.place_bytes(starts.data(), l.count, dtype::int64);
+    const methods_kernel_set& k = kernels(kernel_key{loop, src.type, dst.type}, host);
+    std::vector<long long> p = pack(l);
+    run(k, k.reduceat, l.rows * l.count, false, host ? nullptr : live, p);
+    st.finish();
+}
+
+void ufunc_methods::at(int loop, const reduce_operand& target, const std::vector<long long>& flat,
+                       const array_view& values, const stream_ref& stream, const char* api) {
+    if (flat.empty()) return;
+    const bool host = runs_on_host();
+    const stream_handle live = live_handle(stream, api);
+    const dtype t = loop_type(loop);
+    NU_ASSERT(values.type == t && values.size() == static_cast<std::int64_t>(flat.size()));
+    staging st{host, stream, api, {}, {}};
+    // The whole target moves when it is host memory on a GPU: offsets are relative to it.
+    const array_view dst = st.place(target, true, true);
+    // C-order element numbers -> byte offsets in the memory the kernel writes.
+    std::vector<long long> offsets(flat.size());
+    for (std::size_t i = 0; i < flat.size(); ++i) {
+        long long rest = flat[i], off = 0;
+        for (int d = dst.ndim() - 1; d >= 0; --d) {
+            off += (rest % dst.shape[d]) * dst.strides[d];
+            rest /= dst.shape[d];
+        }
+        offsets[i] = off;
+    }
+    methods_layout l;
+    l.count = static_cast<long long>(offsets.size());
+    l.in = dst.data;
+    l.indices = st.place_bytes(offsets.data(), l.count, dtype::int64);
+    l.values = st.place_bytes(values.data, l.count, t);
+    const methods_kernel_set& k = kernels(kernel_key{loop, target.view.type, target.view.type}, host);
+    std::vector<long long> p = pack(l);
+    // Compare-and-swap needs the element to be exactly the operator's type, of at most
+    // 8 bytes (complex128 is applied in order by one thread).
+    const bool cas = target.view.type == t && itemsize(t) <= 8;
+    if (cas) {
+        run(k, k.at_cas, l.count, false, host ? nullptr : live, p);
+    } else {
+        run(k, k.at_seq, 1, true, host ? nullptr : live, p);
+    }
+    st.finish();
+}
+
+}  // namespace nu

@@ -1,0 +1,73 @@
+// src/dispatch/ufunc_methods.h: ufunc.accumulate, reduceat and at: layouts, staging, kernels
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dispatch/reduce.h"
+
+namespace nu {
+
+// The kernels of src/kernels/ufunc_methods.cuh for one operator and (operator, input,
+// output) types: CUfunctions on the CUDA backend, host entry points otherwise.
+struct methods_kernel_set {
+    void* acc_rows = nullptr;
+    void* acc_block = nullptr;
+    void* reduceat = nullptr;
+    void* at_seq = nullptr;
+    void* at_cas = nullptr;
+    std::shared_ptr<host_library> library;  // keeps host entry points loaded
+    bool host = false;
+};
+
+// The engine side of a binary ufunc's accumulate, reduceat and at: its T(T, T) loops (the
+// ones ufunc.reduce uses) and the kernels built for each (loop, input, output dtypes).
+// Callers move the method's axis last; every view may have any strides.
+class ufunc_methods {
+public:
+    ufunc_methods(std::string name, bool host_target, bool fastmath);
+
+    int add_loop(reduce_loop l);
+    int find_loop(dtype t) const;
+    dtype loop_type(int loop) const;
+    std::string source(int loop, dtype in, dtype out, std::string* entry = nullptr) const;
+
+    // out[..., k] = f(...f(f(in[..., 0], in[..., 1]), ...), in[..., k]); same shapes.
+    void accumulate(int loop, const reduce_operand& in, const reduce_operand& out, const stream_ref& stream,
+                    const char* api);
+    // out[..., s] folds in[..., starts[s]:starts[s + 1]] (NumPy's reduceat rule for a start
+    // not below the next); out's last axis has starts.size() elements, each start valid.
+    void reduceat(int loop, const reduce_operand& in, const std::vector<long long>& starts,
+                  const reduce_operand& out, const stream_ref& stream, const char* api);
+    // t = target.flat[flat[i]]; t = f(t, values[i]) for each i in order (flat: C-order
+    // element numbers, each in range; values: contiguous, of the loop's type, on the host).
+    void at(int loop, const reduce_operand& target, const std::vector<long long>& flat,
+            const array_view& values, const stream_ref& stream, const char* api);
+
+private:
+    struct kernel_key {
+        int loop;
+        dtype in, out;
+        bool operator==(const kernel_key& o) const { return loop == o.loop && in == o.in && out == o.out; }
+    };
+    struct kernel_key_hash {
+        std::size_t operator()(const kernel_key& k) const {
+            return static_cast<std::size_t>(k.loop) * 1000003u + static_cast<std::size_t>(k.in) * 31u +
+                   static_cast<std::size_t>(k.out);
+        }
+    };
+    const methods_kernel_set& kernels(const kernel_key& key, bool host);
+    bool runs_on_host() const;
+
+    std::string m_name;
+    bool m_host_target;
+    bool m_fastmath;
+    std::vector<reduce_loop> m_loops;
+    mutable std::mutex m_mutex;  // guards m_loops growth and m_kernels
+    std::unordered_map<kernel_key, std::unique_ptr<methods_kernel_set>, kernel_key_hash> m_kernels;
+};
+
+}  // namespace nu

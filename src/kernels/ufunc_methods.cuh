@@ -1,0 +1,249 @@
+// src/kernels/ufunc_methods.cuh: ufunc.accumulate, reduceat and at with a translated operator
+//
+// The engine generates a short translation unit: this header, the translated __device__
+// function, a functor calling it, and one NU_METHODS_ENTRY line. The engine moves the
+// method's axis last: a call is `rows` lines (up to 8 coalesced dimensions) of `len`
+// elements each.
+//   acc_rows    accumulate, a thread per line folding left to right (NumPy's order, so any
+//               operator gives NumPy's result); for many lines or short ones;
+//   acc_block   accumulate, a block per line: cub::BlockScan over tiles of 256 elements
+//               with the running total carried into the next tile (needs an associative
+//               operator: the scan regroups it); for few long lines;
+//   reduceat    a thread per (line, segment) folding the segment left to right;
+//   at_seq      ufunc.at, one thread applying the updates in index order (any operator);
+//   at_cas      ufunc.at, a thread per update, each a compare-and-swap loop over the
+//               operator (1-, 2-, 4- and 8-byte types, the small ones through their
+//               4-byte word; the updates of one element apply once each, in an
+//               unspecified order: commutative and associative operators).
+// The host build (NU_HOST_BUILD) runs every entry point sequentially, in NumPy's order.
+#pragma once
+
+#include "nu_scalar.cuh"
+
+#ifndef NU_HOST_BUILD
+#include <cub/block/block_scan.cuh>
+#endif
+
+namespace nu {
+
+constexpr int k_methods_dims = 8;     // coalesced line dimensions; the engine checks
+constexpr int k_methods_block = 256;  // threads per block of acc_block
+
+// Kernel parameters are 8-byte words only: see src/dispatch/ufunc_methods.cpp.
+struct methods_params {
+    long long rows;              // lines
+    long long len;               // elements per input line
+    long long count;             // reduceat: segments per line; at: updates
+    char* in;                    // accumulate/reduceat input; at: the target array
+    char* out;                   // accumulate/reduceat output
+    const long long* indices;    // reduceat: segment starts; at: byte offsets into `in`
+    const char* values;          // at: contiguous update values of type T
+    long long in_axis_stride;    // bytes
+    long long out_axis_stride;   // bytes
+    long long row_ndim;
+    long long row_shape[k_methods_dims];
+    long long in_row_strides[k_methods_dims];   // bytes
+    long long out_row_strides[k_methods_dims];  // bytes
+};
+
+// Op: functor calling the translated function. T: the operator's type; In: the input's
+// element type (converted on load); Out: the output's (converted on store).
+template <class Op, class T, class In, class Out>
+struct methods_kernels {
+    static NU_DEVICE T combine(const T& a, const T& b) { return cast<T>(Op{}(a, b)); }
+
+    static NU_DEVICE long long row_offset(const methods_params& p, long long r, const long long* strides) {
+        long long off = 0;
+        for (int d = int(p.row_ndim) - 1; d >= 0 && r > 0; --d) {
+            off += (r % p.row_shape[d]) * strides[d];
+            r /= p.row_shape[d];
+        }
+        return off;
+    }
+    static NU_DEVICE T load(const methods_params& p, const char* line, long long k) {
+        return cast<T>(*reinterpret_cast<const In*>(line + k * p.in_axis_stride));
+    }
+    static NU_DEVICE void store(const methods_params& p, char* line, long long k, const T& v) {
+        *reinterpret_cast<Out*>(line + k * p.out_axis_stride) = cast<Out>(v);
+    }
+
+    static NU_DEVICE void accumulate_line(const methods_params& p, long long r) {
+        const char* in = p.in + row_offset(p, r, p.in_row_strides);
+        char* out = p.out + row_offset(p, r, p.out_row_strides);
+        T acc = load(p, in, 0);
+        store(p, out, 0, acc);
+        for (long long k = 1; k < p.len; ++k) {
+            acc = combine(acc, load(p, in, k));
+            store(p, out, k, acc);
+        }
+    }
+
+    // Segment s of line r: [start, next start) folded left to right, or the element at
+    // start alone when the next start is not larger (NumPy's reduceat rule).
+    static NU_DEVICE void reduceat_segment(const methods_params& p, long long r, long long s) {
+        const char* in = p.in + row_offset(p, r, p.in_row_strides);
+        char* out = p.out + row_offset(p, r, p.out_row_strides);
+        const long long begin = p.indices[s];
+        const long long next = s + 1 < p.count ? p.indices[s + 1] : p.len;  // the last runs to the end
+        const long long end = next > begin ? next : begin + 1;
+        T acc = load(p, in, begin);
+        for (long long k = begin + 1; k < end; ++k) acc = combine(acc, load(p, in, k));
+        store(p, out, s, acc);
+    }
+
+    static NU_DEVICE void at_update(const methods_params& p, long long i) {
+        Out* target = reinterpret_cast<Out*>(p.in + p.indices[i]);
+        *target = cast<Out>(combine(cast<T>(*target), reinterpret_cast<const T*>(p.values)[i]));
+    }
+
+#ifdef NU_HOST_BUILD
+    static void acc_rows(const methods_params& p) {
+        for (long long r = 0; r < p.rows; ++r) accumulate_line(p, r);
+    }
+    static void acc_block(const methods_params& p) { acc_rows(p); }
+    static void reduceat(const methods_params& p) {
+        for (long long r = 0; r < p.rows; ++r)
+            for (long long s = 0; s < p.count; ++s) reduceat_segment(p, r, s);
+    }
+    static void at_seq(const methods_params& p) {
+        for (long long i = 0; i < p.count; ++i) at_update(p, i);
+    }
+    static void at_cas(const methods_params& p) { at_seq(p); }
+#else
+    static __device__ void acc_rows(const methods_params& p) {
+        const long long step = (long long)gridDim.x * blockDim.x;
+        for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < p.rows; r += step) {
+            accumulate_line(p, r);
+        }
+    }
+
+    using block_scan = cub::BlockScan<T, k_methods_block>;
+
+    // The total of the tiles before this one, combined in front of this tile's scan.
+    struct running_prefix {
+        T total;
+        __device__ T operator()(const T& tile_total) {
+            const T before = total;
+            total = combine(total, tile_total);
+            return before;
+        }
+    };
+    struct combiner {
+        __device__ T operator()(const T& a, const T& b) const { return combine(a, b); }
+    };
+
+    static __device__ void acc_block(const methods_params& p) {
+        __shared__ typename block_scan::TempStorage temp;
+        for (long long r = blockIdx.x; r < p.rows; r += gridDim.x) {
+            const char* in = p.in + row_offset(p, r, p.in_row_strides);
+            char* out = p.out + row_offset(p, r, p.out_row_strides);
+            running_prefix prefix{T{}};
+            for (long long base = 0; base < p.len; base += k_methods_block) {
+                const long long k = base + threadIdx.x;
+                // Lanes past the end scan a copy of the last element: an inclusive scan's
+                // value at k depends only on elements 0..k, so they change nothing.
+                const T x = load(p, in, k < p.len ? k : p.len - 1);
+                T y;
+                if (base == 0) {
+                    block_scan(temp).InclusiveScan(x, y, combiner{}, prefix.total);
+                } else {
+                    block_scan(temp).InclusiveScan(x, y, combiner{}, prefix);
+                }
+                __syncthreads();  // temp is reused by the next tile
+                if (k < p.len) store(p, out, k, y);
+            }
+        }
+    }
+
+    static __device__ void reduceat(const methods_params& p) {
+        const long long total = p.rows * p.count;
+        const long long step = (long long)gridDim.x * blockDim.x;
+        for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < total; u += step) {
+            reduceat_segment(p, u / p.count, u % p.count);
+        }
+    }
+
+    static __device__ void at_seq(const methods_params& p) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            for (long long i = 0; i < p.count; ++i) at_update(p, i);
+        }
+    }
+
+    template <class Bits>
+    static __device__ void at_cas_one(const methods_params& p, long long i) {
+        Bits* target = reinterpret_cast<Bits*>(p.in + p.indices[i]);
+        const T value = reinterpret_cast<const T*>(p.values)[i];
+        Bits seen = *target, assumed;
+        do {
+            assumed = seen;
+            T current;
+            memcpy(&current, &assumed, sizeof(T));
+            const T updated = combine(current, value);
+            Bits bits;
+            memcpy(&bits, &updated, sizeof(T));
+            seen = atomicCAS(target, assumed, bits);
+        } while (seen != assumed);
+    }
+
+    // 1- and 2-byte elements: a compare-and-swap of the aligned 4-byte word holding the
+    // element, leaving its other bytes as they are (device allocations are 256-byte aligned,
+    // so the word never leaves the allocation's granule).
+    static __device__ void at_cas_subword(const methods_params& p, long long i) {
+        char* element = p.in + p.indices[i];
+        const unsigned long long address = reinterpret_cast<unsigned long long>(element);
+        unsigned int* word = reinterpret_cast<unsigned int*>(address & ~3ull);
+        const unsigned int shift = unsigned(address & 3ull) * 8u;
+        const unsigned int mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+        const T value = reinterpret_cast<const T*>(p.values)[i];
+        unsigned int seen = *word, assumed;
+        do {
+            assumed = seen;
+            const unsigned int old_bits = (assumed & mask) >> shift;
+            T current;
+            memcpy(&current, &old_bits, sizeof(T));  // little-endian: the low bytes
+            const T updated = combine(current, value);
+            unsigned int new_bits = 0;
+            memcpy(&new_bits, &updated, sizeof(T));
+            seen = atomicCAS(word, assumed, (assumed & ~mask) | ((new_bits << shift) & mask));
+        } while (seen != assumed);
+    }
+
+    static __device__ void at_cas(const methods_params& p) {
+        const long long step = (long long)gridDim.x * blockDim.x;
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.count; i += step) {
+            if constexpr (sizeof(T) == 8) {
+                at_cas_one<unsigned long long>(p, i);
+            } else if constexpr (sizeof(T) == 4) {
+                at_cas_one<unsigned int>(p, i);
+            } else if constexpr (sizeof(T) <= 2) {
+                at_cas_subword(p, i);
+            } else if (i == 0) {
+                for (long long j = 0; j < p.count; ++j) at_update(p, j);  // the engine avoids this
+            }
+        }
+    }
+#endif
+};
+
+}  // namespace nu
+
+// The kernels of one operator and type triple, with C linkage so their names are exactly
+// `name` plus _acc_rows, _acc_block, _reduceat, _at_seq, _at_cas.
+#ifdef NU_HOST_BUILD
+#define NU_METHODS_KERNEL(name, suffix, call)                                                 \
+    extern "C" __attribute__((visibility("default"))) void name##suffix(const void* p) {     \
+        name##_impl::call(*static_cast<const nu::methods_params*>(p));                       \
+    }
+#else
+#define NU_METHODS_KERNEL(name, suffix, call)                                                        \
+    extern "C" __global__ void __launch_bounds__(256) name##suffix(const nu::methods_params p) { \
+        name##_impl::call(p);                                                                        \
+    }
+#endif
+#define NU_METHODS_ENTRY(name, ...)                   \
+    using name##_impl = __VA_ARGS__;                  \
+    NU_METHODS_KERNEL(name, _acc_rows, acc_rows)      \
+    NU_METHODS_KERNEL(name, _acc_block, acc_block)    \
+    NU_METHODS_KERNEL(name, _reduceat, reduceat)      \
+    NU_METHODS_KERNEL(name, _at_seq, at_seq)          \
+    NU_METHODS_KERNEL(name, _at_cas, at_cas)

@@ -1,0 +1,283 @@
+"""ufunc.accumulate, reduceat, at and outer on NumPy and device arrays; NumPy's own ufunc
+with the same arguments is the oracle."""
+
+import re
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import _core, cuda, vectorize
+from numbacuda_ufunc._methods import _engine
+
+RNG = np.random.default_rng(11)
+TYPES = ["int8(int8, int8)", "int32(int32, int32)", "int64(int64, int64)",
+         "uint8(uint8, uint8)", "float32(float32, float32)", "float64(float64, float64)",
+         "complex128(complex128, complex128)"]
+
+
+def add_fn(a, b):
+    return a + b
+
+
+def mul_fn(a, b):
+    return a * b
+
+
+def max_fn(a, b):
+    return a if a >= b else b
+
+
+def sub_fn(a, b):   # not associative: accumulate and reduceat still fold left to right
+    return a - b
+
+
+add = vectorize(TYPES, identity=0)(add_fn)
+multiply = vectorize(TYPES, identity=1)(mul_fn)
+subtract = vectorize(TYPES)(sub_fn)
+maximum = vectorize(["int64(int64, int64)", "float64(float64, float64)"])(max_fn)
+PAIRS = [(add, np.add), (multiply, np.multiply), (subtract, np.subtract)]
+
+
+def host(x):
+    return x.copy_to_host() if isinstance(x, cuda.DeviceNDArray) else np.asarray(x)
+
+
+def data(shape, dtype):
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x = RNG.integers(max(info.min, -50), min(info.max, 50), size=shape, endpoint=True)
+        x.flat[:2] = [info.min, info.max][: x.size]  # wrap-around at the limits
+        return x.astype(dtype)
+    x = RNG.standard_normal(shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * RNG.standard_normal(shape)
+    return x
+
+
+def close(got, expected):
+    assert host(got).dtype == expected.dtype
+    if expected.dtype.kind in "fc":
+        np.testing.assert_allclose(host(got), expected, rtol=1e-5 if expected.dtype.itemsize <= 8
+                                   else 1e-12, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(host(got), expected)
+
+
+# ---------------------------------------------------------------- accumulate
+
+@pytest.mark.parametrize("ours,theirs", PAIRS)
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint8, np.float64, np.complex128])
+@pytest.mark.parametrize("device", [False, True])
+def test_accumulate_1d_like_numpy(ours, theirs, dtype, device):
+    x = data(300, dtype)  # > 256: the block-scan plan on a GPU
+    got = ours.accumulate(cuda.to_device(x) if device else x)
+    assert isinstance(got, cuda.DeviceNDArray) == device
+    close(got, theirs.accumulate(x, dtype=dtype))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+@pytest.mark.parametrize("device", [False, True])
+def test_accumulate_axes_and_layouts(axis, layout, device):
+    x = data((4, 5, 6), np.float64)
+    if layout == "F":
+        x = np.asfortranarray(x)
+    elif layout == "strided":
+        x = data((8, 5, 12), np.float64)[::2, ::-1, ::2]
+    got = subtract.accumulate(cuda.to_device(x) if device else x, axis=axis)
+    close(got, np.subtract.accumulate(x, axis=axis))
+
+
+@pytest.mark.parametrize("device", [False, True])
+def test_accumulate_dtype_and_out(device):
+    x = data((3, 7), np.int8)
+    expected = np.add.accumulate(x, axis=1, dtype=np.int64)
+    close(add.accumulate(x, axis=1, dtype=np.int64), expected)
+    out = np.full((3, 7), -99, np.int64)
+    dout = cuda.to_device(out) if device else out
+    assert add.accumulate(x, axis=1, dtype=np.int64, out=dout) is dout
+    close(dout, expected)
+    fout = np.full((3, 7), np.nan)                  # same_kind cast of the int64 result
+    add.accumulate(x, axis=1, dtype=np.int64, out=(fout,))
+    np.testing.assert_array_equal(fout, expected.astype(np.float64))
+
+
+def test_accumulate_edge_values_and_empty():
+    x = np.array([1.0, np.inf, -np.inf, np.nan, -0.0, 1e308, 1e308])
+    with np.errstate(invalid="ignore", over="ignore"):
+        close(add.accumulate(x), np.add.accumulate(x))
+    close(maximum.accumulate(x), _left_fold_scan(max_fn, x))  # the Python function
+    assert add.accumulate(np.zeros((0, 3))).shape == (0, 3)
+    assert add.accumulate(np.zeros((2, 0)), axis=0).shape == (2, 0)
+
+
+def _left_fold_scan(fn, x):
+    out, acc = [], None
+    for v in x:
+        acc = v if acc is None else fn(acc, v)
+        out.append(acc)
+    return np.array(out)
+
+
+def test_accumulate_errors():
+    with pytest.raises(TypeError, match="0-d"):
+        add.accumulate(np.float64(3))
+    with pytest.raises(np.exceptions.AxisError):
+        add.accumulate(np.ones((2, 3)), axis=2)
+    with pytest.raises(ValueError, match="out has shape"):
+        add.accumulate(np.ones((2, 3)), out=np.ones(6))
+    with pytest.raises(TypeError, match="same_kind"):
+        add.accumulate(np.ones(3), out=np.ones(3, np.int64))
+    unary = vectorize(["float64(float64)"])(lambda_free_neg)
+    with pytest.raises(ValueError, match="binary"):
+        unary.accumulate(np.ones(3))
+
+
+def lambda_free_neg(x):
+    return -x
+
+
+def test_accumulate_lazy_ufunc_compiles_its_loop():
+    lazy = vectorize(add_fn)
+    x = np.arange(10, dtype=np.int32)
+    close(lazy.accumulate(x), np.add.accumulate(x, dtype=np.int32))
+
+
+# ---------------------------------------------------------------- reduceat
+
+@pytest.mark.parametrize("ours,theirs", PAIRS)
+@pytest.mark.parametrize("indices", [[0, 3, 1, 5], [0], [7], [2, 2, 2], [0, 1, 2, 3, 4, 5, 6, 7],
+                                     []])
+@pytest.mark.parametrize("device", [False, True])
+def test_reduceat_1d_like_numpy(ours, theirs, indices, device):
+    x = data(8, np.float64)
+    got = ours.reduceat(cuda.to_device(x) if device else x, indices)
+    close(got, theirs.reduceat(x, np.array(indices, dtype=np.intp)))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.complex128])
+def test_reduceat_axes_dtypes_and_out(axis, dtype):
+    x = data((6, 9), dtype)
+    idx = [0, 4, 2, 5]
+    expected = np.add.reduceat(x, idx, axis=axis)
+    close(add.reduceat(x, idx, axis=axis), expected)
+    out = cuda.to_device(np.zeros(expected.shape, dtype))
+    add.reduceat(cuda.to_device(x), np.array(idx), axis=axis, out=out)
+    close(out, expected)
+
+
+def test_reduceat_errors():
+    with pytest.raises(IndexError, match="out of bounds"):
+        add.reduceat(np.arange(5.0), [0, 7])
+    with pytest.raises(IndexError, match="out of bounds"):
+        add.reduceat(np.arange(5.0), [-1])
+    with pytest.raises(TypeError, match="indices must be a 1-d array of integers"):
+        add.reduceat(np.arange(5.0), [[0, 1]])
+
+
+# ---------------------------------------------------------------- at
+
+@pytest.mark.parametrize("ours,theirs", PAIRS + [(maximum, np.maximum)])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.int8])
+@pytest.mark.parametrize("device", [False, True])
+def test_at_repeated_indices_apply_once_each(ours, theirs, dtype, device):
+    a = data(12, dtype)
+    idx = np.array([0, 0, 3, 11, 3, 3, -1, 5])
+    b = data(8, dtype)
+    expected = a.copy()
+    theirs.at(expected, idx, b)
+    target = cuda.to_device(a) if device else a.copy()
+    assert ours.at(target, idx, b) is None
+    close(target, expected)
+
+
+@pytest.mark.parametrize("device", [False, True])
+def test_at_index_forms_like_numpy(device):
+    a = data((4, 5), np.float64)
+    for index, b in [((np.array([0, 0, 3]), np.array([1, 1, 4])), 2.0),
+                     (slice(1, 3), np.arange(5.0)),
+                     (np.array([True, False, True, False]), 1.5),
+                     ((1, 2), 10.0),
+                     ([0, 0], np.ones((2, 5)))]:
+        expected = a.copy()
+        np.add.at(expected, index, b)
+        target = cuda.to_device(a) if device else a.copy()
+        add.at(target, index, b)
+        close(target, expected)
+
+
+def test_at_casts_back_like_numpy():
+    a = np.zeros(3, np.int64)
+    expected = a.copy()
+    np.add.at(expected, [0, 0], 1.5)   # (0 + 1.5 -> 1) + 1.5 -> 2: unsafe, per update
+    add.at(a, [0, 0], 1.5)
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_at_errors():
+    with pytest.raises(IndexError):
+        add.at(np.zeros(3), [5], 1.0)
+    with pytest.raises(TypeError, match="second operand"):
+        add.at(np.zeros(3), [0])
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        add.at(ro, [0], 1.0)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        add.at(np.zeros(5), [0, 1], np.ones(3))
+
+
+# ---------------------------------------------------------------- outer
+
+@pytest.mark.parametrize("ours,theirs", PAIRS)
+@pytest.mark.parametrize("device", [False, True])
+def test_outer_like_numpy(ours, theirs, device):
+    a = data((2, 3), np.float64)
+    b = data(4, np.float64)
+    got = ours.outer(cuda.to_device(a) if device else a, b)
+    close(got, theirs.outer(a, b))
+    close(ours.outer(3.0, b), theirs.outer(3.0, b))
+
+
+def test_outer_takes_call_keywords():
+    a, b = np.arange(3.0), np.arange(4.0)
+    out = np.full((3, 4), -1.0)
+    mask = np.add.outer(a, b) > 2
+    add.outer(a, b, out=out, where=mask)
+    np.testing.assert_array_equal(out, np.add.outer(a, b, out=np.full((3, 4), -1.0), where=mask))
+    close(add.outer(a, b, dtype=np.float32), np.add.outer(a, b, dtype=np.float32))
+
+
+# ---------------------------------------------------------------- kernels compile with NVRTC
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex128, np.int8, np.uint16,
+                                   np.bool_, np.complex64])
+def test_method_kernels_compile_with_nvrtc(dtype):
+    try:
+        _core.nvrtc_version()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    engine = _engine(add)
+    loop = add._reduce_loop(engine, np.dtype(dtype), "add.accumulate")
+    src = engine._source(loop, np.dtype(dtype), np.dtype(dtype))
+    ptx = _core.compile_ptx(src, (9, 0), options=_core.Reducer._nvrtc_extra())
+    name = src.split("NU_METHODS_ENTRY(")[1].split(",")[0]
+    for suffix in ("_acc_rows", "_acc_block", "_reduceat", "_at_seq", "_at_cas"):
+        assert f".entry {name}{suffix}(" in ptx
+    if np.dtype(engine._loop_type(loop)).itemsize <= 8:  # bool and complex64 use i1 and c16
+        assert re.search(r"atom(\.global)?\.cas\.b(32|64)", ptx)  # at's CAS loop, sub-word too
+    assert "bar.sync" in ptx             # cub::BlockScan's barriers
+
+
+@pytest.mark.gpu
+def test_large_accumulate_and_at_on_gpu():
+    x = RNG.random(1 << 20)
+    close(add.accumulate(cuda.to_device(x)), np.add.accumulate(x))
+    a = np.zeros(1000)
+    idx = RNG.integers(0, 1000, 1 << 16)
+    expected = a.copy()
+    np.add.at(expected, idx, 1.0)
+    d = cuda.to_device(a)
+    add.at(d, idx, 1.0)
+    close(d, expected)
