@@ -92,11 +92,18 @@ def _check_out(uf, out, shape, loop_type, api):
     return out if isinstance(out, (np.ndarray, _core.DeviceNDArray)) else _core.as_cuda_array(out)
 
 
-def _finish(result, is_cupy):
+def _finish(result, is_cupy, stream=0):
+    """A new device result as CuPy when an input was CuPy: built from the raw pointer and
+    ordered after `stream` with an event (see _interop.as_cupy), after the work is queued."""
     if is_cupy and isinstance(result, _core.DeviceNDArray):
-        import cupy
+        from ._interop import as_cupy, stream_handle
 
-        return cupy.asarray(result)
+        handle = stream_handle(stream)
+        if handle is None:  # a stream form we cannot read: CuPy's own (synchronizing) import
+            import cupy
+
+            return cupy.asarray(result)
+        return as_cupy(result, handle)
     return result
 
 
@@ -130,7 +137,7 @@ def accumulate(uf, array, axis=0, dtype=None, out=None, stream=0):
     else:
         result = _check_out(uf, out, a.shape, loop_type, api)
     engine._accumulate(_axis_last(a, axis), _axis_last(result, axis), loop, stream, api)
-    return out if out is not None else _finish(result, is_cupy)
+    return out if out is not None else _finish(result, is_cupy, stream)
 
 
 def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
@@ -161,7 +168,7 @@ def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
     else:
         result = _check_out(uf, out, shape, loop_type, api)
     engine._reduceat(_axis_last(a, axis), idx, _axis_last(result, axis), loop, stream, api)
-    return out if out is not None else _finish(result, is_cupy)
+    return out if out is not None else _finish(result, is_cupy, stream)
 
 
 def at(uf, a, indices, b=None, stream=0):

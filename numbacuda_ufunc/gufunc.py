@@ -190,6 +190,15 @@ class GUFunc(_core.GUFunc):
         """Signature -> the CUDA C++ of the translated function."""
         return {str(sig): tf.cuda_source for sig, tf in self._translated.items()}
 
+    def inspect_sass(self, nloop=1) -> dict:
+        """Signature -> SASS of the loop's kernel over ``nloop`` loop dimensions (what a
+        call with that many broadcast outer dimensions runs), from the CUBIN NVRTC builds
+        for the current device (sm_90 with no device); no GPU needed."""
+        from . import _sass
+
+        return {str(sig): _sass.sources_sass((self._loop_source(i, nloop)[1],), self.fastmath)
+                for i, sig in enumerate(self._translated)}
+
     def __repr__(self):
         return (f"<numbacuda_ufunc.GUFunc '{self.__name__}' {self.signature} "
                 f"target={self.target} types={self.types}>")

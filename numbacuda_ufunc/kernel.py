@@ -129,6 +129,56 @@ class Kernel(_core.Kernel):
 
     inspect_asm = inspect_ptx
 
+    # Numba's SASS and resource queries. Numba asks the driver about the loaded function;
+    # here they come from the CUBIN NVRTC builds for the current device (sm_90 with no
+    # device) and the toolkit's cuobjdump/nvdisasm, so they work without a GPU. With
+    # ``signature`` one value; without, a dict keyed like inspect_ptx.
+    def _per_spec(self, signature, what):
+        from . import _sass
+
+        def one(i):
+            cubin = _sass.cubin_of(self._source(i, False), self.fastmath)
+            return what(i, cubin)
+
+        picked = self._selected(signature)
+        if signature is not None:
+            return one(picked[0])
+        return {_sig_text(self._specs[i].arg_types): one(i) for i in picked}
+
+    def _usage(self, signature, key, api):
+        from . import _sass
+
+        def read(i, cubin):
+            usage = _sass.resource_usage(cubin, api)
+            entry = self._entry(i)
+            if entry not in usage:
+                raise KeyError(f"{api}: the CUBIN has no function {entry!r} "
+                               f"(it has {sorted(usage)})")
+            return usage[entry][key]
+        return self._per_spec(signature, read)
+
+    def inspect_sass(self, signature=None):
+        """SASS of the kernel (``cuobjdump -sass`` of its CUBIN); no GPU needed."""
+        from . import _sass
+
+        return self._per_spec(signature, lambda i, cubin: _sass.sass_of(cubin))
+
+    def get_regs_per_thread(self, signature=None):
+        """Registers each thread of the kernel uses."""
+        return self._usage(signature, "regs", "get_regs_per_thread()")
+
+    def get_shared_mem_per_block(self, signature=None):
+        """Bytes of static shared memory per block (``cuda.shared.array`` of fixed shape)."""
+        return self._usage(signature, "shared", "get_shared_mem_per_block()")
+
+    def get_local_mem_per_thread(self, signature=None):
+        """Bytes of local memory per thread (stack frame and register spills)."""
+        return self._usage(signature, "local", "get_local_mem_per_thread()")
+
+    def get_const_mem_size(self, signature=None):
+        """Bytes of user constant memory (``cuda.const.array_like`` data)."""
+        return self._usage(signature, "const", "get_const_mem_size()")
+
     def __repr__(self):
         return f"<numbacuda_ufunc.Kernel '{self.__name__}' ({len(self._specs)} specializations)>"
 

@@ -82,6 +82,13 @@ class Reduce:
             index = self._resolve(dt)
         return self._engine._source(index, dt, dt)
 
+    def inspect_sass(self, dtype) -> str:
+        """SASS of the kernels reducing arrays of ``dtype`` (units, final pass, columns),
+        from the CUBIN NVRTC builds for the current device (sm_90 with no device)."""
+        from . import _sass
+
+        return _sass.sources_sass((self.inspect_cuda(dtype),), options=_core.Reducer._nvrtc_extra())
+
     def __repr__(self):
         return f"<numbacuda_ufunc.Reduce {self.__name__!r} types={self._engine.types}>"
 

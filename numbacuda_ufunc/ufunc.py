@@ -126,6 +126,17 @@ class UFunc(_core.UFunc):
                                       fastmath=self.fastmath)[0]
                 for sig in self._translated}
 
+    def inspect_sass(self) -> dict:
+        """Signature -> SASS of the loop's kernels for arrays of its own dtypes (the
+        contiguous variant, then the 1-d strided one), from the CUBIN NVRTC builds for
+        the current device (sm_90 with no device); no GPU needed. Needs the toolkit's
+        cuobjdump or nvdisasm (see README)."""
+        from . import _sass
+
+        return {str(sig): _sass.sources_sass((self._variant_source(i, 0)[1],
+                                              self._variant_source(i, 1)[1]), self.fastmath)
+                for i, sig in enumerate(self._translated)}
+
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                stream=0):
         """NumPy's ``ufunc.reduce`` on the GPU (CUB), for a binary ufunc whose loop has one

@@ -97,3 +97,111 @@ def test_cupy_arrays_round_trip():
     assert int(theirs.sum()) == 10
     from_dlpack = cp.from_dlpack(ours)
     assert int(from_dlpack[4]) == 4
+
+
+# ---- CuPy results: built from the raw pointer, ordered with an event -------------------
+# cupy.asarray(our_array) reads __cuda_array_interface__, whose stream makes CuPy
+# synchronize from the host on every call. A stand-in `cupy` module records what the
+# engine asks of CuPy, so this runs without CuPy or a GPU.
+
+class _FakeCupy:
+    def __init__(self, current_stream):
+        import types
+
+        self.log = []
+        log = self.log
+        fake = self
+
+        class UnownedMemory:
+            def __init__(self, ptr, size, owner, device_id=-1):
+                self.ptr, self.size, self.owner = ptr, size, owner
+
+        class MemoryPointer:
+            def __init__(self, mem, offset):
+                self.mem, self.offset = mem, offset
+
+        class ndarray:  # noqa: N801 (CuPy's name)
+            __module__ = "cupy._core.core"
+
+            def __init__(self, shape, dtype=None, memptr=None, strides=None):
+                self.shape, self.dtype, self.data, self.strides = shape, np.dtype(dtype), memptr, strides
+
+        class Stream:
+            def __init__(self, ptr):
+                self.ptr = ptr
+
+            def wait_event(self, ev):
+                log.append(("wait", self.ptr, ev.recorded_on))
+
+        class ExternalStream(Stream):
+            pass
+
+        class Event:
+            def __init__(self, block=False, disable_timing=False):
+                self.recorded_on = None
+
+            def record(self, stream):
+                self.recorded_on = stream.ptr
+
+        def asarray(obj):
+            log.append(("asarray",))
+            raise AssertionError("the engine must not go through cupy.asarray")
+
+        self.module = types.ModuleType("cupy")
+        self.module.ndarray = ndarray
+        self.module.asarray = asarray
+        self.module.cuda = types.SimpleNamespace(
+            UnownedMemory=UnownedMemory, MemoryPointer=MemoryPointer, Event=Event,
+            ExternalStream=ExternalStream, get_current_stream=lambda: Stream(fake.current))
+        self.current = current_stream
+
+
+class _CupyInput:
+    """A CuPy-typed input (the engine recognizes CuPy by the type's module)."""
+
+    __module__ = "cupy._core.core"
+
+    def __init__(self, dev):
+        self.__cuda_array_interface__ = dict(dev.__cuda_array_interface__)
+        self.owner = dev
+
+
+def test_cupy_results_come_from_the_raw_pointer_with_an_event(monkeypatch):
+    from numbacuda_ufunc import reduce, vectorize
+
+    fake = _FakeCupy(current_stream=0)
+    monkeypatch.setitem(__import__("sys").modules, "cupy", fake.module)
+
+    @vectorize(["float64(float64, float64)"], target="cuda")
+    def add(a, b):
+        return a + b
+
+    x = np.arange(12.0).reshape(3, 4)
+    dev = cuda.to_device(x)
+    out = add(_CupyInput(dev), 1.0)
+    assert isinstance(out, fake.module.ndarray) and out.shape == (3, 4) and out.dtype == np.float64
+    owner = out.data.mem.owner  # our result keeps the allocation alive
+    np.testing.assert_array_equal(owner.copy_to_host(), x + 1)
+    assert out.data.mem.ptr == owner.__cuda_array_interface__["data"][0] and out.data.offset == 0
+    assert out.data.mem.size == owner.nbytes and out.strides == owner.strides
+    assert fake.log == []  # same stream (the legacy default): nothing to order
+
+    s = cuda.stream()
+    fake.current = 0  # CuPy works on its null stream, we on `s`: an event orders them
+    out2 = add(_CupyInput(dev), 2.0, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(out2.data.mem.owner.copy_to_host(), x + 2)
+    assert fake.log == [("wait", 0, int(s))]
+
+    fake.log.clear()
+    acc = add.accumulate(_CupyInput(dev), axis=1, stream=s)  # the Python-side methods too
+    s.synchronize()
+    assert isinstance(acc, fake.module.ndarray)
+    np.testing.assert_array_equal(acc.data.mem.owner.copy_to_host(), np.cumsum(x, axis=1))
+    assert fake.log == [("wait", 0, int(s))]
+
+    r = reduce(lambda a, b: a + b)
+    fake.log.clear()
+    col = r(_CupyInput(dev), axis=0)
+    assert isinstance(col, fake.module.ndarray)
+    np.testing.assert_array_equal(col.data.mem.owner.copy_to_host(), x.sum(axis=0))

@@ -218,6 +218,39 @@ def test_dynamic_shared_memory():
     np.testing.assert_array_equal(a, np.arange(64, dtype=np.float32)[::-1])
 
 
+@cuda.jit
+def static_and_dynamic_shared(a, out):
+    # 32 KiB of static and (at launch) 20 KiB of dynamic shared memory: 52 KiB together,
+    # above the 48 KiB a block gets without opting in, though the dynamic part alone is
+    # below it. The opt-in must count the static part (cuLaunchKernel fails otherwise).
+    fixed = cuda.shared.array(8192, dtype=float32)
+    extra = cuda.shared.array(0, dtype=float32)
+    t = cuda.threadIdx.x
+    for j in range(t, 8192, cuda.blockDim.x):
+        fixed[j] = a[j]
+    for j in range(t, extra.size, cuda.blockDim.x):
+        extra[j] = a[j % 8192] * 2
+    cuda.syncthreads()
+    for j in range(t, 8192, cuda.blockDim.x):
+        out[j] = fixed[8191 - j] + extra[j % extra.size]
+
+
+def test_static_plus_dynamic_shared_memory_above_48k():
+    a = np.random.default_rng(7).random(8192).astype(np.float32)
+    out = np.full(8192, np.nan, np.float32)
+    dynamic = 20 * 1024
+    static_and_dynamic_shared[1, 256, 0, dynamic](a, out)
+    n_extra = dynamic // 4
+    idx = np.arange(8192)
+    np.testing.assert_array_equal(out, a[::-1] + 2 * a[(idx % n_extra) % 8192])
+
+
+def test_static_plus_dynamic_shared_memory_beyond_the_opt_in_limit():
+    a = np.zeros(8192, np.float32)
+    with pytest.raises(ValueError, match=r"32768 static \+ 1048576 dynamic"):
+        static_and_dynamic_shared[1, 256, 0, 1 << 20](a, a.copy())
+
+
 @cuda.jit(device=True)
 def polar(x, y):
     return math.hypot(x, y), math.atan2(y, x)

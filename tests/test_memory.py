@@ -56,3 +56,111 @@ def test_zero_size_arrays_allocate_nothing():
     assert empty.size == 0 and empty.__cuda_array_interface__["data"][0] == 0
     assert cuda.memory_stats()["in_use_bytes"] == start
     assert empty.copy_to_host().shape == (0, 5)
+
+
+# ---- pinned host memory on the legacy default stream -----------------------------------
+# Numba is synchronous for stream=0: when a call returns, host results are in place and
+# host sources may be overwritten. A copy into or out of pinned memory is a DMA the driver
+# does not wait for, so each path must synchronize itself. The host backend is synchronous,
+# so there these tests check the paths' results; on a GPU (sized up) a slow kernel before
+# the copy makes a missing synchronization show as NaN in the poisoned output.
+
+from numbacuda_ufunc import _core, vectorize  # noqa: E402
+
+ON_GPU = not _core.emulation_enabled()
+N = 2**23 if ON_GPU else 3000  # on a GPU, above the ufunc's pipelining threshold (16 MiB)
+
+
+@vectorize(["float32(float32, float32)"], target="cuda")
+def slow_blend(a, b):
+    s = a
+    for _ in range(64):  # long enough that the kernel is still running when copies queue
+        s = s * np.float32(0.5) + b
+    return s
+
+
+def _blend_reference(a, b):
+    s = a.copy()
+    for _ in range(64):
+        s = s * np.float32(0.5) + b
+    return s
+
+
+def _poisoned_pinned(n):
+    p = cuda.pinned_array(n, np.float32)
+    p[:] = np.nan
+    return p
+
+
+def test_pinned_copy_to_host_is_complete_on_return():
+    a = np.random.default_rng(1).random(N, dtype=np.float32)
+    d = slow_blend(cuda.to_device(a), np.float32(1))
+    out = _poisoned_pinned(N)
+    d.copy_to_host(ary=out)
+    np.testing.assert_allclose(out, _blend_reference(a, np.float32(1)), rtol=1e-6)
+
+
+def test_pinned_ufunc_output_is_complete_on_return():
+    a = np.random.default_rng(2).random(N, dtype=np.float32)
+    out = _poisoned_pinned(N)
+    got = slow_blend(a, np.float32(2), out=out)  # host input and output: the pipelined path
+    assert got is out
+    np.testing.assert_allclose(out, _blend_reference(a, np.float32(2)), rtol=1e-6)
+
+
+def test_pinned_ufunc_reduce_output_is_complete_on_return():
+    @vectorize(["float32(float32, float32)"], target="cuda", identity=0)
+    def add(a, b):
+        return a + b
+
+    x = np.random.default_rng(3).random((N // 64, 64), dtype=np.float32)
+    out = _poisoned_pinned(64)
+    add.reduce(x, axis=0, out=out)
+    np.testing.assert_allclose(out, x.sum(axis=0, dtype=np.float64), rtol=1e-4)
+
+
+def test_pinned_source_may_be_overwritten_after_to_device():
+    src = cuda.pinned_array(N, np.float32)
+    src[:] = np.arange(N, dtype=np.float32)
+    d = cuda.to_device(src)
+    src[:] = -1  # the DMA must have finished reading
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(N, dtype=np.float32))
+    d2 = cuda.device_array(N, np.float32)
+    src[:] = 7
+    d2.copy_to_device(src)
+    src[:] = -1
+    np.testing.assert_array_equal(d2.copy_to_host(), np.full(N, 7, np.float32))
+
+
+def test_pinned_result_on_an_explicit_stream_after_synchronize():
+    a = np.random.default_rng(4).random(N, dtype=np.float32)
+    s = cuda.stream()
+    out = _poisoned_pinned(N)
+    slow_blend(a, np.float32(3), out=out, stream=s)
+    s.synchronize()  # an explicit stream keeps the copy asynchronous until here
+    np.testing.assert_allclose(out, _blend_reference(a, np.float32(3)), rtol=1e-6)
+
+
+def test_pinned_memory_freed_on_another_thread_warns_nothing():
+    import gc
+    import threading
+    import warnings
+
+    arrays = [cuda.pinned_array(1024, np.float64) for _ in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a failed free would warn (RuntimeWarning)
+        t = threading.Thread(target=lambda: (arrays.clear(), gc.collect()))
+        t.start()
+        t.join()
+        assert not arrays
+
+
+def test_memory_info_from_a_new_thread():
+    import threading
+
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(cuda.current_context().get_memory_info()))
+    t.start()
+    t.join()
+    (free, total), = seen
+    assert 0 < free <= total

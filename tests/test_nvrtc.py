@@ -131,3 +131,29 @@ def test_jit_without_device_true_makes_a_kernel():
     # refused device=False until @cuda.jit kernels existed).
     assert isinstance(jit(dev_square), Kernel)
     assert isinstance(jit(device=True)(dev_square), DeviceFunction)
+
+
+def test_supported_archs_are_listed():
+    archs = _core.nvrtc_supported_archs()
+    assert archs == sorted(archs) and 90 in archs
+
+
+@pytest.mark.parametrize("cc,archs,want", [
+    (90, [75, 80, 86, 89, 90, 100, 120], ((9, 0), True)),     # known: its own CUBIN
+    (87, [75, 80, 86, 89, 90], ((8, 6), True)),               # unknown minor: same major's CUBIN
+    (121, [75, 80, 90, 100, 120], ((12, 0), True)),
+    (130, [75, 80, 90, 100, 120, 121], ((12, 1), False)),     # newer than NVRTC: PTX, driver JIT
+    (100, [75, 80, 86, 89, 90], ((9, 0), False)),
+    (90, [], ((9, 0), True)),                                 # NVRTC too old to say
+    (70, [75, 80], ((7, 0), True)),                           # too old for NVRTC: it names it
+])
+def test_device_target_clamps_to_this_nvrtc(cc, archs, want):
+    assert _core.nvrtc_device_target(cc, archs) == want
+
+
+def test_ptx_fallback_builds_for_the_newest_arch():
+    newest = max(_core.nvrtc_supported_archs())
+    (major, minor), cubin = _core.nvrtc_device_target(newest + 10, _core.nvrtc_supported_archs())
+    assert not cubin and major * 10 + minor == newest
+    ptx = _core.compile_ptx(SMALL, (major, minor))
+    assert f".target sm_{newest}" in ptx

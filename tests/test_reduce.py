@@ -187,6 +187,67 @@ def test_user_operator_matches_functools_reduce():
         np.testing.assert_array_equal(r(x, axis=axis, init=1), want)
 
 
+def compose_affine(a, b):
+    # x -> hi * x + lo (mod 2**32), packed as hi << 32 | lo; the result is `b` after `a`.
+    # Associative (composition of maps), not commutative: any reordering of the fold, or
+    # of chunk partials, changes the result.
+    ah = a >> 32
+    al = a & 0xFFFFFFFF
+    bh = b >> 32
+    bl = b & 0xFFFFFFFF
+    return (((ah * bh) & 0xFFFFFFFF) << 32) | ((al * bh + bl) & 0xFFFFFFFF)
+
+
+compose_reduce = nu.reduce(compose_affine)
+
+
+def _left_fold_columns(x, nred, init):
+    """functools.reduce of compose_affine over the first `nred` axes (C order), per output,
+    starting from `init` (cuda.reduce folds its init, 0 by default, in first)."""
+    rows = np.ascontiguousarray(x).reshape((-1,) + x.shape[nred:])
+    cols = rows.reshape(rows.shape[0], -1).T.tolist()
+    want = [functools.reduce(compose_affine, c, init) for c in cols]
+    return np.array(want, dtype=np.uint64).reshape(x.shape[nred:])
+
+
+# Outer-axis reductions (outputs adjacent in memory) run the tiled columns kernel; the
+# host backend runs its plan (chunks of the folded range, partials folded in order).
+OUTER_CASES = [
+    ((2000, 64), 0, lambda a: a),              # two tiles, several chunks
+    ((3000, 100), 0, lambda a: a),             # a partial tile of outputs
+    ((500, 7, 40), 0, lambda a: a),            # output dimensions coalesced
+    ((40, 5000), 0, lambda a: a),              # many tiles, one chunk
+    ((33, 32), 0, lambda a: a),                # the smallest tiled case
+    ((128, 60, 50), (0, 1), lambda a: a[::2, :30, :]),   # two folded dimensions: the cursor
+    ((3, 4, 200, 40), (0, 1, 2), lambda a: a[:, ::-1, ::3, :]),  # three, one reversed
+]
+
+
+@pytest.mark.parametrize("shape,axis,view", OUTER_CASES)
+def test_outer_axis_reductions_keep_order(shape, axis, view):
+    rng = np.random.default_rng(sum(shape))
+    x = view(rng.integers(0, 2**64, size=shape, dtype=np.uint64))
+    nred = len(axis) if isinstance(axis, tuple) else 1
+    np.testing.assert_array_equal(compose_reduce(x, axis=axis), _left_fold_columns(x, nred, 0))
+    init = (3 << 32) | 5  # a map that keeps the high half of the product alive
+    np.testing.assert_array_equal(compose_reduce(x, axis=axis, init=init),
+                                  _left_fold_columns(x, nred, init))
+
+
+@pytest.mark.parametrize("shape,axis,view", OUTER_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_outer_axis_sums_match_numpy(shape, axis, view, dtype):
+    x = view(random_array(shape, dtype, np.random.default_rng(len(shape))))
+    got = sum_reduce(x, axis=axis)
+    want = np.add.reduce(x.astype(np.float64) if dtype != np.int32 else x, axis=axis)
+    n = x.size // want.size
+    rtol = 1e-4 if dtype == np.float32 else 1e-11 if dtype == np.float64 else 0
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.sqrt(n))
+    dev = cuda.to_device(np.ascontiguousarray(x))
+    np.testing.assert_allclose(sum_reduce(dev, axis=axis).copy_to_host(), want, rtol=rtol,
+                               atol=rtol * np.sqrt(n))
+
+
 def test_axis_results_live_with_the_input():
     x = np.arange(24.0).reshape(4, 6)
     d = sum_reduce(cuda.to_device(x), axis=0)

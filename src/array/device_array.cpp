@@ -59,11 +59,55 @@ device_buffer::device_buffer(void* ptr, std::size_t bytes, std::shared_ptr<void>
 }
 
 device_buffer::~device_buffer() {
-    if (!m_owned || m_ptr == nullptr) return;
+    backend* b = m_use_events.empty() && (!m_owned || m_ptr == nullptr) ? nullptr : &active_backend();
     // A stream closed since the allocation can no longer order the free: use the legacy
     // default stream, which waits for all blocking streams.
-    const stream_handle s = (m_stream && !m_stream->closed) ? m_stream->handle : nullptr;
-    active_backend().release(m_ptr, m_bytes, s);
+    const stream_handle s = alloc_handle();
+    for (const auto& [foreign, event] : m_use_events) {
+        if (m_owned && m_ptr != nullptr) {
+            try {
+                b->wait_event(s, event);  // the free (below) waits for that stream's last use
+            } catch (...) {
+                // The event cannot be waited on (driver shutting down): wait on the host
+                // rather than let the memory be reused under a running kernel.
+                try {
+                    b->synchronize();
+                } catch (...) {
+                }
+            }
+        }
+        b->destroy_event(event);
+    }
+    if (!m_owned || m_ptr == nullptr) return;
+    b->release(m_ptr, m_bytes, s);
+}
+
+void device_buffer::note_use(const stream_ref& s, bool write) {
+    const stream_handle h = s ? s->handle : nullptr;
+    if (h == alloc_handle()) {
+        if (!write || !m_foreign_use.load(std::memory_order_relaxed)) return;  // the common case
+        std::lock_guard<std::mutex> lock(m_use_mutex);
+        m_last_writer.reset();
+        return;
+    }
+    backend& b = active_backend();
+    std::lock_guard<std::mutex> lock(m_use_mutex);
+    m_foreign_use.store(true, std::memory_order_relaxed);
+    if (write) m_last_writer = s;
+    for (auto& [foreign, event] : m_use_events) {
+        if (foreign == h) {
+            event = b.record_event(h, event);
+            return;
+        }
+    }
+    void* event = b.record_event(h, nullptr);
+    if (event != nullptr) m_use_events.emplace_back(h, event);
+}
+
+stream_ref device_buffer::last_writer() const {
+    if (!m_foreign_use.load(std::memory_order_relaxed)) return nullptr;
+    std::lock_guard<std::mutex> lock(m_use_mutex);
+    return m_last_writer;
 }
 
 device_array device_array::empty(const shape_t& shape, dtype type, char order,

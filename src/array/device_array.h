@@ -1,9 +1,12 @@
 // src/array/device_array.h: device memory with NumPy-style views (DeviceNDArray's core)
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "array/array_view.h"
@@ -28,13 +31,29 @@ public:
     bool owned() const { return m_owned; }
     int device() const { return m_device; }  // ordinal, -1 when unknown
 
+    // Work on this memory was queued on `s` (a call's stream=, perhaps CuPy's or PyTorch's).
+    // Uses on a stream other than the allocating one are remembered as an event per stream:
+    // the free waits for every one of them (the memory is not reused while a kernel there
+    // still reads it), and `write` uses make `s` the stream the interface export names.
+    // Events, not streams, are kept, so a foreign stream may be destroyed first.
+    void note_use(const stream_ref& s, bool write);
+    // The stream of the last write noted on a stream other than the allocating one; null
+    // when the last noted write was on the allocating stream (or none was noted).
+    stream_ref last_writer() const;
+
 private:
+    stream_handle alloc_handle() const { return m_stream && !m_stream->closed ? m_stream->handle : nullptr; }
+
     void* m_ptr = nullptr;
     std::size_t m_bytes = 0;
     bool m_owned = false;
     int m_device = -1;
     stream_ref m_stream;             // frees are ordered on the allocating stream
     std::shared_ptr<void> m_keepalive;
+    mutable std::mutex m_use_mutex;  // guards the two below: calls may come from threads
+    std::vector<std::pair<stream_handle, void*>> m_use_events;  // foreign stream -> event
+    stream_ref m_last_writer;
+    std::atomic<bool> m_foreign_use{false};  // fast path: nothing noted off the allocating stream
 };
 
 // One index of a subscript: an integer, a slice, np.newaxis or Ellipsis.

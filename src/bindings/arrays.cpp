@@ -142,6 +142,18 @@ std::vector<nu::index_item> as_index(py::handle key) {
     return items;
 }
 
+void report_release_errors() {
+    if (!nu::backend_available()) return;
+    const std::string errors = nu::active_backend().take_release_errors();
+    if (errors.empty()) return;
+    // May run in a finalizer, perhaps while an exception propagates: keep that one.
+    PyObject *type, *value, *trace;
+    PyErr_Fetch(&type, &value, &trace);
+    const std::string text = "releasing device or pinned host memory failed: " + errors;
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 1) < 0) PyErr_WriteUnraisable(nullptr);
+    PyErr_Restore(type, value, trace);
+}
+
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream) {
     const nu::stream_ref s = as_stream(stream, "copy_to_host");
     if (!ary.is_none() && !py::isinstance<py::array>(ary)) {
@@ -194,6 +206,14 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
     a.copy_from_host(host, s);
 }
 
+// The stream the interface export names: that of the last write (f(out=a, stream=s2) on
+// an array made on s1 names s2), else the array's own.
+nu::stream_handle interface_stream(const nu::device_array& a) {
+    const nu::stream_ref writer = a.buffer() ? a.buffer()->last_writer() : nullptr;
+    const nu::stream_ref& named = writer ? writer : a.stream();
+    return named ? named->handle : nullptr;
+}
+
 py::dict cuda_array_interface(const nu::device_array& a) {
     const nu::array_view& v = a.view();
     py::dict d;
@@ -204,7 +224,7 @@ py::dict cuda_array_interface(const nu::device_array& a) {
     d["version"] = 3;
     // CAI v3: 1 names the legacy default stream; None means "no synchronization needed".
     const bool emulated = nu::active_backend().emulated();
-    const nu::stream_handle h = a.stream() ? a.stream()->handle : nullptr;
+    const nu::stream_handle h = interface_stream(a);
     d["stream"] = emulated ? py::object(py::none())
                            : py::object(py::int_(h ? reinterpret_cast<std::uintptr_t>(h) : 1));
     return d;
@@ -285,6 +305,10 @@ void bind_array(py::module_& m) {
             return reinterpret_cast<std::uintptr_t>(a.view().data);
         })
         .def_property_readonly("__cuda_array_interface__", &cuda_array_interface)
+        .def_property_readonly("_interface_stream", [](const nu::device_array& a) {
+            return reinterpret_cast<std::uintptr_t>(interface_stream(a));
+        }, "Handle of the stream __cuda_array_interface__ names (also under emulation, where "
+           "the export says None).")
         .def("is_c_contiguous", [](const nu::device_array& a) { return a.view().is_c_contiguous(); })
         .def("is_f_contiguous", [](const nu::device_array& a) { return a.view().is_f_contiguous(); })
         .def("copy_to_host", &copy_to_host, py::arg("ary") = py::none(), py::arg("stream") = 0,
@@ -404,7 +428,10 @@ void bind_array(py::module_& m) {
         const std::int64_t count = nu::checked_size(sh, "pinned_array");
         nu::backend& b = nu::active_backend();
         void* ptr = b.allocate_pinned(static_cast<std::size_t>(count) * nu::itemsize(t));
-        py::capsule owner(ptr, [](void* p) { nu::active_backend().release_pinned(p); });
+        py::capsule owner(ptr, [](void* p) {
+            nu::active_backend().release_pinned(p);
+            report_release_errors();  // a finalizer: a warning, never silence
+        });
         std::vector<py::ssize_t> shp(sh.begin(), sh.end());
         const nu::shape_t st = nu::contiguous_strides(sh, nu::itemsize(t), o);
         std::vector<py::ssize_t> strides(st.begin(), st.end());

@@ -91,6 +91,9 @@ bool has_cai(py::handle obj);
 bool is_device_array(py::handle obj);
 std::optional<nu::device_array> device_operand(py::handle obj, const char* api);
 nu::device_array import_cuda_array(py::handle obj, const char* api);
+// Turns failures of frees that ran in destructors (backend::take_release_errors) into a
+// RuntimeWarning; call with the GIL held.
+void report_release_errors();
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream);
 void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream, const char* api);
 
@@ -115,6 +118,16 @@ struct call_keywords {
 
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);
+// A CuPy view of a new device result, built from its pointer (no __cuda_array_interface__
+// synchronization); CuPy's current stream waits for `s` with an event. Call it after the
+// call's work is queued on `s`.
+py::object as_cupy(py::object device_result, const nu::stream_ref& s);
+// After a call queued its work on `s`: device operands remember the use (frees wait for
+// it; the interface export names the last writer). Inputs are read, outputs written.
+void note_stream_uses(const std::vector<nu::operand>& inputs, const nu::operand* outputs,
+                      std::size_t nout, const nu::stream_ref& s);
+// The same for one of our DeviceNDArrays given as a Python object (no-op for others).
+void note_stream_use(py::handle obj, const nu::stream_ref& s, bool write);
 call_keywords parse_keywords(const std::string& name, py::handle kwargs);
 nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what);
 py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype type, char order,

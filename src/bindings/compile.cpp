@@ -63,6 +63,15 @@ void bind_compile(py::module_& m) {
           py::arg("options") = std::vector<std::string>{},
           "The NVRTC option list these settings produce.");
     m.def("nvrtc_version", &nu::nvrtc_version, "(major, minor) of NVRTC; loads it.");
+    m.def("nvrtc_supported_archs", &nu::nvrtc_supported_archs,
+          "Architectures NVRTC compiles for (nvrtcGetSupportedArchs); loads it.");
+    m.def("nvrtc_device_target", [](int cc, std::vector<int> archs) {
+              nu::nvrtc_options o;
+              nu::choose_device_target(cc, archs, o);
+              return py::make_tuple(py::make_tuple(o.cc_major, o.cc_minor), o.cubin);
+          }, py::arg("cc"), py::arg("archs"),
+          "((major, minor), cubin) that a device of compute capability cc (e.g. 90) gets from "
+          "an NVRTC knowing archs.");
     m.def("nvrtc_library_path", &nu::nvrtc_library_path, "Path of the loaded libnvrtc.");
     m.def("cub_include_dir", &nu::cub_include_dir, "Directory holding cub/cub.cuh, or ''.");
     m.def("set_wheel_search_paths", &nu::set_wheel_search_paths, py::arg("library_dirs"),

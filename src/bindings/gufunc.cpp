@@ -163,6 +163,7 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
         py::gil_scoped_release nogil;
         g.execute(plan, ops, out_ops, s);
     }
+    note_stream_uses(ops, out_ops.data(), out_ops.size(), s);
     for (auto& [user_in, copy] : writable_back) {
         py::module_::import("numpy").attr("copyto")(user_in, copy, py::arg("casting") = "same_kind");
     }
@@ -172,6 +173,9 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     auto finish = [&](std::size_t k) -> py::object {
         if (outs[k].is_none() && out_ops[k].where == nu::operand::kind::host && plan.out_shapes[k].empty()) {
             return results[k][py::tuple()];  // a 0-d host result is a NumPy scalar
+        }
+        if (is_cupy && outs[k].is_none() && out_ops[k].where == nu::operand::kind::device) {
+            return as_cupy(results[k], s);
         }
         return results[k];
     };
@@ -213,6 +217,16 @@ void bind_gufunc(py::module_& m) {
         .def_property_readonly("ntypes", [](const nu::gufunc& g) { return g.loops().size(); })
         .def_property_readonly("types", &nu::gufunc::type_strings)
         .def("_kernel_sources", &nu::gufunc::kernel_sources)
+        .def("_loop_source", [](nu::gufunc& g, int loop, int nloop) {
+            if (loop < 0 || loop >= static_cast<int>(g.loops().size()) || nloop < 0 || nloop > 32) {
+                throw nu::value_error("_loop_source(): no loop " + std::to_string(loop) + " with " +
+                                      std::to_string(nloop) + " loop dimensions");
+            }
+            std::string entry;
+            std::string src = g.kernel_source(loop, nloop, &entry);
+            return py::make_tuple(entry, src);
+        }, py::arg("loop"), py::arg("nloop") = 1,
+             "(entry, source) of a loop's kernel over nloop loop dimensions.")
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
             return call_gufunc(self, args, kwargs);
         });

@@ -187,6 +187,9 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
         k.bind_key(key, spec);
     }
     k.launch(spec, kargs, l.shape, l.stream);
+    for (std::size_t i = 0; i < args.size(); ++i) {  // a kernel may write any array it gets
+        if (kargs[i].is_array) note_stream_use(args[i], l.stream, !kargs[i].read_only);
+    }
     return py::none();
 }
 

@@ -142,7 +142,29 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
     return op;
 }
 
-// A new result: a device array (CuPy when an input was CuPy) when `on_device`, else NumPy.
+void note_stream_uses(const std::vector<nu::operand>& inputs, const nu::operand* outputs,
+                      std::size_t nout, const nu::stream_ref& s) {
+    auto note = [&](const nu::operand& op, bool write) {
+        if (op.where == nu::operand::kind::device && op.device.buffer()) op.device.buffer()->note_use(s, write);
+    };
+    for (const nu::operand& op : inputs) note(op, false);
+    for (std::size_t k = 0; k < nout; ++k) note(outputs[k], true);
+}
+
+void note_stream_use(py::handle obj, const nu::stream_ref& s, bool write) {
+    if (!is_device_array(obj)) return;
+    const nu::device_array& d = obj.cast<const nu::device_array&>();
+    if (d.buffer()) d.buffer()->note_use(s, write);
+}
+
+py::object as_cupy(py::object device_result, const nu::stream_ref& s) {
+    const nu::stream_handle h = s ? s->handle : nullptr;
+    return py::module_::import("numbacuda_ufunc._interop")
+        .attr("as_cupy")(device_result, reinterpret_cast<std::uintptr_t>(h));
+}
+
+// A new result: a device array when `on_device` (the caller turns it into CuPy with
+// as_cupy after queuing the work, when an input was CuPy), else NumPy.
 py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype type, char order,
                       bool on_device, bool is_cupy, const nu::stream_ref& s, nu::operand* op) {
     if (on_device) {
@@ -150,9 +172,8 @@ py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype typ
         op->where = nu::operand::kind::device;
         op->view = d.view();
         op->device = d;
-        py::object result = py::cast(d);
-        if (is_cupy) result = py::module_::import("cupy").attr("asarray")(result);
-        return result;
+        (void)is_cupy;  // the caller makes the CuPy view once the work is queued (as_cupy)
+        return py::cast(d);
     }
     py::array arr = new_host_array(shape, type, order);
     op->where = nu::operand::kind::host;

@@ -209,6 +209,9 @@ void bind_reduce(py::module_& m) {
             py::gil_scoped_release nogil;
             r.execute(loop, in, axes, has_init ? init_value.bytes : nullptr, dst, s, api.c_str());
         }
+        note_stream_use(arr, s, false);
+        note_stream_use(out, s, true);
+        note_stream_use(res, s, true);
         if (!res.is_none()) return py::none();
         if (!out.is_none()) return result;
         if (keepdims) {
@@ -219,7 +222,7 @@ void bind_reduce(py::module_& m) {
         } else if (shape.empty() && dst.on_host) {
             return result[py::tuple()];  // NumPy scalar
         }
-        if (is_cupy && !dst.on_host) result = py::module_::import("cupy").attr("asarray")(result);
+        if (is_cupy && !dst.on_host) result = as_cupy(result, s);
         return result;
     };
 
@@ -245,7 +248,7 @@ void bind_reduce(py::module_& m) {
             return r.source(loop, as_dtype(in, "Reducer._source"), as_dtype(out, "Reducer._source"));
         }, "The generated translation unit of a loop for these input and output dtypes.")
         .def_static("_nvrtc_extra", &nu::reduce_nvrtc_extra,
-                    "NVRTC options reduction builds add (CUB include directory, -pch).")
+                    "NVRTC options reduction builds add (the CUB include directory).")
         .def_property_readonly("types", [](const nu::reducer& r) {
             std::vector<std::string> t;
             for (const nu::reduce_loop& l : r.loops()) t.push_back(std::string(1, nu::dtype_char(l.type)));

@@ -18,8 +18,11 @@ void bind_runtime(py::module_& m) {
         return py::make_tuple(info.cc_major, info.cc_minor);
     }, "(major, minor) of the current device; the host backend reports (9, 0).");
     m.def("synchronize", [] {
-        py::gil_scoped_release nogil;
-        nu::active_backend().synchronize();
+        {
+            py::gil_scoped_release nogil;
+            nu::active_backend().synchronize();
+        }
+        report_release_errors();
     });
     m.def("device_info", [](int i) {
         const nu::device_info info = nu::active_backend().device(i);
@@ -35,6 +38,7 @@ void bind_runtime(py::module_& m) {
     });
     m.def("memory_stats", [] {
         const nu::memory_stats s = nu::active_backend().memory();
+        report_release_errors();
         py::dict d;
         d["in_use_bytes"] = s.in_use;
         d["reserved_bytes"] = s.reserved;

@@ -76,9 +76,11 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
         py::gil_scoped_release nogil;
         uf.execute(plan, ops, out_op, s);
     }
+    if (any_device || out_op.where == nu::operand::kind::device) note_stream_uses(ops, &out_op, 1, s);
     if (out.is_none() && out_op.where == nu::operand::kind::host && plan.shape.empty()) {
         return result[py::tuple()];  // a 0-d result from host inputs is a NumPy scalar
     }
+    if (is_cupy && out.is_none() && out_op.where == nu::operand::kind::device) return as_cupy(result, s);
     return result;
 }
 
@@ -145,9 +147,11 @@ py::object call_loop(py::handle self, py::tuple args, py::object out, int loop, 
             uf.execute(plan, ops, out_op, s);
         }
     }
+    if (any_device || out_op.where == nu::operand::kind::device) note_stream_uses(ops, &out_op, 1, s);
     if (out.is_none() && out_op.where == nu::operand::kind::host && plan.shape.empty()) {
         return result[py::tuple()];
     }
+    if (is_cupy && out.is_none() && out_op.where == nu::operand::kind::device) return as_cupy(result, s);
     return result;
 }
 
@@ -207,7 +211,9 @@ void bind_ufunc(py::module_& m) {
         .def("_call_loop", &call_loop, py::arg("args"), py::arg("out"), py::arg("loop"), py::arg("casting"),
              py::arg("order"), py::arg("where"), py::arg("result_type"), py::arg("stream"))
         .def("_kernel_sources", &nu::ufunc::kernel_sources,
-             "(entry, source) of every kernel variant built so far.");
+             "(entry, source) of every kernel variant built so far.")
+        .def("_variant_source", &nu::ufunc::variant_source, py::arg("loop"), py::arg("ndim") = 0,
+             "(entry, source) of a loop's contiguous (ndim=0) or strided kernel.");
     cls.def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
         return call_ufunc(self, args, kwargs);
     });

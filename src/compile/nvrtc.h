@@ -32,6 +32,25 @@ std::string nvrtc_identity();
 // (major, minor) of the loaded NVRTC; loads it on first use.
 std::pair<int, int> nvrtc_version();
 
+// Whether this NVRTC takes -pch (automatic precompiled headers, 12.8+), judged from the
+// library's file name where it carries the version, so a warm-cache call loads no NVRTC.
+bool nvrtc_has_pch();
+
+// Architectures this NVRTC compiles for (75, 80, ..., ascending; nvrtcGetSupportedArchs);
+// empty when it predates that call. Loads NVRTC.
+std::vector<int> nvrtc_supported_archs();
+
+// What to build for a device of compute capability `cc` (10 * major + minor) with an NVRTC
+// that knows `archs`: a CUBIN for `cc` itself when listed, else a CUBIN for the newest
+// listed arch of the same major below it (binary compatible), else PTX for the newest
+// listed arch below `cc`, which the driver JIT-compiles for the newer GPU. With an empty
+// list, or nothing below `cc`, a CUBIN for `cc` (NVRTC then names the problem).
+void choose_device_target(int cc, const std::vector<int>& archs, nvrtc_options& opts);
+
+// choose_device_target with this NVRTC's list. Devices up to sm_90 need no query (every
+// supported NVRTC, 12.0 on, knows them), so a warm-cache call still loads no NVRTC.
+void target_device(int cc_major, int cc_minor, nvrtc_options& opts);
+
 // Path of the loaded libnvrtc; loads it on first use.
 std::string nvrtc_library_path();
 

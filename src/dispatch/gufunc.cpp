@@ -164,8 +164,27 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
         if (it != m_kernels.end()) return *it->second;
     }
     // Built without the lock (see ufunc::kernel: the build releases the GIL).
+    std::string entry;
+    // Host builds check indices under emulation (as @cuda.jit kernels do) and where asked
+    // for; the checks cost a compare and branch per index (README, guvectorize section).
+    const char* env = std::getenv("NUMBACUDA_UFUNC_BOUNDSCHECK");
+    const bool checked = host && (m_target == target::cuda || m_boundscheck ||
+                                  (env && std::string(env) == "1"));
+    const std::string src = std::string(checked ? "#define NU_BOUNDSCHECK 1\n" : "") +
+                            kernel_source(loop, nloop, &entry);
+    std::unique_ptr<compiled_kernel> k;
+    {
+        blocking_section compiling;
+        k = std::make_unique<compiled_kernel>(build_kernel(src, entry, host, m_fastmath));
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return *m_kernels.emplace(key, std::move(k)).first->second;
+}
+
+std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out) {
     const gufunc_loop& l = loop_at(loop);
     const std::string entry = l.function + "_gufunc" + std::to_string(nloop);
+    if (entry_out) *entry_out = entry;
     int words = 1 + nloop;
     std::string args;
     for (int k = 0; k < m_nin + m_nout; ++k) {
@@ -174,26 +193,14 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
         args += std::string(", nu::garg<") + c_type_name(l.types[k]) + ", " + std::to_string(core) + ", " +
                 std::to_string(static_cast<int>(l.kinds[k])) + ">";
     }
-    // Host builds check indices under emulation (as @cuda.jit kernels do) and where asked
-    // for; the checks cost a compare and branch per index (README, "Bounds checking").
-    const char* env = std::getenv("NUMBACUDA_UFUNC_BOUNDSCHECK");
-    const bool checked = host && (m_target == target::cuda || m_boundscheck ||
-                                  (env && std::string(env) == "1"));
-    std::string src = std::string(checked ? "#define NU_BOUNDSCHECK 1\n" : "") +
-                      "#include \"gufunc.cuh\"\n\n" + l.source + "\n\n";
+    std::string src = "#include \"gufunc.cuh\"\n\n" + l.source + "\n\n";
     src += "struct nu_op {\n"
            "    template <class... A>\n"
            "    __device__ __forceinline__ void operator()(A... a) const { " + l.function + "(a...); }\n"
            "};\n\n";
     src += "NU_GUFUNC_ENTRY(" + entry + ", " + std::to_string(words) + ", nu::gufunc<nu_op, " +
            std::to_string(nloop) + args + ">)\n";
-    std::unique_ptr<compiled_kernel> k;
-    {
-        blocking_section compiling;
-        k = std::make_unique<compiled_kernel>(build_kernel(src, entry, host, m_fastmath));
-    }
-    std::lock_guard<std::mutex> lock(m_mutex);
-    return *m_kernels.emplace(key, std::move(k)).first->second;
+    return src;
 }
 
 void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs,

@@ -70,6 +70,9 @@ public:
                  const std::vector<operand>& outputs, const stream_ref& stream);
 
     std::vector<std::pair<std::string, std::string>> kernel_sources();
+    // The translation unit of `loop` over `nloop` loop dimensions, and its entry's name
+    // (what a call with that many loop dimensions builds; for inspection).
+    std::string kernel_source(int loop, int nloop, std::string* entry);
 
     // Index checks in host builds of target cpu/parallel (emulation of the cuda target
     // always checks): guvectorize(boundscheck=True) or NUMBACUDA_UFUNC_BOUNDSCHECK=1.

@@ -222,11 +222,20 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         for (int d = 0; d < p.ndim; ++d) words.push_back(v.shape[d]);
         for (int d = 0; d < p.ndim; ++d) words.push_back(v.strides[d]);
     }
-    if (words.empty()) words.push_back(0);
     std::int64_t blocks = 1;
     for (unsigned g : sized.grid) blocks *= g;
     for (unsigned t : sized.block) blocks *= t;
     if (blocks == 0) return;  // an empty launch runs nothing (CUDA would refuse it)
+    // A grid barrier counts on a counter of this launch's own (kernel.cuh's grid_sync), zeroed
+    // and freed in stream order around the launch: concurrent launches never share one.
+    std::unique_ptr<device_buffer> grid_counter;
+    if (s.grid_sync && !host) {
+        const unsigned zero[2] = {0, 0};
+        grid_counter = std::make_unique<device_buffer>(sizeof(zero), stream);
+        active_backend().copy_to_device(grid_counter->data(), zero, sizeof(zero), live);
+        words.push_back(reinterpret_cast<long long>(grid_counter->data()));
+    }
+    if (words.empty()) words.push_back(0);
 
     if (host) {
         host_launch_info info{};

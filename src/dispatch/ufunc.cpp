@@ -155,6 +155,21 @@ std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
     return out;
 }
 
+std::pair<std::string, std::string> ufunc::variant_source(int loop, int ndim) {
+    if (loop < 0 || loop >= static_cast<int>(loops().size()) || ndim < 0) {
+        throw value_error(m_name + "._variant_source(): no loop " + std::to_string(loop) +
+                          " or bad ndim " + std::to_string(ndim));
+    }
+    const nu::loop& l = loop_at(loop);
+    elementwise_variant v;
+    v.loop = loop;
+    v.ndim = ndim;
+    v.out = l.out;
+    v.in = l.in;
+    const std::string entry = l.function + (ndim == 0 ? "_contig" : "_strided" + std::to_string(ndim));
+    return {entry, elementwise_source(l.function, l.source, l.out, l.in, v, entry)};
+}
+
 const loop& ufunc::loop_at(int index) {
     std::lock_guard<std::mutex> lock(m_mutex);
     return m_loops[static_cast<std::size_t>(index)];
@@ -289,6 +304,11 @@ void ufunc::run_pipelined(const call_plan& plan, const std::vector<operand>& inp
     }
     const int last = (c - 1) % 2;
     finish(pending[last], part_out[last], lanes[last]);
+    // A copy into pinned `out` may still be in flight on a lane: later work on the
+    // caller's stream waits for the lanes, and on the legacy default stream the call
+    // returns with the result in place (Numba is synchronous for stream=0).
+    for (int i = 0; i < 2; ++i) b.wait_for(user, lanes[i]->handle);
+    if (user == nullptr) b.synchronize_stream(user);
 }
 
 void ufunc::finish(staged_launch& pending, const operand& out, const stream_ref& stream) {

@@ -79,6 +79,10 @@ public:
     long long pipelined_calls() const { return m_pipelined_calls; }
     // (entry, source) of every kernel variant built so far.
     std::vector<std::pair<std::string, std::string>> kernel_sources();
+    // (entry, translation unit) of `loop`'s kernel for arrays of its own dtypes: the
+    // contiguous variant (ndim 0) or the strided one over `ndim` dimensions, 32-bit
+    // indices, no by-value scalars (for inspection; a call builds the same text).
+    std::pair<std::string, std::string> variant_source(int loop, int ndim);
 
 private:
     // A queued launch whose result may still need to come back to the host.

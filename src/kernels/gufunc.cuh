@@ -67,12 +67,27 @@ struct gufunc {
         Op{}(view<A>(p + start(int(K)), coord)...);
     }
 
+    // Loop coordinates of linear index i: 32-bit division whenever the loop has fewer than
+    // 2^32 items (every extent then fits too); a 64-bit division costs several times more.
     static NU_DEVICE void element(const long long* p, long long i) {
         long long coord[k_loop] = {};
-        for (int d = NLOOP - 1; d >= 0; --d) {
-            const long long extent = p[1 + d];
-            coord[d] = d > 0 ? i % extent : i;
-            i = d > 0 ? i / extent : 0;
+        if constexpr (NLOOP <= 1) {
+            coord[0] = i;  // no division at all
+        } else if (p[0] <= 0xffffffffLL) {
+            unsigned rest = unsigned(i);
+#pragma unroll
+            for (int d = NLOOP - 1; d >= 0; --d) {
+                const unsigned extent = unsigned(p[1 + d]);
+                coord[d] = d > 0 ? rest % extent : rest;
+                rest = d > 0 ? rest / extent : 0u;
+            }
+        } else {
+#pragma unroll
+            for (int d = NLOOP - 1; d >= 0; --d) {
+                const long long extent = p[1 + d];
+                coord[d] = d > 0 ? i % extent : i;
+                i = d > 0 ? i / extent : 0;
+            }
         }
         call(p, coord, seq{});
     }

@@ -52,13 +52,25 @@ extern "C" {
 // .y, .z, blockIdx.x, .y, .z}. Zero when the module loads; after a debug launch the engine
 // reads it (cuModuleGetGlobal) and clears it for the next one.
 __device__ unsigned long long nu_kernel_error[10];
-// cuda.cg.this_grid().sync(): {blocks arrived, generation}. Only kernels launched with
-// cuLaunchCooperativeKernel (all blocks resident) may wait on it.
-__device__ unsigned nu_grid_barrier[2];
 }
 namespace nu {
 namespace detail {
 extern __shared__ __align__(16) unsigned char g_dynamic_shared[];
+// cuda.cg.this_grid().sync(): the launch's own {blocks arrived, generation} counter, which
+// the engine allocates zeroed for each cooperative launch and passes after the kernel's
+// parameter words (a module global would be shared by concurrent launches of the kernel).
+// Block-wide copy of that pointer, set at entry.
+__shared__ unsigned* g_grid_counter;
+
+template <bool GRID_SYNC>
+__device__ __forceinline__ void enter_launch(const long long* extra) {
+    if constexpr (GRID_SYNC) {
+        if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+            g_grid_counter = reinterpret_cast<unsigned*>(extra[0]);
+        }
+        __syncthreads();
+    }
+}
 }  // namespace detail
 }  // namespace nu
 #endif
@@ -283,13 +295,14 @@ NU_DEVICE void grid_sync() {
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
         const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
-        volatile unsigned* generation = &nu_grid_barrier[1];
+        unsigned* counter = detail::g_grid_counter;
+        volatile unsigned* generation = &counter[1];
         const unsigned g = *generation;
         __threadfence();
-        if (atomicAdd(&nu_grid_barrier[0], 1u) == blocks - 1) {
-            atomicExch(&nu_grid_barrier[0], 0u);
+        if (atomicAdd(&counter[0], 1u) == blocks - 1) {
+            atomicExch(&counter[0], 0u);
             __threadfence();
-            atomicAdd(&nu_grid_barrier[1], 1u);
+            atomicAdd(&counter[1], 1u);
         } else {
             while (*generation == g) {
             }
@@ -854,7 +867,8 @@ NU_COLD void report_out_of_bounds(long long index, int axis, long long size) {
 
 // One kernel's entry point, with C linkage so its name is exactly `name`. WORDS: the
 // parameter words; COOPERATIVE: 1 when the kernel uses a barrier or a warp-synchronous
-// intrinsic (the host then runs each thread as a fiber), 0 for a plain loop over threads.
+// intrinsic (the host then runs each thread as a fiber), 0 for a plain loop over threads,
+// 2 for a grid barrier (on the GPU one more word follows: the launch's barrier counter).
 // The karg list must describe WORDS words; a mismatch stops the build here.
 #ifdef NU_HOST_BUILD
 #define NU_KERNEL_ENTRY(name, function, WORDS, COOPERATIVE, ...)                                   \
@@ -872,7 +886,8 @@ NU_COLD void report_out_of_bounds(long long index, int axis, long long size) {
     using name##_signature = nu::detail::kernel_signature<__VA_ARGS__>;                            \
     static_assert(name##_signature::k_words == (WORDS),                                            \
                   "NU_KERNEL_ENTRY(" #name "): WORDS does not match the karg list");               \
-    extern "C" __global__ void name(const nu::kernel_params<WORDS> p) {                            \
+    extern "C" __global__ void name(const nu::kernel_params<(WORDS) + ((COOPERATIVE) == 2)> p) {   \
+        nu::detail::enter_launch<(COOPERATIVE) == 2>(p.w + (WORDS));                               \
         name##_signature::run<function>(p.w);                                                      \
     }
 #endif

@@ -2,14 +2,19 @@
 //
 // The engine generates a short translation unit: this header, the translated __device__
 // function, a functor calling it, and one NU_REDUCE_ENTRY line. A reduction is `rows`
-// outputs, each folding `len` elements; a full reduction is one row. Three kernels cover
+// outputs, each folding `len` elements; a full reduction is one row. These kernels cover
 // every layout:
 //   units   a warp folds one contiguous chunk of a row (vector loads when the row is
 //           contiguous and aligned); with one chunk per row it writes the result,
 //           otherwise a partial per chunk that
 //   final   folds, a block per row (cub::BlockReduce), on the device: no host round trip;
-//   columns a thread folds a whole row, for reductions over outer axes (adjacent threads
-//           read adjacent memory).
+//   columns_tiled  reductions over outer axes (outputs adjacent in memory): a warp's lanes
+//           own 32 adjacent outputs, so its loads coalesce; the block's warps split the
+//           folded range into consecutive slices, and blockIdx.y splits it into chunks
+//           when there are too few outputs to fill the device; chunk partials are folded
+//           by
+//   columns_final  a thread per output, chunks in order;
+//   columns a thread folds a whole short row (many outputs, few elements each).
 // Every fold keeps element order (lanes own consecutive items; CUB's warp and block
 // reductions combine lanes in order), so any associative operator is valid, commutative
 // or not. The host build (NU_HOST_BUILD) runs the same plan sequentially.
@@ -76,22 +81,38 @@ struct reduce_kernels {
         return off;
     }
 
-    template <bool CONTIG>
-    static NU_DEVICE T load(const reduce_params& p, const char* row, long long k) {
-        long long off;
-        if constexpr (CONTIG) {
-            off = k * (long long)sizeof(In);
-        } else if (p.red_ndim == 1) {  // the common strided case: no index arithmetic
-            off = k * p.red_strides[0];
-        } else {
-            off = 0;
-            for (int d = int(p.red_ndim) - 1; d >= 0; --d) {
-                off += (k % p.red_shape[d]) * p.red_strides[d];
-                k /= p.red_shape[d];
+    // Walks the folded elements begin, begin + 1, ... of a row over several folded
+    // dimensions: the offset steps along the innermost one and carries outwards, so a
+    // range costs one division per dimension, not one per element. The loops are fully
+    // unrolled so `idx` stays in registers (a runtime index would put it in local memory).
+    struct red_cursor {
+        long long idx[k_reduce_dims];
+        long long off = 0;
+
+        NU_DEVICE red_cursor(const reduce_params& p, long long k) {
+#pragma unroll
+            for (int d = k_reduce_dims - 1; d >= 0; --d) {
+                idx[d] = 0;
+                if (d >= p.red_ndim) continue;
+                idx[d] = d > 0 ? k % p.red_shape[d] : k;
+                off += idx[d] * p.red_strides[d];
+                k = d > 0 ? k / p.red_shape[d] : 0;
             }
         }
-        return cast<T>(*reinterpret_cast<const In*>(row + off));
-    }
+
+        NU_DEVICE void next(const reduce_params& p) {
+#pragma unroll
+            for (int d = k_reduce_dims - 1; d >= 0; --d) {
+                if (d >= p.red_ndim) continue;
+                off += p.red_strides[d];
+                if (++idx[d] < p.red_shape[d] || d == 0) return;
+                off -= p.red_shape[d] * p.red_strides[d];
+                idx[d] = 0;
+            }
+        }
+    };
+
+    static NU_DEVICE T load_at(const char* at) { return cast<T>(*reinterpret_cast<const In*>(at)); }
 
     // Writes one row's result. A row without elements gets `init`; the engine never
     // launches an empty reduction without one.
@@ -105,11 +126,43 @@ struct reduce_kernels {
     template <bool CONTIG>
     static NU_DEVICE void fold_range(const reduce_params& p, const char* row, long long begin,
                                      long long end, bool& has, T& acc) {
-        for (long long k = begin; k < end; ++k) {
-            const T x = load<CONTIG>(p, row, k);
+        if (begin >= end) return;
+        if (CONTIG || p.red_ndim <= 1) {  // one stride: the common case, no index arithmetic
+            const long long stride = CONTIG ? (long long)sizeof(In) : p.red_ndim ? p.red_strides[0] : 0;
+            const char* at = row + begin * stride;
+            long long k = begin;
+            if (!has) {
+                acc = load_at(at);
+                has = true;
+                at += stride;
+                ++k;
+            }
+#pragma unroll 4
+            for (; k < end; ++k, at += stride) acc = combine(acc, load_at(at));
+            return;
+        }
+        red_cursor c(p, begin);
+        for (long long k = begin; k < end; ++k, c.next(p)) {
+            const T x = load_at(row + c.off);
             acc = has ? combine(acc, x) : x;
             has = true;
         }
+    }
+
+    // The result of row r from its p.chunks partials, laid out chunk-major (chunk c of
+    // every row, then chunk c + 1), folded in chunk order.
+    static NU_DEVICE void final_column(const reduce_params& p, long long r) {
+        const T* parts = reinterpret_cast<const T*>(p.partials);
+        T acc = parts[r];
+        for (long long c = 1; c < p.chunks; ++c) acc = combine(acc, parts[c * p.rows + r]);
+        finish(p, r, true, acc);
+    }
+
+    // [begin, end) of the folded range handled by chunk `c` (never empty: the engine
+    // sizes chunks so).
+    static NU_DEVICE void chunk_range(const reduce_params& p, long long c, long long* begin, long long* end) {
+        *begin = c * p.chunk_len;
+        *end = *begin + p.chunk_len < p.len ? *begin + p.chunk_len : p.len;
     }
 
 #ifdef NU_HOST_BUILD
@@ -142,6 +195,25 @@ struct reduce_kernels {
             fold_range<false>(p, p.in + row_offset(p, r, p.in_row_strides), 0, p.len, has, acc);
             finish(p, r, has, acc);
         }
+    }
+
+    // The device plan's chunks, each folded in order; partials in the device's layout.
+    static void columns_tiled(const reduce_params& p) {
+        for (long long c = 0; c < p.chunks; ++c) {
+            long long begin, end;
+            chunk_range(p, c, &begin, &end);
+            for (long long r = 0; r < p.rows; ++r) {
+                bool has = false;
+                T acc{};
+                fold_range<false>(p, p.in + row_offset(p, r, p.in_row_strides), begin, end, has, acc);
+                if (p.chunks == 1) finish(p, r, has, acc);
+                else reinterpret_cast<T*>(p.partials)[c * p.rows + r] = acc;
+            }
+        }
+    }
+
+    static void columns_final(const reduce_params& p) {
+        for (long long r = 0; r < p.rows; ++r) final_column(p, r);
     }
 #else
     using warp_reduce = cub::WarpReduce<T>;
@@ -227,6 +299,53 @@ struct reduce_kernels {
             finish(p, r, has, acc);
         }
     }
+
+    // Lane l of every warp owns row tile * 32 + l; warp w folds slice w of the block's chunk
+    // (blockIdx.y) of the folded range; warp 0 then combines the slices in warp order.
+    static __device__ void columns_tiled(const reduce_params& p) {
+        // Raw storage: T may have constructors, which __shared__ variables cannot run.
+        __shared__ alignas(16) unsigned char part_bytes[k_reduce_warps * 32 * sizeof(T)];
+        __shared__ bool part_has[k_reduce_warps][32];
+        T* part = reinterpret_cast<T*>(part_bytes);
+        const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+        const long long c = blockIdx.y;
+        long long begin, end;
+        chunk_range(p, c, &begin, &end);
+        const long long per = (end - begin + k_reduce_warps - 1) / k_reduce_warps;
+        const long long slice_begin = begin + warp * per;
+        const long long slice_end = slice_begin + per < end ? slice_begin + per : end;
+        const long long tiles = (p.rows + 31) / 32;
+        for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+            const long long r = t * 32 + lane;
+            bool has = false;
+            T acc{};
+            if (r < p.rows) {
+                fold_range<false>(p, p.in + row_offset(p, r, p.in_row_strides), slice_begin, slice_end, has, acc);
+            }
+            part[warp * 32 + lane] = acc;
+            part_has[warp][lane] = has;
+            __syncthreads();
+            if (warp == 0 && r < p.rows) {
+                bool any = false;
+                T total{};
+                for (int w = 0; w < k_reduce_warps; ++w) {
+                    if (!part_has[w][lane]) continue;
+                    total = any ? combine(total, part[w * 32 + lane]) : part[w * 32 + lane];
+                    any = true;
+                }
+                if (p.chunks == 1) finish(p, r, any, total);
+                else reinterpret_cast<T*>(p.partials)[c * p.rows + r] = total;
+            }
+            __syncthreads();  // the slots are reused by the next tile
+        }
+    }
+
+    static __device__ void columns_final(const reduce_params& p) {
+        const long long step = (long long)gridDim.x * blockDim.x;
+        for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < p.rows; r += step) {
+            final_column(p, r);
+        }
+    }
 #endif
 };
 
@@ -234,7 +353,7 @@ struct reduce_kernels {
 
 // The kernels of one operator and type triple, with C linkage so their names are exactly
 // `name` (nu_<pyname>_<typecodes>_<hash8>) plus _units_contig, _units_strided, _final,
-// _columns: profilers show the user's function.
+// _columns, _columns_tiled, _columns_final: profilers show the user's function.
 #ifdef NU_HOST_BUILD
 #define NU_REDUCE_KERNEL(name, suffix, call)                                                  \
     extern "C" __attribute__((visibility("default"))) void name##suffix(const void* p) {     \
@@ -251,4 +370,6 @@ struct reduce_kernels {
     NU_REDUCE_KERNEL(name, _units_contig, template units<true>)   \
     NU_REDUCE_KERNEL(name, _units_strided, template units<false>) \
     NU_REDUCE_KERNEL(name, _final, final_pass)                    \
-    NU_REDUCE_KERNEL(name, _columns, columns)
+    NU_REDUCE_KERNEL(name, _columns, columns)                     \
+    NU_REDUCE_KERNEL(name, _columns_tiled, columns_tiled)         \
+    NU_REDUCE_KERNEL(name, _columns_final, columns_final)

@@ -43,9 +43,7 @@ kernel_module build_module(const std::string& source, bool host, bool fastmath,
     backend& b = active_backend();
     const device_info& info = current_device_info();
     nvrtc_options opts;
-    opts.cc_major = info.cc_major;
-    opts.cc_minor = info.cc_minor;
-    opts.cubin = true;
+    target_device(info.cc_major, info.cc_minor, opts);  // a CUBIN, or PTX for a newer GPU
     opts.fastmath = fastmath;
     opts.extra = nvrtc_extra;
     m.cuda_module = b.load_module(nvrtc_build(source, opts));
@@ -83,10 +81,13 @@ bool launch_kernel(const compiled_kernel& k, void* params, long long n, bool hos
     }
     const long long items_per_block = static_cast<long long>(block) * std::max(1LL, per_thread);
     const long long wanted = (n + items_per_block - 1) / items_per_block;
-    // A grid-stride loop needs no more blocks than fill the device (2048 threads per SM).
-    const long long limit = static_cast<long long>(current_device_info().multiprocessors) * (2048 / block);
+    // A grid-stride loop needs no more blocks than fill the device: as many per
+    // multiprocessor as the occupancy API says fit (registers decide), not 2048 / block.
+    backend& b = active_backend();
+    const long long limit = static_cast<long long>(current_device_info().multiprocessors) *
+                            std::max(1, b.max_active_blocks(k.function, block, 0));
     const unsigned grid = static_cast<unsigned>(std::max(1LL, std::min(wanted, limit)));
-    active_backend().launch(k.function, grid, block, stream, params);
+    b.launch(k.function, grid, block, stream, params);
     return false;
 }
 

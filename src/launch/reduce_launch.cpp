@@ -2,10 +2,8 @@
 #include "launch/reduce_launch.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <tuple>
 
 #include "compile/host_build.h"
 #include "compile/nvrtc.h"
@@ -26,6 +24,11 @@ constexpr unsigned k_block = 32 * k_warps;
 // the work of few outputs over many warps instead.
 constexpr long long k_columns_min_rows = 1024;
 constexpr long long k_short_row = 32;
+// Outer-axis reductions with at least a warp's worth of adjacent outputs use the tiled
+// columns kernel; each of its warps folds at least this many elements per chunk, so the
+// chunk partials stay a small fraction of the traffic.
+constexpr long long k_tiled_min_rows = 32;
+constexpr long long k_tiled_min_per_warp = 16;
 
 // Parameter block of reduce.cuh's reduce_params, as 8-byte words.
 std::vector<long long> pack(const reduce_layout& l, long long rows, long long len,
@@ -67,28 +70,25 @@ long long min_abs(const shape_t& s) {
 }
 
 void run(const reduce_kernel_set& k, void* function, unsigned grid, backend& b, stream_handle s,
-         std::vector<long long>& params) {
+         std::vector<long long>& params, unsigned grid_y = 1) {
     if (k.host) {
         reinterpret_cast<reduce_kernel_set::host_fn>(function)(params.data());
-    } else {
+    } else if (grid_y == 1) {
         b.launch(function, std::max(1u, grid), k_block, s, params.data());
+    } else {
+        launch_shape shape;
+        shape.grid[0] = std::max(1u, grid);
+        shape.grid[1] = grid_y;
+        shape.block[0] = k_block;
+        b.launch_shaped(function, shape, s, params.data());
     }
 }
 
-// NVRTC learned -pch in 12.8; older versions reject the option. The version is read from
-// the library's file name (libnvrtc.so.13.0.88) so a warm-cache call does not load NVRTC.
-bool nvrtc_has_pch() {
-    static const bool has = [] {
-        const std::string id = nvrtc_identity();
-        const std::size_t at = id.find("libnvrtc.so.");
-        int major = 0, minor = 0;
-        if (at == std::string::npos ||
-            std::sscanf(id.c_str() + at + 12, "%d.%d", &major, &minor) != 2) {
-            std::tie(major, minor) = nvrtc_version();
-        }
-        return major > 12 || (major == 12 && minor >= 8);
-    }();
-    return has;
+// Blocks of `function` (256 threads) that fill the device: the occupancy API's answer
+// per multiprocessor (registers decide: 37 to 60 per thread for reduce kernels on sm_90
+// allow 4 to 6 blocks, not 8), times the multiprocessors.
+long long device_blocks(const reduce_kernel_set& k, void* function, backend& b, long long sms) {
+    return sms * std::max(1, b.max_active_blocks(k.host ? nullptr : function, k_block, 0));
 }
 
 }  // namespace
@@ -113,21 +113,21 @@ std::vector<std::string> reduce_nvrtc_extra() {
             "toolkit's include/cccl and include); set NUMBACUDA_UFUNC_CUDA_HOME or pip "
             "install nvidia-cuda-cccl");
     }
-    std::vector<std::string> extra = {"-I" + cub};
-    if (nvrtc_has_pch()) extra.push_back("-pch");
-    return extra;
+    return {"-I" + cub};  // nvrtc_build adds -pch after a process's first build
 }
 
 reduce_kernel_set build_reduce(const std::string& source, const std::string& entry, bool host,
                                bool fastmath) {
     reduce_kernel_set k;
     k.host = host;
-    static const char* const suffixes[] = {"_units_contig", "_units_strided", "_final", "_columns"};
-    void** slots[] = {&k.units_contig, &k.units_strided, &k.final_pass, &k.columns};
+    static const char* const suffixes[] = {"_units_contig",  "_units_strided", "_final",
+                                           "_columns",       "_columns_tiled", "_columns_final"};
+    void** slots[] = {&k.units_contig, &k.units_strided,  &k.final_pass,
+                      &k.columns,      &k.columns_tiled, &k.columns_final};
     const kernel_module m = build_module(source, host, fastmath,
                                          host ? std::vector<std::string>{} : reduce_nvrtc_extra());
     k.library = m.library;
-    for (int i = 0; i < 4; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
+    for (int i = 0; i < 6; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
     return k;
 }
 
@@ -138,26 +138,54 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multi
     if (rows == 0) return;
     NU_ASSERT(len > 0 || l.init != nullptr);
     const long long sms = std::max(1, multiprocessors);
-    const long long max_blocks = sms * 8;  // 8 x 256 threads fill an SM
 
-    // Many outputs: a thread per output when the outputs are the inner axis (adjacent
-    // threads read adjacent memory), or when rows are too short to give a warp's lanes
-    // an item each (a warp unit would leave most lanes idle).
-    if (len > 0 && rows >= k_columns_min_rows && !l.row_shape.empty() &&
-        (min_abs(l.in_row_strides) < min_abs(l.red_strides) || len <= k_short_row)) {
+    // Outputs adjacent in memory (an outer-axis reduction): the tiled columns kernel, a
+    // warp's lanes on 32 adjacent outputs. With too few output tiles to fill the device
+    // the folded range is split into chunks over blockIdx.y; the chunk partials are then
+    // folded in chunk order by columns_final.
+    if (len > 0 && rows >= k_tiled_min_rows && !l.row_shape.empty() &&
+        std::llabs(l.in_row_strides.back()) < min_abs(l.red_strides)) {
+        const long long tiles = (rows + 31) / 32;
+        const long long fill = device_blocks(k, k.columns_tiled, b, sms);
+        long long chunks = 1;
+        if (tiles < fill) {
+            const long long most = std::max(1LL, len / (k_warps * k_tiled_min_per_warp));
+            chunks = std::min({(fill + tiles - 1) / tiles, most, 65535LL});
+        }
+        const long long chunk_len = (len + chunks - 1) / chunks;
+        chunks = (len + chunk_len - 1) / chunk_len;  // every chunk non-empty
+        const std::size_t partial_bytes =
+            chunks > 1 ? static_cast<std::size_t>(rows * chunks) * itemsize(l.acc) : 0;
+        void* partials = partial_bytes ? b.allocate(partial_bytes, s) : nullptr;
+        std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, false, partials);
+        const long long grid_x = std::min(tiles, 1LL << 30);  // the kernel strides over tiles
+        run(k, k.columns_tiled, static_cast<unsigned>(grid_x), b, s, p, static_cast<unsigned>(chunks));
+        if (partials) {
+            const long long grid = std::min(device_blocks(k, k.columns_final, b, sms), (rows + k_block - 1) / k_block);
+            run(k, k.columns_final, static_cast<unsigned>(grid), b, s, p);
+            b.release(partials, partial_bytes, s);  // stream-ordered: after the final pass
+        }
+        return;
+    }
+
+    // Many short rows whose outputs are not adjacent: a thread per output (a warp unit
+    // would leave most lanes idle).
+    if (len > 0 && rows >= k_columns_min_rows && !l.row_shape.empty() && len <= k_short_row) {
         std::vector<long long> p = pack(l, rows, len, 1, len, false, nullptr);
-        const long long grid = std::min(max_blocks, (rows + k_block - 1) / k_block);
+        const long long grid = std::min(device_blocks(k, k.columns, b, sms), (rows + k_block - 1) / k_block);
         run(k, k.columns, static_cast<unsigned>(grid), b, s, p);
         return;
     }
 
-    // Warp units: enough of them to fill the device (8 warps x 8 blocks per SM), split
+    // Warp units: enough of them to fill the device (8 warps x the blocks that fit), split
     // over the rows; a row longer than its share gets several units and a final pass.
     const std::size_t in_size = itemsize(l.in_type);
     const long long vec = in_size >= 16 ? 1 : static_cast<long long>(16 / in_size);
     const long long tile = 32 * 4 * vec;  // reduce.cuh's k_tile
     const bool contig = l.red_shape.empty() ||
                         (l.red_shape.size() == 1 && l.red_strides[0] == static_cast<long long>(in_size));
+    void* units = contig ? k.units_contig : k.units_strided;
+    const long long max_blocks = device_blocks(k, units, b, sms);
     const long long target_units = max_blocks * k_warps;
     const long long tiles = std::max(1LL, (len + tile - 1) / tile);
     long long chunks = std::min(tiles, std::max(1LL, target_units / rows));
@@ -172,9 +200,9 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multi
     void* partials = partial_bytes ? b.allocate(partial_bytes, s) : nullptr;
     std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, aligned, partials);
     const long long unit_blocks = std::min(max_blocks, (rows * chunks + k_warps - 1) / k_warps);
-    run(k, contig ? k.units_contig : k.units_strided, static_cast<unsigned>(unit_blocks), b, s, p);
+    run(k, units, static_cast<unsigned>(unit_blocks), b, s, p);
     if (partials) {
-        run(k, k.final_pass, static_cast<unsigned>(std::min(max_blocks, rows)), b, s, p);
+        run(k, k.final_pass, static_cast<unsigned>(std::min(device_blocks(k, k.final_pass, b, sms), rows)), b, s, p);
         b.release(partials, partial_bytes, s);  // stream-ordered: after the final pass
     }
 }

@@ -12,7 +12,7 @@ namespace nu {
 
 class host_library;
 
-// The four kernels of src/kernels/reduce.cuh for one operator and (accumulator, input,
+// The kernels of src/kernels/reduce.cuh for one operator and (accumulator, input,
 // output) types: CUfunctions on the CUDA backend, host entry points otherwise.
 struct reduce_kernel_set {
     using host_fn = void (*)(const void* params);
@@ -20,6 +20,8 @@ struct reduce_kernel_set {
     void* units_strided = nullptr;
     void* final_pass = nullptr;
     void* columns = nullptr;
+    void* columns_tiled = nullptr;
+    void* columns_final = nullptr;
     std::shared_ptr<host_library> library;  // keeps host entry points loaded
     bool host = false;
 };
@@ -28,9 +30,8 @@ struct reduce_kernel_set {
 std::string reduce_source(const std::string& function, const std::string& function_source,
                           dtype acc, dtype in, dtype out, const std::string& entry);
 
-// NVRTC options of reduction builds: the CUB include directory and automatic precompiled
-// headers (every reduce TU starts with the same includes, so builds after the first in a
-// process reuse the parsed CUB headers).
+// NVRTC options of reduction builds: the CUB include directory (nvrtc_build adds automatic
+// precompiled headers, so later builds in a process reuse the parsed CUB headers).
 std::vector<std::string> reduce_nvrtc_extra();
 
 // Builds (through the kernel cache) and loads the kernels named `entry` + suffix.
@@ -49,10 +50,11 @@ struct reduce_layout {
     const unsigned char* init = nullptr;  // 16 bytes of the accumulator type, or nullptr
 };
 
-// Chooses the kernels and grid (columns for outer-axis reductions with many outputs, else
-// warp units with a device-side final pass), allocates the partials on `stream` and
-// launches, all ordered on `stream`. `multiprocessors` sizes the grid; a host kernel set
-// runs its entry points in the calling thread.
+// Chooses the kernels and grid (tiled columns for outer-axis reductions, a thread per
+// output for many short rows, else warp units with a device-side final pass), allocates
+// the partials on `stream` and launches, all ordered on `stream`. Grids fill
+// `multiprocessors` times the blocks the occupancy API says fit on one; a host kernel set
+// runs the same plan's entry points in the calling thread.
 void launch_reduce(const reduce_kernel_set& k, const reduce_layout& layout, int multiprocessors,
                    backend& b, stream_handle stream);
 

@@ -81,7 +81,9 @@ public:
 
     // Copies. `copy_to_device` may return before the copy finishes but never before the
     // source can be reused; `copy_to_host` returns with the data in place unless the
-    // destination is pinned (then it is ordered on `s` like any other stream work).
+    // destination is pinned and `s` is an explicit stream (then it is ordered on `s` like
+    // any other stream work). On the legacy default stream (nullptr) both are synchronous
+    // for pinned memory too, as in Numba: the caller may reuse or read the host memory.
     virtual void copy_to_device(void* dst, const void* src, std::size_t bytes,
                                 stream_handle s) = 0;
     virtual void copy_to_host(void* dst, const void* src, std::size_t bytes,
@@ -107,9 +109,36 @@ public:
     // the kernel's error record through it).
     virtual void* module_global(void* module, const std::string& name, std::size_t* bytes) = 0;
 
+    // Blocks of `block` threads with `dynamic_shared` bytes that fit on one multiprocessor
+    // at once (the occupancy API: registers and shared memory decide). Grid-stride
+    // launches size their grids with it. The default is for backends without a device.
+    virtual int max_active_blocks(void* function, unsigned block, std::size_t dynamic_shared) {
+        (void)function;
+        (void)dynamic_shared;
+        return static_cast<int>(2048 / (block ? block : 1));
+    }
+
+    // An event marking the work queued on `s` so far, re-recording `reuse` when given; nullptr
+    // where all work runs in order on the calling thread (the default, the host backend).
+    virtual void* record_event(stream_handle s, void* reuse) {
+        (void)s;
+        return reuse;
+    }
+    // Work queued on `waiter` from now on starts after `event` (a record_event result).
+    virtual void wait_event(stream_handle waiter, void* event) {
+        (void)waiter;
+        (void)event;
+    }
+    virtual void destroy_event(void* event) noexcept { (void)event; }
+
     // Page-locked host memory (plain host memory when emulated).
     virtual void* allocate_pinned(std::size_t bytes) = 0;
     virtual void release_pinned(void* ptr) noexcept = 0;
+
+    // Failures of `release`/`release_pinned`, which cannot throw (they run in destructors
+    // and finalizers, possibly on other threads): the messages since the last call, for
+    // the caller to report (the bindings turn them into warnings). Empty when none.
+    virtual std::string take_release_errors() { return {}; }
 };
 
 std::unique_ptr<backend> make_host_backend();

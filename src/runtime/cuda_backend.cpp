@@ -2,6 +2,8 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -21,6 +23,23 @@ struct per_device {
     CUdevice device = 0;
     CUcontext context = nullptr;
     CUmemoryPool pool = nullptr;  // null where stream-ordered allocation is unsupported
+    int shared_default = 48 * 1024;  // shared memory per block without opting in
+};
+
+// One occupancy question: the answer depends on the function, its block size and its
+// dynamic shared memory only, so it is asked once per triple.
+struct occupancy_key {
+    CUfunction function;
+    unsigned block;
+    std::size_t shared;
+    bool operator==(const occupancy_key& o) const {
+        return function == o.function && block == o.block && shared == o.shared;
+    }
+};
+struct occupancy_key_hash {
+    std::size_t operator()(const occupancy_key& k) const {
+        return std::hash<const void*>()(k.function) * 31u + k.block * 7u + k.shared;
+    }
 };
 
 struct staging_buffer {
@@ -84,6 +103,7 @@ public:
             NU_CU(m_api, cuDeviceGet, &d.device, ordinal);
             NU_CU(m_api, cuDevicePrimaryCtxRetain, &d.context, d.device);
             NU_CU(m_api, cuCtxSetCurrent, d.context);
+            d.shared_default = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, d.device);
             if (attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d.device) != 0) {
                 NU_CU(m_api, cuDeviceGetDefaultMemPool, &d.pool, d.device);
                 // Keep up to half the device cached in the pool: frees are then free, and
@@ -161,21 +181,18 @@ public:
     void release(void* ptr, std::size_t bytes, stream_handle s) noexcept override {
         if (ptr == nullptr) return;
         const auto dptr = reinterpret_cast<CUdeviceptr>(ptr);
-        CUcontext ctx = nullptr;  // a finalizer may run on a thread that never used CUDA
-        m_api.cuCtxGetCurrent(&ctx);
-        if (ctx != current().context) m_api.cuCtxSetCurrent(current().context);
-        // Errors here (e.g. CUDA_ERROR_DEINITIALIZED at exit) cannot be reported from a
-        // destructor; the memory is then reclaimed with the context.
-        if (current().pool != nullptr) {
-            m_api.cuMemFreeAsync(dptr, static_cast<CUstream>(s));
-        } else {
-            m_api.cuMemFree(dptr);
-        }
+        bind_context_quietly();  // a finalizer may run on a thread that never used CUDA
+        // Errors cannot be thrown from a destructor: they are kept for take_release_errors.
+        const CUresult status = current().pool != nullptr
+                                    ? m_api.cuMemFreeAsync(dptr, static_cast<CUstream>(s))
+                                    : m_api.cuMemFree(dptr);
+        note_release_error(status, current().pool != nullptr ? "cuMemFreeAsync" : "cuMemFree");
         m_in_use -= bytes;
         --m_allocations;
     }
 
     memory_stats memory() const override {
+        make_current();  // cuMemGetInfo reports on the calling thread's context
         memory_stats stats;
         stats.in_use = m_in_use;
         stats.allocations = m_allocations;
@@ -218,8 +235,13 @@ public:
     void copy_to_device(void* dst, const void* src, std::size_t bytes, stream_handle s) override {
         make_current();
         const auto stream = static_cast<CUstream>(s);
-        if (bytes <= k_direct_copy_limit || is_pinned(src)) {
+        const bool pinned = is_pinned(src);
+        if (bytes <= k_direct_copy_limit || pinned) {
             NU_CU(m_api, cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(dst), src, bytes, stream);
+            // The DMA reads pinned memory until it completes. On the legacy default stream
+            // the caller may reuse the source at once (Numba is synchronous for stream=0);
+            // a pageable source was already staged by the driver when the call returned.
+            if (pinned && stream == nullptr) NU_CU(m_api, cuStreamSynchronize, stream);
             return;
         }
         std::lock_guard<std::mutex> lock(m_staging_mutex);
@@ -241,6 +263,9 @@ public:
         const auto dsrc = reinterpret_cast<CUdeviceptr>(src);
         if (is_pinned(dst)) {
             NU_CU(m_api, cuMemcpyDtoHAsync, dst, dsrc, bytes, stream);
+            // Only an explicit stream leaves the result in flight: on the legacy default
+            // stream the caller reads it as soon as we return.
+            if (stream == nullptr) NU_CU(m_api, cuStreamSynchronize, stream);
             return;
         }
         if (bytes <= k_direct_copy_limit) {
@@ -287,6 +312,7 @@ public:
     }
 
     void* module_function(void* module, const std::string& name) override {
+        make_current();
         CUfunction function = nullptr;
         NU_CU(m_api, cuModuleGetFunction, &function, static_cast<CUmodule>(module), name.c_str());
         return function;
@@ -304,11 +330,7 @@ public:
                        void* params) override {
         make_current();
         auto f = static_cast<CUfunction>(function);
-        if (shape.dynamic_shared > 48 * 1024) {
-            // Above 48 KiB a kernel must opt in (sm_70+); the caller checked the device limit.
-            NU_CU(m_api, cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                  static_cast<int>(shape.dynamic_shared));
-        }
+        if (shape.dynamic_shared > 0) allow_dynamic_shared(f, static_cast<int>(shape.dynamic_shared));
         void* args[] = {params};
         if (shape.cooperative) {
             NU_CU(m_api, cuLaunchCooperativeKernel, f, shape.grid[0], shape.grid[1], shape.grid[2],
@@ -321,6 +343,7 @@ public:
     }
 
     int function_max_threads(void* function) override {
+        make_current();
         int n = 0;
         NU_CU(m_api, cuFuncGetAttribute, &n, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
               static_cast<CUfunction>(function));
@@ -328,6 +351,7 @@ public:
     }
 
     void* module_global(void* module, const std::string& name, std::size_t* bytes) override {
+        make_current();
         CUdeviceptr ptr = 0;
         std::size_t size = 0;
         NU_CU(m_api, cuModuleGetGlobal, &ptr, &size, static_cast<CUmodule>(module), name.c_str());
@@ -348,7 +372,58 @@ public:
         return ptr;
     }
 
-    void release_pinned(void* ptr) noexcept override { m_api.cuMemFreeHost(ptr); }
+    void* record_event(stream_handle s, void* reuse) override {
+        make_current();
+        auto event = static_cast<CUevent>(reuse);
+        if (event == nullptr) NU_CU(m_api, cuEventCreate, &event, CU_EVENT_DISABLE_TIMING);
+        const CUresult status = m_api.cuEventRecord(event, static_cast<CUstream>(s));
+        if (status != CUDA_SUCCESS) {
+            if (reuse == nullptr) m_api.cuEventDestroy(event);
+            check(status, "cuEventRecord");
+        }
+        return event;
+    }
+
+    void wait_event(stream_handle waiter, void* event) override {
+        if (event == nullptr) return;
+        make_current();
+        NU_CU(m_api, cuStreamWaitEvent, static_cast<CUstream>(waiter), static_cast<CUevent>(event), 0);
+    }
+
+    void destroy_event(void* event) noexcept override {
+        if (event != nullptr) m_api.cuEventDestroy(static_cast<CUevent>(event));
+    }
+
+    int max_active_blocks(void* function, unsigned block, std::size_t dynamic_shared) override {
+        const occupancy_key key{static_cast<CUfunction>(function), block, dynamic_shared};
+        {
+            std::lock_guard<std::mutex> lock(m_occupancy_mutex);
+            auto it = m_occupancy.find(key);
+            if (it != m_occupancy.end()) return it->second;
+        }
+        make_current();
+        int blocks = 0;
+        NU_CU(m_api, cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks, key.function,
+              static_cast<int>(block), dynamic_shared);
+        blocks = blocks > 0 ? blocks : 1;  // 0 means the launch fails; let it say why
+        std::lock_guard<std::mutex> lock(m_occupancy_mutex);
+        m_occupancy.emplace(key, blocks);
+        return blocks;
+    }
+
+    void release_pinned(void* ptr) noexcept override {
+        // Finalizers run on any thread, perhaps one where no context was ever current;
+        // cuMemFreeHost needs one.
+        bind_context_quietly();
+        note_release_error(m_api.cuMemFreeHost(ptr), "cuMemFreeHost");
+    }
+
+    std::string take_release_errors() override {
+        std::lock_guard<std::mutex> lock(m_error_mutex);
+        std::string out;
+        out.swap(m_release_errors);
+        return out;
+    }
 
 private:
     int attribute(CUdevice_attribute attr, CUdevice dev) const {
@@ -371,6 +446,45 @@ private:
         CUcontext ctx = nullptr;
         m_api.cuCtxGetCurrent(&ctx);
         if (ctx != current().context) NU_CU(m_api, cuCtxSetCurrent, current().context);
+    }
+
+    // make_current() for noexcept paths: failures show up in the call that follows.
+    void bind_context_quietly() const noexcept {
+        CUcontext ctx = nullptr;
+        m_api.cuCtxGetCurrent(&ctx);
+        if (ctx != current().context) m_api.cuCtxSetCurrent(current().context);
+    }
+
+    void note_release_error(CUresult status, const char* call) noexcept {
+        // At exit the driver may be shut down first; the memory goes with the context.
+        if (status == CUDA_SUCCESS || status == CUDA_ERROR_DEINITIALIZED) return;
+        try {
+            const char* name = nullptr;
+            m_api.cuGetErrorName(status, &name);
+            std::lock_guard<std::mutex> lock(m_error_mutex);
+            if (m_release_errors.size() < 4096) {
+                m_release_errors += std::string(m_release_errors.empty() ? "" : "; ") + call +
+                                    "() failed: " + (name ? name : "CUDA_ERROR_UNKNOWN");
+            }
+        } catch (...) {  // out of memory while reporting: nothing more can be done
+        }
+    }
+
+    // Dynamic shared memory above the function's current maximum (by default the
+    // device's per-block limit less the function's static shared memory) needs an opt-in;
+    // the caller checked static + dynamic against the opt-in limit. The maximum only
+    // grows, so concurrent launches with smaller sizes never see it shrink under them.
+    void allow_dynamic_shared(CUfunction f, int dynamic) {
+        std::lock_guard<std::mutex> lock(m_shared_mutex);
+        auto it = m_dynamic_shared_max.find(f);
+        if (it == m_dynamic_shared_max.end()) {
+            int static_bytes = 0;
+            NU_CU(m_api, cuFuncGetAttribute, &static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+            it = m_dynamic_shared_max.emplace(f, current().shared_default - static_bytes).first;
+        }
+        if (dynamic <= it->second) return;
+        NU_CU(m_api, cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic);
+        it->second = dynamic;
     }
 
     CUresult try_allocate(const per_device& d, CUdeviceptr* ptr, std::size_t bytes,
@@ -401,6 +515,12 @@ private:
     std::atomic<std::size_t> m_allocations{0};
     std::mutex m_staging_mutex;
     staging_buffer m_staging[2];
+    std::mutex m_shared_mutex;
+    std::unordered_map<CUfunction, int> m_dynamic_shared_max;  // bytes allowed without a new opt-in
+    std::mutex m_occupancy_mutex;
+    std::unordered_map<occupancy_key, int, occupancy_key_hash> m_occupancy;
+    std::mutex m_error_mutex;
+    std::string m_release_errors;
 };
 
 }  // namespace

@@ -21,7 +21,8 @@ namespace nu {
     X(cuMemPoolTrimTo) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)    \
     X(cuMemHostAlloc) X(cuMemFreeHost) X(cuPointerGetAttribute) X(cuModuleLoadData)      \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)                          \
-    X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuModuleGetGlobal) X(cuLaunchCooperativeKernel)
+    X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuModuleGetGlobal) X(cuLaunchCooperativeKernel) \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemsetD32Async)
 
 struct driver_api {
 #define NU_DECLARE_FN(name) decltype(&::name) name = nullptr;

@@ -1,0 +1,216 @@
+"""Kernel inspection without a GPU: SASS and resource usage read from the CUBIN that NVRTC
+builds (cuobjdump/nvdisasm), for @cuda.jit kernels (Numba's names) and for ufunc, gufunc
+and reducer loops; and the code-generation properties it lets us hold: contiguous
+elementwise kernels use 128-bit loads and stores, no generated kernel uses local memory
+(register spills) for the common dtypes, reduce kernels leave room for several blocks per
+multiprocessor."""
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import _core, _sass, cuda, float32, float64, guvectorize, reduce, vectorize
+from numbacuda_ufunc.errors import CudaSupportError
+
+needs_cuobjdump = pytest.mark.skipif(
+    _sass.find_tool("cuobjdump") is None,
+    reason="no cuobjdump (CUDA toolkit, or pip install nvidia-cuda-cuobjdump)")
+needs_cub = pytest.mark.skipif(not _core.cub_include_dir(), reason="no CUB headers (CUDA toolkit)")
+
+COMMON = ["float32", "float64", "int32", "int64", "uint8", "bool", "complex64", "complex128"]
+
+
+SIG = "void(float32[:], float32[:])"
+
+
+@cuda.jit(SIG)
+def stencil(a, out):
+    tile = cuda.shared.array(128, float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    if i < a.size:
+        tile[t] = a[i]
+    cuda.syncthreads()
+    if i < a.size:
+        out[i] = tile[t] + tile[(t + 1) % 128]
+
+
+@needs_cuobjdump
+def test_kernel_resources_and_sass_numba_names():
+    sass = stencil.inspect_sass(SIG)
+    entry = stencil._entry(0)
+    assert f"Function : {entry}" in sass and "BAR.SYNC" in sass and "EXIT" in sass
+    regs = stencil.get_regs_per_thread(SIG)
+    assert isinstance(regs, int) and 4 <= regs <= 255
+    # 128 float32; sm_80+ CUBINs add the 1 KiB the hardware reserves per block.
+    assert stencil.get_shared_mem_per_block(SIG) in (512, 512 + 1024)
+    assert stencil.get_local_mem_per_thread(SIG) == 0
+    assert stencil.get_const_mem_size(SIG) == 0
+    # Without a signature: one entry per specialization, keyed like inspect_ptx.
+    every = stencil.get_regs_per_thread()
+    assert list(every.values()) == [regs]
+    assert list(stencil.inspect_sass().values()) == [sass]
+
+
+@needs_cuobjdump
+def test_kernel_local_memory_is_reported():
+    @cuda.jit("void(float64[:], int64)")
+    def uses_local(a, k):
+        loc = cuda.local.array(64, float64)
+        for j in range(64):
+            loc[j] = a[j] * j
+        a[0] = loc[k % 64]  # a runtime index: the array must live in local memory
+
+    assert uses_local.get_local_mem_per_thread("void(float64[:], int64)") >= 64 * 8
+
+
+def test_missing_tools_raise_a_typed_error(monkeypatch):
+    monkeypatch.setattr(_sass, "find_tool", lambda name: None)
+    with pytest.raises(CudaSupportError, match=r"inspect_sass\(\): needs cuobjdump or nvdisasm .*"
+                                               r"pip install nvidia-cuda-cuobjdump"):
+        stencil.inspect_sass(SIG)
+    with pytest.raises(CudaSupportError, match=r"get_regs_per_thread\(\): needs cuobjdump"):
+        stencil.get_regs_per_thread(SIG)
+
+
+def test_unknown_signature_is_a_key_error():
+    with pytest.raises(KeyError, match="no specialization for"):
+        stencil.get_regs_per_thread("void(int8[:], int8[:])")
+
+
+def test_tool_lookup_honours_cuda_home(monkeypatch, tmp_path):
+    tool = tmp_path / "bin" / "nvdisasm"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\nexit 0\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("NUMBACUDA_UFUNC_CUDA_HOME", str(tmp_path))
+    assert _sass.find_tool("nvdisasm") == str(tool)
+
+
+def _binary(dtype):
+    @vectorize([f"{dtype}({dtype}, {dtype})"], target="cuda")
+    def add(a, b):
+        return a + b
+
+    return add
+
+
+@needs_cuobjdump
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "complex64"])
+def test_contiguous_elementwise_kernels_use_128_bit_accesses(dtype):
+    add = _binary(dtype)
+    entry, src = add._variant_source(0, 0)
+    sass = _sass.sass_of(_sass.cubin_of(src))
+    assert "LDG.E.128" in sass, sass
+    assert "STG.E.128" in sass, sass
+
+
+@needs_cuobjdump
+def test_ufunc_and_gufunc_inspect_sass():
+    add = _binary("float32")
+    sass = add.inspect_sass()
+    assert list(sass) == ["float32(float32, float32)"]
+    text = sass["float32(float32, float32)"]
+    assert "_contig" in text and "_strided1" in text
+
+    @guvectorize(["void(float64[:], float64[:])"], "(n)->()", target="cuda")
+    def total(x, out):
+        s = 0.0
+        for v in x:
+            s += v
+        out[0] = s
+
+    gsass = total.inspect_sass(nloop=2)
+    assert list(gsass) == ["(float64[:], float64[:])"] or len(gsass) == 1
+    assert "_gufunc2" in next(iter(gsass.values()))
+
+
+def _usage_of(src, options=()):
+    return _sass.resource_usage(_sass.cubin_of(src, options=options))
+
+
+@needs_cuobjdump
+@pytest.mark.parametrize("dtype", COMMON)
+def test_elementwise_kernels_use_no_local_memory(dtype):
+    add = _binary(dtype)
+    for ndim in (0, 1, 2, 3):
+        entry, src = add._variant_source(0, ndim)
+        usage = _usage_of(src)[entry]
+        assert usage["local"] == 0, (entry, usage)
+
+
+@needs_cuobjdump
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex128"])
+def test_gufunc_kernels_use_no_local_memory(dtype):
+    @guvectorize([f"void({dtype}[:], {dtype}[:], {dtype}[:])"], "(n),(n)->(n)", target="cuda")
+    def axpy(x, y, out):
+        for i in range(x.shape[0]):
+            out[i] = x[i] * 2 + y[i]
+
+    for nloop in (0, 1, 2, 3):
+        entry, src = axpy._loop_source(0, nloop)
+        usage = _usage_of(src)[entry]
+        assert usage["local"] == 0, (entry, usage)
+
+
+@reduce
+def add_reduce(a, b):
+    return a + b
+
+
+def _blocks_per_sm_sm90(regs, shared, threads=256):
+    """How many blocks of `threads` fit on one sm_90 multiprocessor: registers are
+    allocated per warp in units of 256, 64K per SM; 228 KiB of shared memory (the CUBIN's
+    count already includes the 1 KiB reserved per block); 2048 threads; 32 blocks."""
+    warps = threads // 32
+    per_warp = -(-regs * 32 // 256) * 256
+    by_regs = 65536 // (per_warp * warps)
+    by_shared = (228 * 1024) // shared if shared else 32
+    return min(by_regs, by_shared, 2048 // threads, 32)
+
+
+@needs_cuobjdump
+@needs_cub
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex128"])
+def test_reduce_kernels_fit_several_blocks_and_use_no_local_memory(dtype):
+    src = add_reduce.inspect_cuda(dtype)
+    usage = _usage_of(src, _core.Reducer._nvrtc_extra())
+    name = src.split("NU_REDUCE_ENTRY(")[1].split(",")[0]
+    suffixes = ("_units_contig", "_units_strided", "_final", "_columns", "_columns_tiled",
+                "_columns_final")
+    for suffix in suffixes:
+        u = usage[name + suffix]
+        assert u["local"] == 0, (suffix, u)
+        # The launch asks the occupancy API for the real count; this guards the kernels
+        # against growing so large that few blocks fit (the old plan assumed 8).
+        assert _blocks_per_sm_sm90(u["regs"], u["shared"]) >= 4, (suffix, u)
+
+
+@needs_cuobjdump
+@needs_cub
+def test_reducer_inspect_sass():
+    sass = add_reduce.inspect_sass(np.float64)
+    for suffix in ("_units_contig", "_columns_tiled", "_columns_final"):
+        assert suffix in sass
+
+
+def test_inspection_cc_is_a_cubin_target():
+    cc = _sass.inspection_cc()
+    archs = _core.nvrtc_supported_archs()
+    assert cc[0] * 10 + cc[1] in archs
+
+
+def test_grid_sync_kernels_take_a_per_launch_counter():
+    sig = "void(int64[:], int64[:])"
+
+    @cuda.jit(sig)
+    def rotate(a, out):
+        i = cuda.grid(1)
+        g = cuda.cg.this_grid()
+        if i < a.size:
+            out[i] = a[i] + 1
+        g.sync()
+
+    (ptx,) = rotate.inspect_ptx(sig).values()
+    assert "nu_grid_barrier" not in ptx  # no module-wide counter shared by launches
+    # The parameter block holds the two arrays' words (1 + 2 * 1 each) and the counter.
+    assert ".param .align 8 .b8" in ptx and "[56]" in ptx
