@@ -11,6 +11,7 @@ from .gufunc import guvectorize
 from .reduce import Reduce, reduce
 from .types import (
     b1,
+    bfloat16,
     bool_,
     boolean,
     byte,
@@ -19,10 +20,13 @@ from .types import (
     complex64,
     complex128,
     double,
+    f2,
     f4,
     f8,
+    float16,
     float32,
     float64,
+    half,
     i1,
     i2,
     i4,
@@ -57,5 +61,5 @@ __all__ = [
     "void", "none", "bool_", "boolean", "b1", "byte", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128",
     "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16", "intp", "uintp",
-    "double", "single",
+    "double", "single", "float16", "f2", "half", "bfloat16",
 ]

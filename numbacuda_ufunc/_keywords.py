@@ -69,6 +69,16 @@ def _accepts(t, loop_t, rule):
     return np.can_cast(t, loop_t, rule)
 
 
+def _char_dtype(c):
+    """The dtype of a ``types`` character; 'E' is ml_dtypes' bfloat16 (NumPy does not know
+    the character)."""
+    if c == "E":
+        from .types import bfloat16
+
+        return bfloat16.dtype
+    return np.dtype(c)
+
+
 def _loop_types(uf):
     """(input dtypes, output dtype) of each loop, in order (cached per loop count)."""
     cached = uf.__dict__.get("_keyword_types")
@@ -77,7 +87,7 @@ def _loop_types(uf):
     out = []
     for s in uf.types:
         ins, o = s.split("->")
-        out.append(([np.dtype(c) for c in ins], np.dtype(o)))
+        out.append(([_char_dtype(c) for c in ins], _char_dtype(o)))
     uf._keyword_types = out
     return out
 

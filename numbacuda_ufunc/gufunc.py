@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from . import _core
+from . import _core, _dask
 from ._keywords import gufunc_call_with_keywords
 from .compiler import translate
 from .types import Array, Scalar, Signature, parse_signature_for
-from .ufunc import TARGETS, _arity, _take_identity_of
+from .ufunc import TARGETS, _arity, _take_identity_of, global_name
 
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
 
@@ -190,6 +190,16 @@ class GUFunc(_core.GUFunc):
         """Signature -> the CUDA C++ of the translated function."""
         return {str(sig): tf.cuda_source for sig, tf in self._translated.items()}
 
+    def _dask_call(self, *args, **kwargs):
+        """The engine found a Dask array among the inputs: dask.array.apply_gufunc."""
+        return _dask.gufunc_call(self, args, kwargs)
+
+    def __reduce__(self):
+        # Pickled by the function, signatures and options (Dask's distributed workers).
+        return global_name(self) or (_rebuild, (
+            self.py_func, [str(s) for s in self._translated], self.layout, self.target,
+            self.fastmath, self.cache, self.writable_args))
+
     def inspect_sass(self, nloop=1) -> dict:
         """Signature -> SASS of the loop's kernel over ``nloop`` loop dimensions (what a
         call with that many broadcast outer dimensions runs), from the CUBIN NVRTC builds
@@ -202,6 +212,10 @@ class GUFunc(_core.GUFunc):
     def __repr__(self):
         return (f"<numbacuda_ufunc.GUFunc '{self.__name__}' {self.signature} "
                 f"target={self.target} types={self.types}>")
+
+
+def _rebuild(pyfunc, signatures, layout, target, fastmath, cache, writable_args):
+    return GUFunc(pyfunc, signatures, layout, target, fastmath, cache, writable_args)
 
 
 def _writable_indices(pyfunc, writable_args, nin, api):

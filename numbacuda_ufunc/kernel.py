@@ -102,6 +102,14 @@ class Kernel(_core.Kernel):
         if isinstance(ntasks, bool) or not hasattr(ntasks, "__index__") or ntasks < 0:
             raise ValueError(f"kernel '{self.__name__}'.forall(): ntasks must be a "
                              f"non-negative integer (got {ntasks!r})")
+        if ntasks.__index__() >= 2**63:
+            raise ValueError(f"kernel '{self.__name__}'.forall(): ntasks must fit in int64 "
+                             f"(got {ntasks!r})")
+        for name, value in (("tpb", tpb), ("sharedmem", sharedmem)):
+            if isinstance(value, bool) or not hasattr(value, "__index__") or \
+                    not 0 <= value.__index__() < 2**31:
+                raise ValueError(f"kernel '{self.__name__}'.forall(): {name} must be a "
+                                 f"non-negative integer below 2**31 (got {value!r})")
         if tpb:
             return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
         return self._forall(ntasks.__index__(), stream, sharedmem)

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from . import _core
+from . import _core, _dask
 from .compiler import translate
 from .types import from_dtype
 
@@ -57,6 +57,8 @@ class Reduce:
         owner = weakref.ref(self)  # no cycle through the engine: freed by reference count
         self._engine._resolve = lambda dtype: owner()._resolve(dtype)
         self.__name__ = name or "reduce"
+        self.__qualname__ = getattr(functor, "__qualname__", self.__name__)
+        self.__module__ = getattr(functor, "__module__", None)
         self.__doc__ = functor.__doc__
         self.__wrapped__ = functor
 
@@ -71,8 +73,16 @@ class Reduce:
         return self._engine._add_loop(np.dtype(dtype).str, tf.name, tf.source)
 
     def __call__(self, arr, size=None, res=None, init=0, stream=0, axis=None):
-        return self._engine._run(arr, axis, size, res, None, init, None, False, stream,
-                                 True, self._api)
+        try:
+            return self._engine._run(arr, axis, size, res, None, init, None, False, stream,
+                                     True, self._api)
+        except _core.DaskArgument:
+            return _dask.reducer_call(self, arr, size, res, init, stream, axis)
+
+    def __reduce__(self):
+        from .ufunc import global_name
+
+        return global_name(self) or (Reduce, (self._functor,))  # by name, else the function
 
     def inspect_cuda(self, dtype) -> str:
         """The CUDA C++ translation unit reducing arrays of ``dtype`` (NVRTC's input)."""

@@ -14,8 +14,8 @@ import numpy as np
 __all__ = [
     "Type", "Scalar", "Array", "Signature", "void", "none",
     "bool_", "boolean", "b1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "float32", "float64", "complex64", "complex128",
-    "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16",
+    "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128", "bfloat16",
+    "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "intp", "uintp", "double", "single", "byte",
     "parse_signature", "from_dtype", "SCALARS",
 ]
@@ -83,6 +83,38 @@ class Scalar(Type):
         return Array(self, len(dims), layout)
 
 
+class _BFloat16(Scalar):
+    """``bfloat16``: ml_dtypes' type (an optional dependency), imported on first use."""
+
+    def __init__(self):
+        self.name = "bfloat16"
+
+    @property
+    def dtype(self):
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise TypeError("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)") from None
+        return np.dtype(ml_dtypes.bfloat16)
+
+    @property
+    def kind(self) -> str:
+        return "f"  # NumPy says 'V' for ml_dtypes' types; it is a float for every rule here
+
+    @property
+    def bits(self) -> int:
+        return 16
+
+    @property
+    def char(self) -> str:
+        return "E"
+
+
+def is_bfloat16_dtype(dt) -> bool:
+    """Whether NumPy dtype ``dt`` is ml_dtypes.bfloat16 (without importing ml_dtypes)."""
+    return dt.kind == "V" and dt.name == "bfloat16" and dt.itemsize == 2
+
+
 class NoneType(Type):
     """``void``: the return type of a gufunc kernel."""
 
@@ -144,34 +176,38 @@ uint8 = _scalar("uint8", np.uint8)
 uint16 = _scalar("uint16", np.uint16)
 uint32 = _scalar("uint32", np.uint32)
 uint64 = _scalar("uint64", np.uint64)
+float16 = _scalar("float16", np.float16)
 float32 = _scalar("float32", np.float32)
 float64 = _scalar("float64", np.float64)
 complex64 = _scalar("complex64", np.complex64)
 complex128 = _scalar("complex128", np.complex128)
+bfloat16 = _BFloat16()
 void = none = NoneType()
 
 SCALARS = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-           float32, float64, complex64, complex128)
+           float16, float32, float64, complex64, complex128, bfloat16)
 
 boolean = b1 = bool_
 byte = uint8
 i1, i2, i4, i8 = int8, int16, int32, int64
 u1, u2, u4, u8 = uint8, uint16, uint32, uint64
+f2 = half = float16
 f4 = single = float32
 f8 = double = float64
 c8, c16 = complex64, complex128
 intp = int64 if np.dtype(np.intp).itemsize == 8 else int32
 uintp = uint64 if np.dtype(np.uintp).itemsize == 8 else uint32
 
-_BY_DTYPE = {t.dtype: t for t in SCALARS}
+_BY_DTYPE = {t.dtype: t for t in SCALARS if t is not bfloat16}
 
 # Names a signature string may use; nothing else is visible to its evaluation.
 _NAMESPACE = {
     "void": void, "none": none, "bool_": bool_, "boolean": boolean, "bool": bool_,
     "b1": b1, "byte": byte, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
     "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
-    "float32": float32, "float64": float64, "complex64": complex64,
-    "complex128": complex128, "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2,
+    "float16": float16, "float32": float32, "float64": float64, "complex64": complex64,
+    "complex128": complex128, "bfloat16": bfloat16, "half": half, "f2": f2,
+    "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2,
     "u4": u4, "u8": u8, "f4": f4, "f8": f8, "c8": c8, "c16": c16, "intp": intp,
     "uintp": uintp, "double": double, "single": single,
 }
@@ -186,11 +222,14 @@ def from_dtype(dtype) -> Scalar:
         dt = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"from_dtype(): not a dtype (got {dtype!r})") from exc
+    if is_bfloat16_dtype(dt):
+        return bfloat16
     try:
         return _BY_DTYPE[dt.newbyteorder("=") if dt.byteorder not in "=|" else dt]
     except KeyError:
         raise TypeError(f"from_dtype(): unsupported dtype {dt} (supported: bool, int8..int64, "
-                        f"uint8..uint64, float32, float64, complex64, complex128)") from None
+                        f"uint8..uint64, float16, float32, float64, complex64, complex128, "
+                        f"bfloat16)") from None
 
 
 def _as_type(obj, what: str) -> Type:

@@ -9,16 +9,24 @@ Python code.
 from __future__ import annotations
 
 import inspect
+import sys
 import threading
 import weakref
 
 import numpy as np
 
-from . import _core, _methods
+from . import _core, _dask, _methods
 from ._compile import compile_ptx
 from ._keywords import call_with_keywords
 from .compiler import translate
-from .types import Scalar, Signature, from_dtype, parse_signature, parse_signature_for
+from .types import (
+    Scalar,
+    Signature,
+    from_dtype,
+    is_bfloat16_dtype,
+    parse_signature,
+    parse_signature_for,
+)
 
 __all__ = ["vectorize", "UFunc"]
 
@@ -162,8 +170,13 @@ class UFunc(_core.UFunc):
             a, _, _ = _methods._operand(a, self)  # a host target reads host memory
         if axis == 0 and getattr(a, "ndim", np.ndim(a)) == 0:
             axis = None  # NumPy accepts axis=0 for a 0-d array: it reduces the one element
-        return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
-                           False, api)
+        try:
+            return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
+                               False, api)
+        except _core.DaskArgument:
+            if out is not None:
+                raise TypeError(f"{api}(): out= is not supported with Dask arrays") from None
+            return _dask.ufunc_reduce(self, a, axis, dtype, initial, bool(keepdims))
 
     def accumulate(self, array, axis=0, dtype=None, out=None, stream=0):
         """NumPy's ``ufunc.accumulate``: ``out[..., k] = f(out[..., k-1], a[..., k])`` along
@@ -200,7 +213,7 @@ class UFunc(_core.UFunc):
             return [(sig, tf) for sig, tf in self._translated.items()
                     if sig.args[0] == sig.args[1] == sig.return_type]
         if not any(sig.args[0].dtype == dt for sig, _ in homogeneous()) and \
-                self._lazy and dt.kind in "biufc":
+                self._lazy and (dt.kind in "biufc" or is_bfloat16_dtype(dt)):
             self._compile_for((dt, dt))
         for exact in (True, False):
             for sig, tf in homogeneous():
@@ -211,8 +224,33 @@ class UFunc(_core.UFunc):
         raise TypeError(f"{api}(): no loop of the form T(T, T) accepts {dt} with safe casting; "
                         f"the loops are {self.types}")
 
+    def _dask_call(self, *args, **kwargs):
+        """The engine found a Dask array among the arguments: a lazy Dask array."""
+        return _dask.ufunc_call(self, args, kwargs)
+
+    def __reduce__(self):
+        # By name when the ufunc is a module global (the usual @vectorize); otherwise by
+        # the function and its signatures (cloudpickle, as Dask's distributed uses, pickles
+        # such functions by value). Workers rebuild it and compile on first use.
+        sigs = None if self._lazy else [str(s) for s in self._translated]
+        return global_name(self) or (_rebuild, (self.py_func, sigs, self.target, self.identity,
+                                                self.fastmath, self.cache))
+
     def __repr__(self):
         return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"
+
+
+def global_name(obj):
+    """``obj``'s qualified name when its module holds it under that name (pickle then
+    stores a reference), else None."""
+    target = sys.modules.get(getattr(obj, "__module__", None) or "")
+    for part in getattr(obj, "__qualname__", "<").split("."):
+        target = getattr(target, part, None)
+    return obj.__qualname__ if target is obj else None
+
+
+def _rebuild(pyfunc, signatures, target, identity, fastmath, cache):
+    return UFunc(pyfunc, signatures, target, identity, fastmath, cache)
 
 
 _core.install_fast_call(UFunc)

@@ -43,6 +43,7 @@ PYBIND11_MODULE(_core, m) {
     m.doc() = "numbacuda_ufunc C++ engine";
     m.attr("__version__") = NU_VERSION;
     translate_exceptions();
+    py::register_exception<nu::bindings::dask_argument>(m, "DaskArgument");
     // Device arrays of any strides copy on the device, with the elementwise engine.
     nu::set_strided_device_copy(&nu::cast_into);
     // Engine work marked blocking (compiles) runs without the GIL when the caller holds it.
@@ -65,5 +66,6 @@ PYBIND11_MODULE(_core, m) {
     bind_reduce(m);
     bind_ufunc_methods(m);
     bind_kernel(m);
+    bind_memory_api(m);
 }
 

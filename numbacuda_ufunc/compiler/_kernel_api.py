@@ -15,7 +15,7 @@ import ast
 
 import numpy as np
 
-from ..types import Array, Scalar, from_dtype
+from ..types import Array, Scalar, bool_, from_dtype
 from ._types import (
     BOTTOM,
     WEAK_BOOL,
@@ -37,7 +37,7 @@ _AXES = {"x": 0, "y": 1, "z": 2}
 _GEOMETRY = {"threadIdx": "thread_idx", "blockIdx": "block_idx", "blockDim": "block_dim",
              "gridDim": "grid_dim"}
 _INTS32 = ("int32", "uint32", "int64", "uint64")
-_NUMERIC = _INTS32 + ("float32", "float64")
+_NUMERIC = _INTS32 + ("float16", "bfloat16", "float32", "float64")
 _ATOMIC_TYPES = {
     "add": _NUMERIC, "sub": _NUMERIC, "max": _NUMERIC, "min": _NUMERIC, "nanmax": _NUMERIC,
     "nanmin": _NUMERIC, "exch": _NUMERIC, "and_": _INTS32, "or_": _INTS32, "xor": _INTS32,
@@ -400,9 +400,33 @@ def _random(tr, node, name, args, kwargs):
     return Val(f"nu::kern::{name}({states.code}, {idx})", _RANDOM[name])
 
 
+_FLOAT16 = Scalar("float16", "f2")
+_FP16_COMPARISONS = {"heq", "hne", "hlt", "hle", "hgt", "hge"}
+
+
+def _fp16(tr, node, name, args, kwargs) -> Val:
+    """``cuda.fp16.hadd(a, b)``...: arguments convert to float16 as in Numba; the result is
+    float16 (bool for the comparisons)."""
+    from .intrinsics import FP16_FUNCTIONS
+
+    api = f"cuda.fp16.{name}()"
+    params = ("a", "b", "c")[:FP16_FUNCTIONS[name]]
+    vals = _bind(tr, node, api, args, kwargs, params)
+    for v in vals:
+        tr._numeric(node, v, api)
+        if kind_of(v.type) == "c":
+            raise tr.error(node, f"{api} takes real numbers (got {v.type})")
+    codes = ", ".join(tr.cast(node, v, _FLOAT16) for v in vals)
+    return Val(f"nu::fp16::{name}({codes})", bool_ if name in _FP16_COMPARISONS else _FLOAT16)
+
+
 def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
     """A call of a kernel intrinsic."""
     key = ref.key
+    if key.startswith("fp16."):  # also in device functions of ufuncs, as in Numba
+        if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
+            return Val("0", BOTTOM)
+        return _fp16(tr, node, key.partition(".")[2], args, kwargs)
     _require_kernel(tr, node, f"cuda.{key}()")
     if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
         return Val("0", BOTTOM)

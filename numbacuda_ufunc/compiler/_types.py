@@ -112,12 +112,13 @@ _CTYPES = {
     "bool": "bool", "int8": "nu::i8", "int16": "nu::i16", "int32": "nu::i32",
     "int64": "nu::i64", "uint8": "nu::u8", "uint16": "nu::u16", "uint32": "nu::u32",
     "uint64": "nu::u64", "float32": "nu::f32", "float64": "nu::f64",
-    "complex64": "nu::c64", "complex128": "nu::c128",
+    "complex64": "nu::c64", "complex128": "nu::c128", "float16": "nu::f16",
+    "bfloat16": "nu::bf16",
 }
 _CODES = {
     "bool": "b1", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
     "uint16": "u2", "uint32": "u4", "uint64": "u8", "float32": "f4", "float64": "f8",
-    "complex64": "c8", "complex128": "c16",
+    "complex64": "c8", "complex128": "c16", "float16": "f2", "bfloat16": "bf2",
 }
 _WEAK_STRONG = {"b": bool_, "i": int64, "f": float64, "c": complex128}
 
@@ -205,12 +206,7 @@ def _type_of_value(v):
         if type(v) is py:
             return weak
     if isinstance(v, np.generic):
-        dt = v.dtype
-        if dt == np.float16:
-            # NumPy computes some integer ufuncs in half precision; we have no half type in
-            # the generated code and compute in float32 (more precise, never less).
-            return float32
-        return from_dtype(dt)
+        return from_dtype(v.dtype)
     if isinstance(v, tuple):
         return TupleType(_type_of_value(x) for x in v)
     raise PromotionError(f"unexpected result {type(v).__name__}")
@@ -261,13 +257,18 @@ def call_result(fn, *types):
 
 def float_of(*types):
     """Float type a math function computes in (Numba's rule): float32 stays float32, ints
-    and bools go to float64, all-weak arguments stay a weak float."""
+    and bools go to float64, all-weak arguments stay a weak float. float16 and bfloat16
+    stay themselves (computed in float32 and rounded back, as NumPy does); mixed with each
+    other or with float32 they give float32."""
     if all(isinstance(t, Weak) for t in types):
         return WEAK_FLOAT
     if any(is_complex(t) for t in types):
         raise PromotionError("complex argument (use cmath for complex numbers)")
     strong_ts = [t for t in types if isinstance(t, Scalar)]
-    if strong_ts and all(t == float32 for t in strong_ts):
+    names = {t.name for t in strong_ts}
+    if len(names) == 1 and names <= {"float16", "bfloat16", "float32"}:
+        return strong_ts[0]
+    if names and names <= {"float16", "bfloat16", "float32"}:
         return float32
     return float64
 

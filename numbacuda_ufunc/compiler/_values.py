@@ -130,7 +130,7 @@ def literal(value, t) -> str:
         return f"{ctype(st)}({v})"
     if k == "f":
         text = _float_text(float(value))
-        return text if st.name == "float64" else f"nu::f32({text})"
+        return text if st.name == "float64" else f"{ctype(st)}({text})"
     if k == "c":
         z = complex(value)
         inner = "nu::f32" if st.name == "complex64" else ""

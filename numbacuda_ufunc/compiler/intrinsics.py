@@ -11,7 +11,8 @@ from __future__ import annotations
 # What `cuda` exports (cuda/__init__.py imports *): every kernel-only name.
 __all__ = [
     "activemask", "all_sync", "any_sync", "atomic", "ballot_sync",
-    "blockDim", "blockIdx", "brev", "cbrt", "cg", "clz", "const", "eq_sync", "ffs", "fma", "grid",
+    "blockDim", "blockIdx", "brev", "cbrt", "cg", "clz", "const", "eq_sync", "ffs", "fma", "fp16",
+    "grid",
     "gridDim", "gridsize", "laneid", "lanemask_lt", "local", "match_all_sync",
     "match_any_sync", "nanosleep", "popc", "selp", "shared",
     "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "syncthreads",
@@ -95,6 +96,15 @@ match_any_sync = Intrinsic("match_any_sync")
 match_all_sync = Intrinsic("match_all_sync")
 activemask = Intrinsic("activemask")
 lanemask_lt = Intrinsic("lanemask_lt")
+
+# numba.cuda.fp16: half-precision intrinsics (src/kernels/nu_half.cuh, namespace nu::fp16)
+FP16_FUNCTIONS = {
+    "hadd": 2, "hsub": 2, "hmul": 2, "hdiv": 2, "hneg": 1, "habs": 1, "hfma": 3, "hmax": 2,
+    "hmin": 2, "heq": 2, "hne": 2, "hlt": 2, "hle": 2, "hgt": 2, "hge": 2, "hsqrt": 1,
+    "hrsqrt": 1, "hexp": 1, "hexp2": 1, "hexp10": 1, "hlog": 1, "hlog2": 1, "hlog10": 1,
+    "hcos": 1, "hsin": 1, "hceil": 1, "hfloor": 1, "htrunc": 1, "hrint": 1, "hrcp": 1,
+}
+fp16 = Namespace("fp16", tuple(FP16_FUNCTIONS))
 
 fma = Intrinsic("fma")
 popc = Intrinsic("popc")

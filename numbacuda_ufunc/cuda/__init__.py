@@ -7,14 +7,59 @@ discovery, streams and device arrays. Without a GPU, set
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import numpy as np
 
 from .. import _core
 from .._compile import compile_ptx
 from ..compiler.intrinsics import *  # noqa: F403  (the kernel-only names, as in Numba)
+from ..gufunc import guvectorize
 from ..kernel import Kernel, jit
 from ..reduce import Reduce, reduce
 from ..types import from_dtype
+from ..ufunc import vectorize
+from . import _device_arrays  # noqa: F401  (DeviceNDArray's Python-side attributes)
+from ._device_arrays import IpcArrayHandle, open_ipc_array
+from ._host_memory import (
+    ManagedNDArray,
+    MappedNDArray,
+    from_cuda_array_interface,
+    like_strides,
+    managed_array,
+    mapped,
+    mapped_array,
+    mapped_array_like,
+    pinned,
+    pinned_array_like,
+)
+from ._memory_managers import (
+    BaseCUDAMemoryManager,
+    Context,
+    GetIpcHandleMixin,
+    HostOnlyCUDAMemoryManager,
+    IpcCapableMemoryManager,
+    IpcHandle,
+    MappedMemory,
+    MemoryInfo,
+    MemoryPointer,
+    NumbaCudaUfuncMemoryManager,
+    PinnedMemory,
+    current_context,
+    defer_cleanup,
+    set_memory_manager,
+)
+from ._streams import (
+    Event,
+    In,
+    InOut,
+    Out,
+    event,
+    event_elapsed_time,
+    legacy_default_stream,
+    per_thread_default_stream,
+)
 
 DeviceNDArray = _core.DeviceNDArray
 Stream = _core.Stream
@@ -23,9 +68,20 @@ __all__ = [
     "DeviceNDArray", "Stream", "Device", "is_available", "detect", "get_current_device",
     "list_devices", "select_device", "close", "synchronize", "to_device", "device_array",
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
-    "default_stream", "legacy_default_stream", "external_stream", "memory_stats",
-    "current_context", "is_emulated", "jit", "Kernel", "compile_ptx", "reduce", "Reduce",
-    "random",
+    "default_stream", "legacy_default_stream", "per_thread_default_stream", "external_stream",
+    "memory_stats", "current_context", "is_emulated", "jit", "Kernel", "compile_ptx",
+    "reduce", "Reduce", "vectorize", "guvectorize", "random",
+    # memory
+    "mapped_array", "mapped_array_like", "managed_array", "pinned_array_like", "pinned",
+    "mapped", "MappedNDArray", "ManagedNDArray", "defer_cleanup", "from_cuda_array_interface",
+    "open_ipc_array", "IpcArrayHandle", "IpcHandle",
+    # EMM plugins and contexts
+    "set_memory_manager", "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager",
+    "GetIpcHandleMixin", "NumbaCudaUfuncMemoryManager", "IpcCapableMemoryManager", "MemoryPointer", "MappedMemory",
+    "PinnedMemory", "MemoryInfo", "Context", "gpus", "profile_start", "profile_stop",
+    "profiling",
+    # events and kernel argument hints
+    "Event", "event", "event_elapsed_time", "In", "Out", "InOut",
 ]
 
 
@@ -86,9 +142,81 @@ def select_device(device_id: int) -> Device:
 
 
 def close() -> None:
-    """Numba compatibility: synchronizes; contexts and pools live until process exit."""
+    """Numba's ``cuda.close()``: waits for the device, does deferred frees and gives the
+    pool's cache back. Arrays still referenced stay valid (the context lives until the
+    process exits, so later calls work as before)."""
     if _core.is_available():
-        _core.synchronize()
+        current_context().reset()
+
+
+class _DeviceContext:
+    """``cuda.gpus[i]``: a device that ``with`` makes current for the block."""
+
+    def __init__(self, ordinal: int):
+        self.id = ordinal
+        self._previous = []
+
+    def __getattr__(self, name):
+        return getattr(Device(self.id), name)
+
+    def __enter__(self):
+        self._previous.append(_core.current_device())
+        _core.select_device(self.id)
+        return Device(self.id)
+
+    def __exit__(self, *exc):
+        _core.select_device(self._previous.pop())
+
+    def __repr__(self):
+        return repr(Device(self.id))
+
+
+class _DeviceList:
+    """``cuda.gpus``: the devices, indexable and iterable; ``gpus.current`` is the device
+    in use."""
+
+    def __len__(self):
+        return _core.device_count()
+
+    def __getitem__(self, i):
+        n = len(self)
+        i = _index(i, "gpus", "index")
+        if not -n <= i < n:
+            raise IndexError(f"gpus[{i}]: no such device (this machine has {n})")
+        return _DeviceContext(i % n)
+
+    def __iter__(self):
+        return (_DeviceContext(i) for i in range(len(self)))
+
+    @property
+    def current(self):
+        return _DeviceContext(_core.current_device())
+
+    def __repr__(self):
+        return f"<Managed device list: {list(self)!r}>"
+
+
+gpus = _DeviceList()
+
+
+def profile_start() -> None:
+    """Start the CUDA profiler's collection (cuProfilerStart; nothing on the host backend)."""
+    _core.profiler(True)
+
+
+def profile_stop() -> None:
+    """Stop the CUDA profiler's collection (cuProfilerStop)."""
+    _core.profiler(False)
+
+
+@contextlib.contextmanager
+def profiling():
+    """Profile the block: ``profile_start()`` on entry, ``profile_stop()`` on exit."""
+    profile_start()
+    try:
+        yield
+    finally:
+        profile_stop()
 
 
 def synchronize() -> None:
@@ -102,15 +230,16 @@ def stream() -> Stream:
 
 
 def default_stream() -> Stream:
-    """The legacy default stream (what ``stream=0`` means)."""
+    """The default stream (what ``stream=0`` means: the legacy default stream). Closing
+    it does nothing."""
     return _core.default_stream()
 
 
-legacy_default_stream = default_stream
-
-
 def external_stream(ptr) -> Stream:
-    """Wrap a stream handle created by another library; we never destroy it."""
+    """Wrap a stream handle created by another library (``.external`` is True); we never
+    destroy it."""
+    if isinstance(ptr, bool) or not hasattr(ptr, "__index__") or ptr <= 0:
+        raise ValueError(f"external_stream(): ptr must be a positive stream handle (got {ptr!r})")
     return _core.external_stream(ptr)
 
 
@@ -148,14 +277,11 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> 
 
 
 def device_array_like(ary, stream=0) -> DeviceNDArray:
-    """An uninitialised device array with ``ary``'s shape, dtype and memory order."""
-    if isinstance(ary, DeviceNDArray):
-        c_order, f_order = ary.is_c_contiguous(), ary.is_f_contiguous()
-    else:
-        ary = ary if hasattr(ary, "flags") else np.asarray(ary)
-        c_order, f_order = ary.flags["C_CONTIGUOUS"], ary.flags["F_CONTIGUOUS"]
-    order = "F" if f_order and not c_order else "C"
-    return _core.device_array(ary.shape, ary.dtype, None, order, stream)
+    """An uninitialised device array with ``ary``'s shape, dtype and memory layout, as
+    ``np.empty_like`` gives it (a Fortran-ordered view stays Fortran-ordered)."""
+    if not isinstance(ary, DeviceNDArray) and not hasattr(ary, "flags"):
+        ary = np.asarray(ary)
+    return _core.device_array(ary.shape, ary.dtype, like_strides(ary), "C", stream)
 
 
 def pinned_array(shape, dtype=np.float64, order="C") -> np.ndarray:
@@ -164,8 +290,9 @@ def pinned_array(shape, dtype=np.float64, order="C") -> np.ndarray:
 
 
 def as_cuda_array(obj, sync=True) -> DeviceNDArray:
-    """A DeviceNDArray view of any ``__cuda_array_interface__`` object (CuPy, PyTorch...)."""
-    return _core.as_cuda_array(obj)
+    """A DeviceNDArray view of any ``__cuda_array_interface__`` object (CuPy, PyTorch...).
+    With ``sync`` the producer's stream is synchronized first (interface version 3)."""
+    return _core.as_cuda_array(obj, bool(sync))
 
 
 def is_cuda_array(obj) -> bool:
@@ -179,31 +306,17 @@ def memory_stats() -> dict:
     return _core.memory_stats()
 
 
-class _Context:
-    """Numba's ``current_context()``: memory queries and pool control."""
-
-    def get_memory_info(self):
-        stats = _core.memory_stats()
-        return stats["free_bytes"], stats["total_bytes"]
-
-    def memory_stats(self) -> dict:
-        return _core.memory_stats()
-
-    def trim_pool(self) -> None:
-        _core.trim_pool()
-
-    def synchronize(self) -> None:
-        _core.synchronize()
-
-
-def current_context() -> _Context:
-    return _Context()
-
-
 def _index(value, api: str, name: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
     return value.__index__()
 
 
-from . import random  # noqa: E402  (numba.cuda.random; needs the names above)
+# NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC=0 turns off the consumer-side stream
+# synchronization of array-interface imports (Numba's CUDA_ARRAY_INTERFACE_SYNC).
+_core.set_cai_sync(os.environ.get("NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC", "1").strip()
+                   not in ("0", "false", "False", "no"))
+
+from . import _memory_managers, random  # noqa: E402, I001  (random needs the names above)
+
+_memory_managers._plugin_from_environment()

@@ -62,6 +62,10 @@ shape_t contiguous_strides(const shape_t& shape, std::size_t itemsize, char orde
 }
 
 std::int64_t checked_size(const shape_t& shape, const char* api) {
+    if (shape.size() > k_numpy_max_dims) {  // NumPy's limit: such an array could never reach the host
+        throw value_error(std::string(api) + "(): maximum supported dimension for an ndarray is " +
+                          std::to_string(k_numpy_max_dims) + " (got " + std::to_string(shape.size()) + ")");
+    }
     std::int64_t n = 1;
     for (std::int64_t d : shape) {
         if (d < 0) {

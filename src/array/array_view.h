@@ -32,8 +32,10 @@ struct array_view {
 
 // Contiguous strides for `shape` in C ('C') or Fortran ('F') order.
 shape_t contiguous_strides(const shape_t& shape, std::size_t itemsize, char order);
-// Element count of `shape`; throws value_error naming `api` for negative dimensions or
-// a count that overflows.
+// NumPy's NPY_MAXDIMS: arrays with more dimensions cannot exist on the host.
+constexpr std::size_t k_numpy_max_dims = 64;
+// Element count of `shape`; throws value_error naming `api` for negative dimensions, a
+// count that overflows or more than k_numpy_max_dims dimensions.
 std::int64_t checked_size(const shape_t& shape, const char* api);
 
 // Whether the byte ranges of two views intersect (conservative: interleaved views count).

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/errors.h"
+#include "runtime/memory_hooks.h"
 
 namespace nu {
 namespace {
@@ -50,7 +51,15 @@ device_buffer::device_buffer(std::size_t bytes, stream_ref stream)
     // Zero-byte arrays own no memory: their data pointer is null, as CAI allows.
     backend& b = active_backend();
     m_device = b.current_device();
-    if (bytes != 0) m_ptr = b.allocate(bytes, live_handle(m_stream, "allocate"));
+    if (bytes == 0) return;
+    const stream_handle s = live_handle(m_stream, "allocate");
+    if (auto plugin = current_external_allocator()) {
+        // An EMM plugin's memory: the plugin frees it when m_keepalive lets go.
+        m_ptr = plugin->allocate(bytes, s, &m_keepalive);
+        m_owned = false;
+        return;
+    }
+    m_ptr = b.allocate(bytes, s);
 }
 
 device_buffer::device_buffer(void* ptr, std::size_t bytes, std::shared_ptr<void> keepalive)
@@ -79,7 +88,7 @@ device_buffer::~device_buffer() {
         b->destroy_event(event);
     }
     if (!m_owned || m_ptr == nullptr) return;
-    b->release(m_ptr, m_bytes, s);
+    release_device_memory(m_ptr, m_bytes, s, m_stream);  // or queued by defer_cleanup()
 }
 
 void device_buffer::note_use(const stream_ref& s, bool write) {

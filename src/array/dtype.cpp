@@ -20,7 +20,8 @@ constexpr dtype_row k_rows[] = {
     {dtype::uint16, 'u', 2, "uint16"},       {dtype::uint32, 'u', 4, "uint32"},
     {dtype::uint64, 'u', 8, "uint64"},       {dtype::float32, 'f', 4, "float32"},
     {dtype::float64, 'f', 8, "float64"},     {dtype::complex64, 'c', 8, "complex64"},
-    {dtype::complex128, 'c', 16, "complex128"},
+    {dtype::complex128, 'c', 16, "complex128"}, {dtype::float16, 'f', 2, "float16"},
+    {dtype::bfloat16, 'V', 2, "bfloat16"},
 };
 
 const dtype_row& row(dtype t) { return k_rows[static_cast<int>(t)]; }
@@ -62,8 +63,8 @@ dtype dtype_from_typestr(std::string_view s, const char* what) {
         }
     }
     throw type_error(std::string(what) + ": unsupported dtype '" + std::string(s) +
-                     "' (supported: bool, int8..int64, uint8..uint64, float32, float64, "
-                     "complex64, complex128 in native byte order)");
+                     "' (supported: bool, int8..int64, uint8..uint64, float16, float32, float64, "
+                     "complex64, complex128, bfloat16 in native byte order)");
 }
 
 }  // namespace nu

@@ -11,7 +11,10 @@ namespace nu {
 enum class dtype : std::uint8_t {
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128,
+    float16,   // NumPy's half, CUDA's __half layout
+    bfloat16,  // ml_dtypes.bfloat16 (typestr '<V2', NumPy's spelling of it), __nv_bfloat16 layout
 };
+constexpr int k_dtype_count = 15;
 
 std::size_t itemsize(dtype t);
 const char* dtype_name(dtype t);   // "float32"

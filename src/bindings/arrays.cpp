@@ -23,7 +23,12 @@ std::optional<nu::device_array> device_operand(py::handle obj, const char* api) 
     return std::nullopt;
 }
 
-nu::device_array import_cuda_array(py::handle obj, const char* api) {
+namespace {
+// NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC (read at import by numbacuda_ufunc.cuda).
+bool g_cai_sync = true;
+}  // namespace
+
+nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
     py::object iface;
     try {
         iface = obj.attr("__cuda_array_interface__");
@@ -64,26 +69,67 @@ nu::device_array import_cuda_array(py::handle obj, const char* api) {
         throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ data must be a "
                               "(pointer, read_only) tuple (got " + repr_of(data) + ")");
     }
-    v.data = reinterpret_cast<void*>(data[py::int_(0)].cast<std::uintptr_t>());
+    std::int64_t address = 0;
+    if (!to_int64(data[py::int_(0)], &address) || address < 0) {
+        throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ data pointer must be a "
+                              "non-negative integer (got " + repr_of(data[py::int_(0)]) + ")");
+    }
+    v.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
     nu::backend& backend = nu::active_backend();
-    if (count > 0 && !backend.is_device_pointer(v.data)) {
-        throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ pointer " +
-                              repr_of(data[py::int_(0)]) + " is not device memory");
+    std::int64_t lo = 0, hi = 0;
+    v.byte_extent(&lo, &hi);
+    if (count > 0) {
+        // The extent (shape x strides) must lie inside one allocation: a forged or stale
+        // interface would otherwise let kernels and copies run off the end of it.
+        // Element 0 always lies in the extent, so its allocation is the one to hold it all.
+        const char* first = static_cast<const char*>(v.data) + lo;
+        const void* base = nullptr;
+        std::size_t bytes = 0;
+        if (backend.address_range(v.data, &base, &bytes)) {
+            const char* begin = static_cast<const char*>(base);
+            if (first < begin) {
+                throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ shape " + shape_repr(v.shape) +
+                                      " with strides " + shape_repr(v.strides) + " reaches " + std::to_string(-lo) +
+                                      " bytes back from its pointer, before the start of its allocation");
+            }
+            const std::size_t room = static_cast<std::size_t>(begin + bytes - first);
+            if (static_cast<std::size_t>(hi - lo) > room) {
+                throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ shape " + shape_repr(v.shape) +
+                                      " with strides " + shape_repr(v.strides) + " spans " + std::to_string(hi - lo) +
+                                      " bytes, past the end of its allocation (" + std::to_string(room) +
+                                      " bytes from the array's first element)");
+            }
+        } else if (!backend.is_device_pointer(v.data)) {
+            throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ pointer " +
+                                  repr_of(data[py::int_(0)]) + " is not device memory");
+        }
     }
     nu::stream_ref stream = nu::default_stream();
     if (d.contains("stream") && !d["stream"].is_none()) {
+        // CAI v3: 0 is ambiguous and disallowed; 1 and 2 are the legacy and per-thread
+        // default streams; anything else a stream handle.
+        py::object producer = d["stream"];
+        std::int64_t handle = -1;
+        if (!is_integer(producer) || !to_int64(producer, &handle) || handle < 0) {
+            throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ stream must be None or a "
+                                  "stream handle (got " + repr_of(producer) + ")");
+        }
+        if (handle == 0) {
+            throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ stream 0 is disallowed "
+                                  "by the interface (v3): use 1 for the legacy default stream, 2 for the "
+                                  "per-thread one, or None");
+        }
         // The producer's pending work on its stream must finish before we read. Work on
         // the legacy default stream (1, CuPy's default) is already ordered before ours:
         // the legacy stream synchronizes with every blocking stream, so no wait is needed.
-        py::object producer = d["stream"];
-        if (!is_integer(producer) || producer.cast<std::uintptr_t>() != 1) {
-            stream = as_stream(producer, api);
-            backend.synchronize_stream(nu::live_handle(stream, api));
-            stream = nu::default_stream();
+        if (sync && g_cai_sync && handle != 1) {
+            const nu::stream_ref producer_stream =
+                handle == 2 ? nu::per_thread_default_stream()
+                            : nu::external_stream(reinterpret_cast<nu::stream_handle>(handle));
+            py::gil_scoped_release nogil;
+            backend.synchronize_stream(producer_stream->handle);
         }
     }
-    std::int64_t lo = 0, hi = 0;
-    v.byte_extent(&lo, &hi);
     // The owner object keeps the memory alive; drop it with the GIL held.
     auto* owner = new py::object(py::reinterpret_borrow<py::object>(obj));
     std::shared_ptr<void> keepalive(owner, [](void* p) {
@@ -162,7 +208,9 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
     }
     const py::array out = ary.is_none() ? empty_host_like(a.view()) : py::reinterpret_borrow<py::array>(ary);
     if (!out.writeable()) throw nu::value_error("copy_to_host(): ary is read-only");
-    nu::array_view host = host_view(out, "copy_to_host()");
+    std::vector<py::object> keep;  // a byte-swapped `ary` is written through a native copy
+    const py::array target = native_order(out, &keep, true);
+    nu::array_view host = host_view(target, "copy_to_host()");
     if (host.type != a.view().type) {
         throw nu::type_error(std::string("copy_to_host(): ary has dtype ") + nu::dtype_name(host.type) +
                              ", the device array has " + nu::dtype_name(a.view().type));
@@ -192,7 +240,8 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
         return;
     }
     py::module_ np = py::module_::import("numpy");
-    py::array arr = np.attr("asarray")(src);
+    std::vector<py::object> keep;
+    py::array arr = native_order(np.attr("asarray")(src), &keep, false);
     nu::array_view host = host_view(arr, (std::string(api) + "()").c_str());
     if (host.type != dst.type) {
         throw nu::type_error(std::string(api) + "(): source has dtype " + nu::dtype_name(host.type) +
@@ -255,7 +304,7 @@ py::capsule to_dlpack(const nu::device_array& a, py::handle stream) {
     t.ndim = v.ndim();
     const char kind = nu::typestr(v.type)[1];
     const uint8_t code = kind == 'b' ? kDLBool : kind == 'i' ? kDLInt : kind == 'u' ? kDLUInt
-                         : kind == 'f' ? kDLFloat : kDLComplex;
+                         : kind == 'f' ? kDLFloat : kind == 'V' ? kDLBfloat : kDLComplex;
     t.dtype = {code, static_cast<uint8_t>(nu::itemsize(v.type) * 8), 1};
     t.shape = h->shape.data();
     t.strides = h->strides.data();
@@ -303,6 +352,38 @@ void bind_array(py::module_& m) {
         .def_property_readonly("stream", [](const nu::device_array& a) { return py_stream{a.stream()}; })
         .def_property_readonly("device_pointer", [](const nu::device_array& a) {
             return reinterpret_cast<std::uintptr_t>(a.view().data);
+        })
+        .def_property_readonly("alloc_size", [](const nu::device_array& a) {
+            return a.buffer() ? a.buffer()->bytes() : std::size_t{0};
+        }, "Bytes of the allocation behind this array (views share their base's).")
+        .def_property_readonly("_alloc_pointer", [](const nu::device_array& a) {
+            return reinterpret_cast<std::uintptr_t>(a.buffer() ? a.buffer()->data() : nullptr);
+        })
+        .def("bind", [](const nu::device_array& a, py::handle stream) {
+            nu::stream_ref s = as_stream(stream, "bind");
+            nu::live_handle(s, "bind");
+            return nu::device_array(a.buffer(), a.view(), std::move(s));
+        }, py::arg("stream") = 0, "The same array, with `stream` as its default stream.")
+        .def("_with_layout", [](const nu::device_array& a, py::handle shape, py::handle strides,
+                                std::int64_t offset, py::handle dtype, const char* api) {
+            // A view of the same allocation; refused when it would reach outside it.
+            nu::array_view v;
+            v.type = as_dtype(dtype, api);
+            v.shape = as_shape(shape, api);
+            v.strides = as_shape(strides, api, "strides");
+            nu::checked_size(v.shape, api);
+            NU_ASSERT(v.strides.size() == v.shape.size());
+            v.data = a.view().data ? static_cast<char*>(a.view().data) + offset : nullptr;
+            if (v.size() > 0) {
+                std::int64_t lo = 0, hi = 0;
+                v.byte_extent(&lo, &hi);
+                const char* base = static_cast<const char*>(a.buffer()->data());
+                const char* first = static_cast<const char*>(v.data) + lo;
+                if (first < base || first + (hi - lo) > base + a.buffer()->bytes()) {
+                    throw nu::value_error(std::string(api) + "(): the view would reach outside the array's memory");
+                }
+            }
+            return nu::device_array(a.buffer(), std::move(v), a.stream());
         })
         .def_property_readonly("__cuda_array_interface__", &cuda_array_interface)
         .def_property_readonly("_interface_stream", [](const nu::device_array& a) {
@@ -416,10 +497,12 @@ void bind_array(py::module_& m) {
         copy_to_device(dst, src, stream, "to_device");
     }, py::arg("dst"), py::arg("src"), py::arg("stream") = 0);
 
-    m.def("as_cuda_array", [](py::handle obj) {
+    m.def("as_cuda_array", [](py::handle obj, bool sync, const char* api) {
         if (is_device_array(obj)) return obj.cast<nu::device_array>();
-        return import_cuda_array(obj, "as_cuda_array");
-    });
+        return import_cuda_array(obj, api, sync);
+    }, py::arg("obj"), py::arg("sync") = true, py::arg("api") = "as_cuda_array");
+    m.def("set_cai_sync", [](bool on) { g_cai_sync = on; });
+    m.def("cai_sync", [] { return g_cai_sync; });
 
     m.def("pinned_array", [](py::handle shape, py::handle dtype, const std::string& order) {
         const nu::shape_t sh = as_shape(shape, "pinned_array");

@@ -29,6 +29,7 @@ void bind_gufunc(py::module_& m);
 void bind_reduce(py::module_& m);
 void bind_ufunc_methods(py::module_& m);
 void bind_kernel(py::module_& m);
+void bind_memory_api(py::module_& m);  // memory_api.cpp: events, mapped memory, EMM, IPC
 
 // ---------------------------------------------------------------- conversions (convert.cpp)
 struct py_stream {
@@ -43,6 +44,8 @@ bool to_int64(py::handle obj, std::int64_t* out);
 // `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's stream.
 nu::stream_ref as_stream(py::handle obj, const char* api);
 nu::dtype as_dtype(py::handle obj, const char* api);
+// A NumPy dtype as an engine dtype; TypeError naming `what` for the others.
+nu::dtype dtype_of(const py::dtype& dt, const char* what);
 py::dtype to_numpy_dtype(nu::dtype t);
 int dtype_from_type_num(int num);
 nu::shape_t as_shape(py::handle obj, const char* api, const char* what = "shape");
@@ -68,7 +71,7 @@ nu::array_view host_view(const py::array& arr, const What& what) {
         } else {
             name = what;
         }
-        v.type = nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), name.c_str());
+        v.type = dtype_of(dt, name.c_str());
     }
     v.data = const_cast<void*>(arr.data());
     for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
@@ -90,12 +93,23 @@ T& engine_object(py::handle self) {
 bool has_cai(py::handle obj);
 bool is_device_array(py::handle obj);
 std::optional<nu::device_array> device_operand(py::handle obj, const char* api);
-nu::device_array import_cuda_array(py::handle obj, const char* api);
+// `sync`: wait for the producer's stream (CAI v3), unless the environment switch is off.
+nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync = true);
 // Turns failures of frees that ran in destructors (backend::take_release_errors) into a
 // RuntimeWarning; call with the GIL held.
 void report_release_errors();
 py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle stream);
 void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream, const char* api);
+
+// Byte-swapped arrays, one rule everywhere (inputs, out=, copies, kernel arguments,
+// reductions): the engine works on a native-order copy; with `write_back`, that copy is
+// written back into `arr` when `keep` is released at the end of the call. Native arrays
+// are returned as they are.
+py::array native_order(const py::array& arr, std::vector<py::object>* keep, bool write_back);
+
+// A NumPy array in host memory only. Mapped and managed arrays (ndarray subclasses that
+// export __cuda_array_interface__) are device-visible: kernels use them in place.
+bool is_host_ndarray(py::handle obj);
 
 // ---------------------------------------------------------------- call arguments (operands.cpp)
 // Who is converting arguments: the ufunc or gufunc's name and target.
@@ -115,6 +129,16 @@ struct call_keywords {
     // keyword path, so keyword-free calls never run Python.
     bool others = false;
 };
+
+// A Dask array among the arguments: thrown from argument conversion (off the hot path, after
+// every array type the engine takes has been ruled out) so that the call is redone lazily,
+// chunk by chunk, by the object's Python `_dask_call` (numbacuda_ufunc/_dask.py). Reducers
+// see it as _core.DaskArgument.
+struct dask_argument : std::exception {
+    const char* what() const noexcept override { return "a Dask array argument"; }
+};
+// Whether `obj` is a dask.array.Array; never imports Dask (none can exist before it is).
+bool is_dask_array(py::handle obj);
 
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);
@@ -138,7 +162,12 @@ void set_call_slot(py::handle cls, ternaryfunc call);
 template <py::object (*Call)(py::handle, py::tuple, py::handle)>
 PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     try {
-        return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+        try {
+            return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
+        } catch (const dask_argument&) {
+            py::object lazy = py::reinterpret_borrow<py::object>(self).attr("_dask_call");
+            return PyObject_Call(lazy.ptr(), args, kwargs);
+        }
     } catch (py::error_already_set& e) {
         e.restore();
     } catch (...) {

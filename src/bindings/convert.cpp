@@ -57,6 +57,7 @@ nu::stream_ref as_stream(py::handle obj, const char* api) {
     const auto value = static_cast<std::uintptr_t>(signed_value);
     // 1 and 2 are the CAI spellings of the legacy and per-thread default streams.
     if (value == 0 || value == 1) return nu::default_stream();
+    if (value == 2) return nu::per_thread_default_stream();
     return nu::external_stream(reinterpret_cast<nu::stream_handle>(value));
 }
 
@@ -69,19 +70,62 @@ nu::dtype as_dtype(py::handle obj, const char* api) {
                              " as a data type");
     }
     const std::string what = std::string(api) + "(): dtype";
-    return nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what.c_str());
+    return dtype_of(dt, what.c_str());
+}
+
+// ml_dtypes.bfloat16's NumPy type number (user dtypes get one at registration), or -1
+// while ml_dtypes is not imported: a bfloat16 array cannot exist before it is.
+int bfloat16_type_num() {
+    static int num = -1;
+    if (num < 0) {
+        PyObject* mod = PyImport_GetModule(py::str("ml_dtypes").ptr());
+        if (mod == nullptr) {
+            PyErr_Clear();
+            return -1;
+        }
+        py::object ml = py::reinterpret_steal<py::object>(mod);
+        num = py::dtype::from_args(ml.attr("bfloat16")).num();
+    }
+    return num;
+}
+
+nu::dtype dtype_of(const py::dtype& dt, const char* what) {
+    const int code = dtype_from_type_num(dt.num());
+    const char order = dt.byteorder();
+    if (code >= 0 && order != '>' && order != '<') return static_cast<nu::dtype>(code);
+    if (dt.kind() == 'V') {  // only bfloat16 among the void dtypes: typestr '<V2' is not enough
+        throw nu::type_error(std::string(what) + ": unsupported dtype '" +
+                             py::str(dt).cast<std::string>() + "' (supported: bool, int8..int64, "
+                             "uint8..uint64, float16, float32, float64, complex64, complex128, "
+                             "bfloat16 in native byte order)");
+    }
+    return nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what);
 }
 
 py::dtype to_numpy_dtype(nu::dtype t) {
     // Built once: dtype objects are immutable, and parsing a typestr per call shows up in
-    // the ufunc call overhead.
+    // the ufunc call overhead. bfloat16 needs ml_dtypes, imported on first use.
     static const auto* cache = [] {
         auto* table = new std::vector<py::dtype>();
-        for (int i = 0; i <= static_cast<int>(nu::dtype::complex128); ++i) {
-            table->push_back(py::dtype(nu::typestr(static_cast<nu::dtype>(i))));
+        for (int i = 0; i < nu::k_dtype_count; ++i) {
+            const auto t = static_cast<nu::dtype>(i);
+            table->push_back(t == nu::dtype::bfloat16 ? py::dtype() : py::dtype(nu::typestr(t)));
         }
         return table;
     }();
+    if (t == nu::dtype::bfloat16) {
+        static py::dtype* bf16 = nullptr;
+        if (bf16 == nullptr) {
+            py::object ml;
+            try {
+                ml = py::module_::import("ml_dtypes");
+            } catch (py::error_already_set&) {
+                throw nu::type_error("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)");
+            }
+            bf16 = new py::dtype(py::dtype::from_args(ml.attr("bfloat16")));
+        }
+        return *bf16;
+    }
     return (*cache)[static_cast<std::size_t>(t)];
 }
 
@@ -112,7 +156,9 @@ int dtype_from_type_num(int num) {
         case 12: return static_cast<int>(nu::dtype::float64);
         case 14: return static_cast<int>(nu::dtype::complex64);
         case 15: return static_cast<int>(nu::dtype::complex128);
-        default: return -1;
+        case 23: return static_cast<int>(nu::dtype::float16);
+        default:
+            return num >= 256 && num == bfloat16_type_num() ? static_cast<int>(nu::dtype::bfloat16) : -1;
     }
 }
 
@@ -123,7 +169,12 @@ nu::shape_t as_shape(py::handle obj, const char* api, const char* what) {
             throw nu::type_error(std::string(api) + "(): " + what +
                                  " entries must be integers (got " + repr_of(item) + ")");
         }
-        shape.push_back(item.cast<std::int64_t>());
+        std::int64_t value = 0;
+        if (!to_int64(item, &value)) {  // NumPy: "Maximum allowed dimension exceeded"
+            throw nu::value_error(std::string(api) + "(): " + what + " entry " + repr_of(item) +
+                                  " exceeds the maximum allowed dimension (int64)");
+        }
+        shape.push_back(value);
     };
     if (is_integer(obj)) {
         one(obj);

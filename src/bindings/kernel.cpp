@@ -120,7 +120,7 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
     if (PyComplex_Check(arg.ptr())) {
         return scalar(nu::make_scalar(PyComplex_RealAsDouble(arg.ptr()), PyComplex_ImagAsDouble(arg.ptr())));
     }
-    const bool ndarray = py::isinstance<py::array>(arg);
+    const bool ndarray = is_host_ndarray(arg);
     if (!ndarray && is_device_array(arg)) {
         a.is_array = true;
         a.view = engine_object<nu::device_array>(arg).view();  // alive: `args` holds it
@@ -132,11 +132,8 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
     } else if (ndarray || is_numpy_scalar(arg)) {
         py::array arr = py::reinterpret_borrow<py::array>(ndarray ? py::object(py::reinterpret_borrow<py::object>(arg))
                                                                   : py::module_::import("numpy").attr("asarray")(arg));
-        const char order = arr.dtype().byteorder();
-        if (order == '<' || order == '>') {
-            bad_argument(api_text(), k, "has non-native byte order (" + repr_of(arr.dtype()) +
-                                     "); convert it with .astype(a.dtype.newbyteorder('='))");
-        }
+        // Byte-swapped: the kernel works on a native copy, written back after the launch.
+        arr = native_order(arr, &keep, arr.writeable() && arr.ndim() > 0);
         a.view = host_view(arr, [&] { return api_text() + ": argument " + std::to_string(k + 1); });
         if (arr.ndim() == 0) {
             if (ndarray) bad_argument(api_text(), k, "is a 0-d array; pass a 1-element array or a scalar");
@@ -156,6 +153,22 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
             a.read_only = !arr.writeable();  // ... but never written into read-only memory
         }
         if (arr.ptr() != arg.ptr()) keep.push_back(arr);  // a conversion made here
+    } else if (py::hasattr(arg, "_nu_copy_direction")) {
+        // cuda.In / cuda.Out / cuda.InOut around a host array: which copies a GPU launch
+        // makes. Under emulation the kernel works on the array itself, so cuda.In gets a
+        // private copy: its writes are lost there too, as on the GPU.
+        const std::string direction = py::str(arg.attr("_nu_copy_direction"));
+        py::object value = arg.attr("value");
+        if (direction == "in" && nu::active_backend().emulated() && is_host_ndarray(value)) {
+            value = py::module_::import("numpy").attr("array")(value);
+            keep.push_back(value);
+        }
+        nu::kernel_arg inner = kernel_argument(kernel, value, k, keep, key);  // adds its key bytes
+        if (inner.host) {
+            if (direction == "in") inner.read_only = true;
+            if (direction == "out") inner.copy_in = false;
+        }
+        return inner;
     } else {
         bad_argument(api_text(), k, "has unsupported type " + std::string(Py_TYPE(arg.ptr())->tp_name) +
                                  " (kernels take arrays, device arrays and numbers)");

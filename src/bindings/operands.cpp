@@ -1,6 +1,8 @@
 // src/bindings/operands.cpp: ufunc and gufunc call arguments as engine operands
 #include "bindings/common.h"
 
+#include <memory>
+
 
 namespace nu::bindings {
 
@@ -10,8 +12,46 @@ namespace nu::bindings {
 }
 
 
+bool is_dask_array(py::handle obj) {
+    PyObject* mod = PyImport_GetModule(py::str("dask.array").ptr());
+    if (mod == nullptr) {
+        PyErr_Clear();
+        return false;
+    }
+    py::object dask_array = py::reinterpret_steal<py::object>(mod);
+    py::object cls = py::getattr(dask_array, "Array", py::none());
+    return !cls.is_none() && PyObject_IsInstance(obj.ptr(), cls.ptr()) == 1;
+}
+
+
 std::string arg_name(const caller& uf, std::size_t index) {
     return uf.name + "(): argument " + std::to_string(index + 1);
+}
+
+py::array native_order(const py::array& arr, std::vector<py::object>* keep, bool write_back) {
+    const char order = arr.dtype().byteorder();
+    if (order != '<' && order != '>') return arr;  // '=' or '|': native
+    py::array native = arr.attr("astype")(arr.dtype().attr("newbyteorder")("="));
+    keep->push_back(native);
+    if (write_back) {
+        auto* pair = new std::pair<py::object, py::object>(arr, native);
+        keep->push_back(py::capsule(pair, [](void* p) {
+            std::unique_ptr<std::pair<py::object, py::object>> wb(static_cast<std::pair<py::object, py::object>*>(p));
+            try {
+                py::module_::import("numpy").attr("copyto")(wb->first, wb->second);
+            } catch (py::error_already_set& e) {
+                e.discard_as_unraisable("byte-swapped array write-back");
+            }
+        }));
+    }
+    return native;
+}
+
+bool is_host_ndarray(py::handle obj) {
+    static PyTypeObject* ndarray = reinterpret_cast<PyTypeObject*>(
+        py::object(py::module_::import("numpy").attr("ndarray")).release().ptr());
+    if (Py_TYPE(obj.ptr()) == ndarray) return true;
+    return py::isinstance<py::array>(obj) && !has_cai(obj);
 }
 
 // A call argument as an operand. Python scalars are weak; NumPy scalars and 0-d arrays
@@ -19,7 +59,7 @@ std::string arg_name(const caller& uf, std::size_t index) {
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy) {
     nu::operand op;
     const bool host_target = uf.where != nu::target::cuda;
-    const bool is_ndarray = py::isinstance<py::array>(arg);  // cheap, and spares a failing getattr
+    const bool is_ndarray = is_host_ndarray(arg);  // cheap, and spares a failing getattr
     if (!is_ndarray && (is_device_array(arg) || has_cai(arg))) {
         nu::device_array d = is_device_array(arg)
                                  ? arg.cast<nu::device_array>()
@@ -70,6 +110,7 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
         op.value = nu::make_scalar(PyComplex_RealAsDouble(arg.ptr()), PyComplex_ImagAsDouble(arg.ptr()));
         return op;
     }
+    if (!is_ndarray && is_dask_array(arg)) throw dask_argument{};
     // (py::array's default constructor allocates an empty array: never default-construct.)
     const py::array arr = is_ndarray ? py::reinterpret_borrow<py::array>(arg)
                                      : py::array(py::module_::import("numpy").attr("asarray")(arg));
@@ -112,7 +153,7 @@ call_keywords parse_keywords(const std::string&, py::handle kwargs) {
 // An output array the caller passed: host (writable) or device.
 nu::operand output_operand(const caller& who, py::handle out, std::size_t index, const std::string& what) {
     nu::operand op;
-    if (!py::isinstance<py::array>(out) && (is_device_array(out) || has_cai(out))) {
+    if (!is_host_ndarray(out) && (is_device_array(out) || has_cai(out))) {
         if (who.where != nu::target::cuda && !nu::cuda_target_emulated()) {
             // A host target would write into a host copy of the device array.
             throw nu::type_error(who.name + "(): " + what + " must be a NumPy array for the cpu and "
@@ -130,6 +171,7 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
     } else if (py::isinstance<py::array>(out)) {
         py::array arr = py::reinterpret_borrow<py::array>(out);
         if (!arr.writeable()) throw nu::value_error(who.name + "(): " + what + " is read-only");
+        arr = native_order(arr, who.keep, true);
         op.where = nu::operand::kind::host;
         op.view = host_view(arr, [&] { return who.name + "(): " + what; });
     } else {

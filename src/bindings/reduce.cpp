@@ -53,12 +53,14 @@ void bind_reduce(py::module_& m) {
     // An output argument (`res` or `out`) seen through the folded axes: `shape` is the result
     // shape; a keepdims-shaped array (size 1 on the folded axes) is accepted too.
     const auto reduce_output = [](py::handle obj, const nu::shape_t& shape, const std::vector<int>& axes,
-                                  int ndim, const std::string& api, const char* what) -> nu::reduce_operand {
+                                  int ndim, const std::string& api, const char* what,
+                                  std::vector<py::object>* keep) -> nu::reduce_operand {
         nu::reduce_operand op;
         const std::string label = api + "(): " + what;
-        if (py::isinstance<py::array>(obj)) {
+        if (is_host_ndarray(obj)) {
             py::array arr = py::reinterpret_borrow<py::array>(obj);
             if (!arr.writeable()) throw nu::value_error(label + " is read-only");
+            arr = native_order(arr, keep, true);
             op.view = host_view(arr, label.c_str());
             op.on_host = true;
         } else if (auto dev = device_operand(obj, label.c_str())) {
@@ -99,20 +101,23 @@ void bind_reduce(py::module_& m) {
             nu::reducer& r, py::object self, py::handle arr, py::handle axis, py::handle size,
             py::handle res, py::handle out, py::handle init, py::handle dtype, bool keepdims,
             py::handle stream, bool scalar_result, const std::string& api) -> py::object {
+        std::vector<py::object> keep;  // native copies of byte-swapped arrays (and write-backs)
         nu::reduce_operand in;
         bool is_cupy = false;
         const std::string arg = api + "(): the array";
         std::optional<nu::device_array> device;
         py::object host_keepalive;
-        if (!py::isinstance<py::array>(arr) && (device = device_operand(arr, arg.c_str()))) {
+        if (!is_host_ndarray(arr) && (device = device_operand(arr, arg.c_str()))) {
             in.view = device->view();
             const std::string module = py::str(py::type::handle_of(arr).attr("__module__"));
             is_cupy = module.rfind("cupy", 0) == 0;
         } else {
-            py::array a = py::module_::import("numpy").attr("asarray")(arr);
+            if (!py::isinstance<py::array>(arr) && is_dask_array(arr)) throw dask_argument{};
+            py::array a = native_order(py::module_::import("numpy").attr("asarray")(arr), &keep, false);
             host_keepalive = a;
             const char kind = a.dtype().kind();
-            if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && kind != 'c') {
+            // 'V': bfloat16 (host_view refuses the other void dtypes)
+            if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && kind != 'c' && kind != 'V') {
                 throw nu::type_error(api + "(): the array must have a numeric dtype (got " +
                                      std::string(py::str(a.dtype())) + ")");
             }
@@ -175,7 +180,7 @@ void bind_reduce(py::module_& m) {
         nu::reduce_operand dst;
         py::object result = py::none();
         if (!res.is_none()) {
-            if (py::isinstance<py::array>(res) || !(py::isinstance<nu::device_array>(res) || has_cai(res))) {
+            if (is_host_ndarray(res) || !(py::isinstance<nu::device_array>(res) || has_cai(res))) {
                 throw nu::type_error(api + "(): res must be a device array (got " +
                                      repr_of(py::type::handle_of(res)) + ")");
             }
@@ -185,7 +190,7 @@ void bind_reduce(py::module_& m) {
                                      " (got " + nu::dtype_name(d.view().type) + ")");
             }
             if (!shape.empty()) {
-                dst = reduce_output(res, shape, axes, v.ndim(), api, "res");
+                dst = reduce_output(res, shape, axes, v.ndim(), api, "res", &keep);
             } else {
                 if (d.view().size() < 1) throw nu::value_error(api + "(): res must have at least one element");
                 dst.view = d.view();  // its first element
@@ -193,7 +198,7 @@ void bind_reduce(py::module_& m) {
                 dst.view.strides.clear();
             }
         } else if (!out.is_none()) {
-            dst = reduce_output(out, shape, axes, v.ndim(), api, "out");
+            dst = reduce_output(out, shape, axes, v.ndim(), api, "out", &keep);
             result = py::reinterpret_borrow<py::object>(out);
         } else if (in.on_host || (scalar_result && shape.empty())) {
             py::array a = new_host_array(shape, type, 'C');

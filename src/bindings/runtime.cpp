@@ -54,23 +54,37 @@ void bind_runtime(py::module_& m) {
             return reinterpret_cast<std::uintptr_t>(s.ref->handle);
         })
         .def_property_readonly("closed", [](const py_stream& s) { return s.ref->closed; })
+        .def_property_readonly("external", [](const py_stream& s) { return s.ref->external; },
+                               "True for a stream made by cuda.external_stream().")
         .def("synchronize", [](const py_stream& s) {
             const nu::stream_handle h = nu::live_handle(s.ref, "Stream.synchronize");
             py::gil_scoped_release nogil;
             nu::active_backend().synchronize_stream(h);
         })
         .def("close", [](py_stream& s) {
+            // The default streams are shared by everyone and never destroyed: closing one
+            // is harmless (it would otherwise break every later stream=0 call).
+            if (!s.ref->owned && !s.ref->external) return;
             // Work already queued still completes; later use raises ValueError.
             if (s.ref->owned && !s.ref->closed) {
                 nu::active_backend().destroy_stream(s.ref->handle);
             }
             s.ref->closed = true;
         }, "Destroy the stream now; using it afterwards raises ValueError.")
-        .def("auto_synchronize", [](py::object self) { return self; },
-             "Context manager that synchronizes the stream on exit (Numba's API).")
-        .def("__enter__", [](py::object self) { return self; })
-        .def("__exit__", [](const py_stream& s, py::args) {
-            if (!s.ref->closed) nu::active_backend().synchronize_stream(s.ref->handle);
+        .def("auto_synchronize", [](py::object self) {
+            nu::live_handle(self.cast<const py_stream&>().ref, "Stream.auto_synchronize");
+            return self;
+        }, "Context manager that synchronizes the stream on exit (Numba's API).")
+        .def("__enter__", [](py::object self) {
+            nu::live_handle(self.cast<const py_stream&>().ref, "Stream.auto_synchronize");
+            return self;
+        })
+        .def("__exit__", [](const py_stream& s, py::args exc) {
+            // Closed inside the block: raise, unless that would hide the block's own error.
+            if (s.ref->closed && !exc[0].is_none()) return;
+            const nu::stream_handle h = nu::live_handle(s.ref, "Stream.auto_synchronize");
+            py::gil_scoped_release nogil;
+            nu::active_backend().synchronize_stream(h);
         })
         .def("__int__", [](const py_stream& s) { return reinterpret_cast<std::uintptr_t>(s.ref->handle); })
         .def("__eq__", [](const py_stream& a, py::handle b) {

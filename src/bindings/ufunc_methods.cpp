@@ -8,11 +8,14 @@ namespace nu::bindings {
 namespace {
 
 // A NumPy or device array the Python front end has already checked and laid out.
-nu::reduce_operand method_operand(py::handle obj, const std::string& label, bool writes) {
+// A byte-swapped array is used through a native copy in `keep` (written back if `writes`).
+nu::reduce_operand method_operand(py::handle obj, const std::string& label, bool writes,
+                                  std::vector<py::object>* keep) {
     nu::reduce_operand op;
-    if (py::isinstance<py::array>(obj)) {
+    if (is_host_ndarray(obj)) {
         py::array arr = py::reinterpret_borrow<py::array>(obj);
         if (writes && !arr.writeable()) throw nu::value_error(label + " is read-only");
+        arr = native_order(arr, keep, writes);
         op.view = host_view(arr, label.c_str());
         op.on_host = true;
     } else if (auto dev = device_operand(obj, label.c_str())) {
@@ -55,16 +58,18 @@ void bind_ufunc_methods(py::module_& m) {
         }, "The generated translation unit of a loop for these input and output dtypes.")
         .def("_accumulate", [](nu::ufunc_methods& e, py::handle in, py::handle out, int loop, py::handle stream,
                                const std::string& api) {
-            const nu::reduce_operand src = method_operand(in, api + "(): the array", false);
-            const nu::reduce_operand dst = method_operand(out, api + "(): out", true);
+            std::vector<py::object> keep;  // native copies of byte-swapped arrays; destroyed last
+            const nu::reduce_operand src = method_operand(in, api + "(): the array", false, &keep);
+            const nu::reduce_operand dst = method_operand(out, api + "(): out", true, &keep);
             const nu::stream_ref s = as_stream(stream, api.c_str());
             py::gil_scoped_release nogil;
             e.accumulate(loop, src, dst, s, api.c_str());
         })
         .def("_reduceat", [](nu::ufunc_methods& e, py::handle in, py::handle starts, py::handle out, int loop,
                              py::handle stream, const std::string& api) {
-            const nu::reduce_operand src = method_operand(in, api + "(): the array", false);
-            const nu::reduce_operand dst = method_operand(out, api + "(): out", true);
+            std::vector<py::object> keep;  // native copies of byte-swapped arrays; destroyed last
+            const nu::reduce_operand src = method_operand(in, api + "(): the array", false, &keep);
+            const nu::reduce_operand dst = method_operand(out, api + "(): out", true, &keep);
             const std::vector<long long> first = int64_list(starts);
             const nu::stream_ref s = as_stream(stream, api.c_str());
             py::gil_scoped_release nogil;
@@ -72,9 +77,11 @@ void bind_ufunc_methods(py::module_& m) {
         })
         .def("_at", [](nu::ufunc_methods& e, py::handle target, py::handle flat, py::array values, int loop,
                        py::handle stream, const std::string& api) {
-            const nu::reduce_operand dst = method_operand(target, api + "(): the array", true);
+            std::vector<py::object> keep;  // native copies of byte-swapped arrays; destroyed last
+            const nu::reduce_operand dst = method_operand(target, api + "(): the array", true, &keep);
             const std::vector<long long> index = int64_list(flat);
-            const nu::array_view v = host_view(values, (api + "(): the values").c_str());
+            const py::array native_values = native_order(values, &keep, false);
+            const nu::array_view v = host_view(native_values, (api + "(): the values").c_str());
             if (!v.is_c_contiguous() || v.size() != static_cast<std::int64_t>(index.size())) {
                 throw nu::value_error(api + "(): internal: values must be contiguous, one per index");
             }

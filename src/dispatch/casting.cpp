@@ -10,17 +10,20 @@
 namespace nu {
 namespace {
 
-// Rows: from; columns: to; order b1 i1 i2 i4 i8 u1 u2 u4 u8 f4 f8 c8 c16, as in the dtype
-// enum. Generated with np.can_cast for every pair.
+// Rows: from; columns: to; order b1 i1 i2 i4 i8 u1 u2 u4 u8 f4 f8 c8 c16 f2 bf16, as in the
+// dtype enum. Generated with np.can_cast for every pair (bfloat16's with ml_dtypes 0.6, whose
+// rules they are: no safe cast from int16 or float16, a same_kind cast from complex).
 constexpr const char* k_safe[] = {
-    "1111111111111", ".1111....1111", "..111....1111", "...11.....1.1", "....1.....1.1",
-    "..11111111111", "...11.1111111", "....1..11.1.1", "........1.1.1",
-    ".........1111", "..........1.1", "...........11", "............1",
+    "111111111111111", ".1111....111111", "..111....1111..", "...11.....1.1..",
+    "....1.....1.1..", "..1111111111111", "...11.1111111..", "....1..11.1.1..",
+    "........1.1.1..", ".........1111..", "..........1.1..", "...........11..",
+    "............1..", ".........11111.", ".........1111.1",
 };
 constexpr const char* k_same_kind[] = {
-    "1111111111111", ".1111....1111", ".1111....1111", ".1111....1111", ".1111....1111",
-    ".111111111111", ".111111111111", ".111111111111", ".111111111111",
-    ".........1111", ".........1111", "...........11", "...........11",
+    "111111111111111", ".1111....111111", ".1111....111111", ".1111....111111",
+    ".1111....111111", ".11111111111111", ".11111111111111", ".11111111111111",
+    ".11111111111111", ".........111111", ".........111111", "...........11.1",
+    "...........11.1", ".........111111", ".........1111.1",
 };
 
 int row(dtype t) { return static_cast<int>(t); }  // tables follow the enum's order
@@ -53,6 +56,8 @@ To cast_from(const scalar_value& v) {
         case dtype::float64: return cast<To>(read<f64>(v));
         case dtype::complex64: return cast<To>(read<c64>(v));
         case dtype::complex128: return cast<To>(read<c128>(v));
+        case dtype::float16: return cast<To>(read<f16>(v));
+        case dtype::bfloat16: return cast<To>(read<bf16>(v));
     }
     return To{};
 }
@@ -79,10 +84,13 @@ const char* casting_name(casting_rule rule) {
     return names[static_cast<int>(rule)];
 }
 
-char dtype_kind(dtype t) { return typestr(t)[1]; }
+char dtype_kind(dtype t) {
+    return t == dtype::bfloat16 ? 'f' : typestr(t)[1];  // bfloat16's typestr says 'V'
+}
 
 char dtype_char(dtype t) {
-    static constexpr char chars[] = {'?', 'b', 'h', 'i', 'l', 'B', 'H', 'I', 'L', 'f', 'd', 'F', 'D'};
+    static constexpr char chars[] = {'?', 'b', 'h', 'i', 'l', 'B', 'H', 'I', 'L', 'f', 'd', 'F', 'D',
+                                     'e', 'E'};
     return chars[static_cast<int>(t)];
 }
 
@@ -103,6 +111,8 @@ scalar_value convert_scalar(const scalar_value& from, dtype to) {
         case dtype::float64: write(out, cast_from<f64>(from)); break;
         case dtype::complex64: write(out, cast_from<c64>(from)); break;
         case dtype::complex128: write(out, cast_from<c128>(from)); break;
+        case dtype::float16: write(out, cast_from<f16>(from)); break;
+        case dtype::bfloat16: write(out, cast_from<bf16>(from)); break;
     }
     return out;
 }

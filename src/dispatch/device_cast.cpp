@@ -16,7 +16,7 @@ namespace {
 ufunc& caster() {
     static ufunc* instance = [] {
         auto* u = new ufunc("cast", 1, target::cuda, false);
-        for (int t = 0; t <= static_cast<int>(dtype::complex128); ++t) {
+        for (int t = 0; t < k_dtype_count; ++t) {
             const dtype type = static_cast<dtype>(t);
             const std::string c = c_type_name(type);
             const std::string fn = std::string("nu_identity_") + dtype_name(type);

@@ -215,7 +215,7 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         array_view v = a.view;
         if (a.host && !host) {
             staged[k] = device_array::empty(v.shape, v.type, 'C', std::nullopt, stream, m_name.c_str());
-            staged[k].copy_from_host(v, stream);
+            if (a.copy_in) staged[k].copy_from_host(v, stream);
             v = staged[k].view();
         }
         words.push_back(reinterpret_cast<long long>(v.data));

@@ -38,7 +38,8 @@ struct kernel_spec {
 struct kernel_arg {
     bool is_array = false;
     bool host = false;  // a host array: copied in and back around a GPU launch (Numba)
-    bool read_only = false;  // a read-only host array: copied in only
+    bool read_only = false;  // a read-only host array (or cuda.In): copied in only
+    bool copy_in = true;     // false for cuda.Out: the device copy starts uninitialised
     array_view view;
     scalar_value value;
 };

@@ -55,8 +55,8 @@ dtype promote_types(dtype a, dtype b) {
     // The smallest type both cast to safely, in NumPy's promotion order.
     static constexpr dtype order[] = {dtype::bool_,  dtype::int8,    dtype::uint8,     dtype::int16,
                                       dtype::uint16, dtype::int32,   dtype::uint32,    dtype::int64,
-                                      dtype::uint64, dtype::float32, dtype::float64,   dtype::complex64,
-                                      dtype::complex128};
+                                      dtype::uint64, dtype::float16, dtype::bfloat16,  dtype::float32,
+                                      dtype::float64, dtype::complex64, dtype::complex128};
     for (dtype t : order) {
         if (can_cast_safe(a, t) && can_cast_safe(b, t)) return t;
     }
@@ -85,7 +85,9 @@ small_vector<dtype, 8> resolved_types(const std::vector<operand>& inputs) {
                     break;
                 case weak_kind::complex:
                     if (k == 'c') t = strong;
-                    else if (strong == dtype::float32) t = dtype::complex64;
+                    else if (strong == dtype::float32 || strong == dtype::float16 ||
+                             strong == dtype::bfloat16)
+                        t = dtype::complex64;
                     break;
                 case weak_kind::none:
                     break;

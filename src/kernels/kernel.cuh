@@ -82,9 +82,13 @@ template <class A, class B> constexpr bool same = false;
 template <class A> constexpr bool same<A, A> = true;
 template <class T>
 constexpr bool is_word_int = same<T, i32> || same<T, u32> || same<T, i64> || same<T, u64>;
-template <class T> constexpr bool is_word_float = same<T, f32> || same<T, f64>;
+// float16 and bfloat16 are "word floats" of 2 bytes: their atomics are compare-and-swap
+// loops on 16-bit words (atomicCAS on unsigned short, sm_70 and later), the same code on the
+// GPU and in the emulation.
+template <class T> constexpr bool is_word_float = same<T, f32> || same<T, f64> || is_half<T>;
 
 template <int BYTES> struct word_of_size;
+template <> struct word_of_size<2> { using type = u16; };
 template <> struct word_of_size<4> { using type = u32; };
 template <> struct word_of_size<8> { using type = u64; };
 template <class T> using word_t = typename word_of_size<int(sizeof(T))>::type;
@@ -100,6 +104,7 @@ NU_DEVICE word_t<T> to_word(T v) {
 #else
     if constexpr (same<T, f32>) return __float_as_uint(v);
     else if constexpr (same<T, f64>) return u64(__double_as_longlong(v));
+    else if constexpr (is_half<T>) return v.bits;
     else return word_t<T>(v);
 #endif
 }
@@ -113,6 +118,7 @@ NU_DEVICE T from_word(word_t<T> w) {
 #else
     if constexpr (same<T, f32>) return __uint_as_float(w);
     else if constexpr (same<T, f64>) return __longlong_as_double((long long)w);
+    else if constexpr (is_half<T>) return T::from_bits(w);
     else return T(w);
 #endif
 }
@@ -408,7 +414,8 @@ NU_DEVICE array<T, N> contiguous_view(const T* p, const long long (&shape)[N]) {
 #define NU_ATOMIC_TYPES(op)                                                   \
     static_assert(detail::is_word_int<T> || detail::is_word_float<T>,        \
                   "nu::kern::atomic_" #op                                    \
-                  ": supported on int32, int64, uint32, uint64, float32 and float64")
+                  ": supported on int32, int64, uint32, uint64, float16, bfloat16, float32 " \
+                  "and float64")
 #define NU_ATOMIC_INTS(op)                                                    \
     static_assert(detail::is_word_int<T>,                                     \
                   "nu::kern::atomic_" #op ": supported on int32, int64, uint32 and uint64")
@@ -422,7 +429,8 @@ NU_DEVICE T atomic_add(T& ref, T v) {
     else
         return __atomic_fetch_add(&ref, v, __ATOMIC_RELAXED);
 #else
-    if constexpr (detail::same<T, i64>) return T(atomicAdd(reinterpret_cast<u64*>(&ref), u64(v)));
+    if constexpr (is_half<T>) return detail::atomic_update(ref, [v](T old) { return old + v; });
+    else if constexpr (detail::same<T, i64>) return T(atomicAdd(reinterpret_cast<u64*>(&ref), u64(v)));
     else return atomicAdd(&ref, v);
 #endif
 }
@@ -436,7 +444,9 @@ NU_DEVICE T atomic_sub(T& ref, T v) {
     else
         return __atomic_fetch_sub(&ref, v, __ATOMIC_RELAXED);
 #else
-    if constexpr (detail::is_word_float<T>)
+    if constexpr (is_half<T>)
+        return detail::atomic_update(ref, [v](T old) { return old - v; });
+    else if constexpr (detail::is_word_float<T>)
         return atomicAdd(&ref, -v);  // a - b == a + (-b) in IEEE
     else if constexpr (sizeof(T) == 8)
         return T(atomicAdd(reinterpret_cast<u64*>(&ref), u64(0) - u64(v)));
@@ -538,8 +548,10 @@ NU_DEVICE T atomic_exch(T& ref, T v) {
     return detail::from_word<T>(
         __atomic_exchange_n(reinterpret_cast<W*>(&ref), detail::to_word(v), __ATOMIC_RELAXED));
 #else
-    if constexpr (detail::same<T, f32> || detail::same<T, i32> || detail::same<T, u32> ||
-                  detail::same<T, u64>)
+    if constexpr (is_half<T>)
+        return detail::atomic_update(ref, [v](T) { return v; });
+    else if constexpr (detail::same<T, f32> || detail::same<T, i32> || detail::same<T, u32> ||
+                       detail::same<T, u64>)
         return atomicExch(&ref, v);
     else
         return detail::from_word<T>(atomicExch(reinterpret_cast<W*>(&ref), detail::to_word(v)));

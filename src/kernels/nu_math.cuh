@@ -2,16 +2,21 @@
 //
 // Each function picks the single-precision CUDA routine (sinf) for float and the double
 // one (sin) for double, so float32 code never silently runs in double precision on the GPU.
+// float16 and bfloat16 compute in float32 and round back, as NumPy's half loops do.
 #pragma once
 
 namespace nu {
 
 #define NU_MATH1(name, f32, f64) \
     NU_DEVICE float name(float x) { return ::f32(x); } \
-    NU_DEVICE double name(double x) { return ::f64(x); }
+    NU_DEVICE double name(double x) { return ::f64(x); } \
+    NU_DEVICE f16 name(f16 x) { return f16(::f32(float(x))); } \
+    NU_DEVICE bf16 name(bf16 x) { return bf16(::f32(float(x))); }
 #define NU_MATH2(name, f32, f64) \
     NU_DEVICE float name(float x, float y) { return ::f32(x, y); } \
-    NU_DEVICE double name(double x, double y) { return ::f64(x, y); }
+    NU_DEVICE double name(double x, double y) { return ::f64(x, y); } \
+    NU_DEVICE f16 name(f16 x, f16 y) { return f16(::f32(float(x), float(y))); } \
+    NU_DEVICE bf16 name(bf16 x, bf16 y) { return bf16(::f32(float(x), float(y))); }
 
 NU_MATH1(sin, sinf, sin)
 NU_MATH1(cos, cosf, cos)
@@ -57,20 +62,32 @@ NU_MATH2(nextafter, nextafterf, nextafter)
 
 NU_DEVICE float ldexp(float x, i64 e) { return ::ldexpf(x, int(e < -100000 ? -100000 : e > 100000 ? 100000 : e)); }
 NU_DEVICE double ldexp(double x, i64 e) { return ::ldexp(x, int(e < -100000 ? -100000 : e > 100000 ? 100000 : e)); }
+NU_DEVICE f16 ldexp(f16 x, i64 e) { return f16(ldexp(float(x), e)); }
+NU_DEVICE bf16 ldexp(bf16 x, i64 e) { return bf16(ldexp(float(x), e)); }
 
 template <class T>
 NU_DEVICE tuple2<T, i64> frexp(T x) {
-    int e = 0;
-    T m = T(::frexp(x, &e));
-    if (!isfinite(x)) return {x, 0};  // Python: frexp(inf) == (inf, 0), frexp(nan) == (nan, 0)
-    return {m, i64(e)};
+    if constexpr (is_half<T>) {
+        const tuple2<float, i64> r = frexp(float(x));
+        return {T(r.v0), r.v1};
+    } else {
+        int e = 0;
+        T m = T(::frexp(x, &e));
+        if (!isfinite(x)) return {x, 0};  // Python: frexp(inf) == (inf, 0), frexp(nan) == (nan, 0)
+        return {m, i64(e)};
+    }
 }
 // Python's math.modf returns (fractional part, integral part), both with x's sign.
 template <class T>
 NU_DEVICE tuple2<T, T> modf(T x) {
-    T ip;
-    T fp = T(::modf(x, &ip));
-    return {fp, ip};
+    if constexpr (is_half<T>) {
+        const tuple2<float, float> r = modf(float(x));
+        return {T(r.v0), T(r.v1)};
+    } else {
+        T ip;
+        T fp = T(::modf(x, &ip));
+        return {fp, ip};
+    }
 }
 
 // NumPy's np.sign: -1, 0 or 1 with the argument's type; NaN stays NaN.
@@ -98,11 +115,20 @@ template <class T> NU_DEVICE T np_minimum(T a, T b) {
     return a <= b ? a : b;
 }
 
-template <class T> NU_DEVICE bool signbit(T x) { return ::signbit(x); }
+template <class T> NU_DEVICE bool signbit(T x) {
+    if constexpr (is_half<T>) return (x.bits >> 15) != 0;
+    else return ::signbit(x);
+}
 
 // Python's math.radians/degrees multiply by a pre-rounded constant; do the same.
-template <class T> NU_DEVICE T radians(T x) { return x * T(3.141592653589793 / 180.0); }
-template <class T> NU_DEVICE T degrees(T x) { return x * T(180.0 / 3.141592653589793); }
+template <class T> NU_DEVICE T radians(T x) {
+    if constexpr (is_half<T>) return T(radians(float(x)));
+    else return x * T(3.141592653589793 / 180.0);
+}
+template <class T> NU_DEVICE T degrees(T x) {
+    if constexpr (is_half<T>) return T(degrees(float(x)));
+    else return x * T(180.0 / 3.141592653589793);
+}
 
 // Float power: C pow for both NumPy and Python semantics (a negative base with a
 // non-integer exponent gives NaN, as for NumPy scalars).

@@ -51,6 +51,11 @@ template <> constexpr bool is_float<float> = true;
 template <> constexpr bool is_float<double> = true;
 template <class T> constexpr bool is_complex = false;
 template <class T> constexpr bool is_complex<complex<T>> = true;
+}  // namespace nu
+
+#include "nu_half.cuh"  // nu::f16, nu::bf16: is_float, and is_half<T> below
+
+namespace nu {
 
 template <class T> struct unsigned_of;
 template <> struct unsigned_of<i8> { using type = u8; };
@@ -111,6 +116,8 @@ NU_DEVICE To cast(From x) {
         return x != From(0);  // NaN is true, as in NumPy
     } else if constexpr (is_int<To> && is_float<From>) {
         return float_to_int<To>(x);
+    } else if constexpr (is_half<From> && is_float<To> && sizeof(To) == 8) {
+        return half_to_f64(x);
     } else {
         return To(x);
     }
@@ -191,7 +198,9 @@ NU_DEVICE T float_divmod(T a, T b, T* modulus) {
 
 template <class T>
 NU_DEVICE T floordiv(T a, T b) {
-    if constexpr (is_float<T>) {
+    if constexpr (is_half<T>) {
+        return T(floordiv<float>(float(a), float(b)));  // NumPy: in float32, rounded back
+    } else if constexpr (is_float<T>) {
         if (!b) return a / b;
         T m;
         return float_divmod(a, b, &m);
@@ -212,7 +221,9 @@ NU_DEVICE T floordiv(T a, T b) {
 
 template <class T>
 NU_DEVICE T mod(T a, T b) {
-    if constexpr (is_float<T>) {
+    if constexpr (is_half<T>) {
+        return T(mod<float>(float(a), float(b)));
+    } else if constexpr (is_float<T>) {
         if (!b) return T(::fmod(a, b));
         T m;
         float_divmod(a, b, &m);
@@ -341,7 +352,10 @@ template <class A, class B, class C, class D> struct tuple4 { A v0; B v1; C v2; 
 
 template <class T>
 NU_DEVICE tuple2<T, T> divmod(T a, T b) {
-    if constexpr (is_float<T>) {
+    if constexpr (is_half<T>) {
+        const tuple2<float, float> r = divmod<float>(float(a), float(b));
+        return {T(r.v0), T(r.v1)};
+    } else if constexpr (is_float<T>) {
         T m;
         T q;
         if (!b) {

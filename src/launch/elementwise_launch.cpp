@@ -20,7 +20,7 @@ std::size_t elementwise_variant_hash::operator()(const elementwise_variant& v) c
 const char* c_type_name(dtype t) {
     static constexpr const char* names[] = {"nu::b1",  "nu::i8",  "nu::i16", "nu::i32", "nu::i64",
                                             "nu::u8",  "nu::u16", "nu::u32", "nu::u64", "nu::f32",
-                                            "nu::f64", "nu::c64", "nu::c128"};
+                                            "nu::f64", "nu::c64", "nu::c128", "nu::f16", "nu::bf16"};
     return names[static_cast<int>(t)];
 }
 

@@ -2,9 +2,11 @@
 #include "launch/reduce_launch.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <cstring>
 
+#include "array/device_array.h"
 #include "compile/host_build.h"
 #include "compile/nvrtc.h"
 #include "compile/toolkit.h"
@@ -131,6 +133,39 @@ reduce_kernel_set build_reduce(const std::string& source, const std::string& ent
     return k;
 }
 
+namespace {
+
+// Scratch for partial results, freed on `s` when it goes out of scope (after the passes
+// queued before then). The device's scratch is a device_buffer, so an EMM plugin backs it
+// too; host targets (their own backend, with or without a GPU) allocate directly.
+class reduce_scratch {
+public:
+    reduce_scratch(backend& b, std::size_t bytes, stream_handle s) : m_backend(b), m_bytes(bytes), m_stream(s) {
+        if (bytes == 0) return;
+        if (backend_available() && &b == &active_backend()) {
+            m_buffer.emplace(bytes, external_stream(s));
+            m_ptr = m_buffer->data();
+        } else {
+            m_ptr = b.allocate(bytes, s);
+        }
+    }
+    ~reduce_scratch() {
+        if (m_ptr != nullptr && !m_buffer) m_backend.release(m_ptr, m_bytes, m_stream);
+    }
+    reduce_scratch(const reduce_scratch&) = delete;
+    reduce_scratch& operator=(const reduce_scratch&) = delete;
+    void* data() const { return m_ptr; }
+
+private:
+    backend& m_backend;
+    std::size_t m_bytes;
+    stream_handle m_stream;
+    std::optional<device_buffer> m_buffer;
+    void* m_ptr = nullptr;
+};
+
+}  // namespace
+
 void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multiprocessors,
                    backend& b, stream_handle s) {
     NU_ASSERT(l.row_shape.size() <= k_dims && l.red_shape.size() <= k_dims);
@@ -156,14 +191,14 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multi
         chunks = (len + chunk_len - 1) / chunk_len;  // every chunk non-empty
         const std::size_t partial_bytes =
             chunks > 1 ? static_cast<std::size_t>(rows * chunks) * itemsize(l.acc) : 0;
-        void* partials = partial_bytes ? b.allocate(partial_bytes, s) : nullptr;
+        reduce_scratch scratch(b, partial_bytes, s);
+        void* partials = scratch.data();
         std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, false, partials);
         const long long grid_x = std::min(tiles, 1LL << 30);  // the kernel strides over tiles
         run(k, k.columns_tiled, static_cast<unsigned>(grid_x), b, s, p, static_cast<unsigned>(chunks));
         if (partials) {
             const long long grid = std::min(device_blocks(k, k.columns_final, b, sms), (rows + k_block - 1) / k_block);
             run(k, k.columns_final, static_cast<unsigned>(grid), b, s, p);
-            b.release(partials, partial_bytes, s);  // stream-ordered: after the final pass
         }
         return;
     }
@@ -197,13 +232,13 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l, int multi
 
     const std::size_t partial_bytes =
         chunks > 1 ? static_cast<std::size_t>(rows * chunks) * itemsize(l.acc) : 0;
-    void* partials = partial_bytes ? b.allocate(partial_bytes, s) : nullptr;
+    reduce_scratch scratch(b, partial_bytes, s);
+    void* partials = scratch.data();
     std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, aligned, partials);
     const long long unit_blocks = std::min(max_blocks, (rows * chunks + k_warps - 1) / k_warps);
     run(k, units, static_cast<unsigned>(unit_blocks), b, s, p);
     if (partials) {
         run(k, k.final_pass, static_cast<unsigned>(std::min(device_blocks(k, k.final_pass, b, sms), rows)), b, s, p);
-        b.release(partials, partial_bytes, s);  // stream-ordered: after the final pass
     }
 }
 

@@ -139,6 +139,49 @@ public:
     // and finalizers, possibly on other threads): the messages since the last call, for
     // the caller to report (the bindings turn them into warnings). Empty when none.
     virtual std::string take_release_errors() { return {}; }
+
+    // ---- The rest of Numba's host API (src/runtime/memory_extras.h wraps these) ----------
+    // Events of cuda.event() (the engine's own ordering events are record_event above):
+    // opaque handles. The host backend does all work in order on the calling thread, so
+    // an event it records is complete at once and carries the time of recording.
+    virtual void* event_create(bool timing) = 0;
+    virtual void event_destroy(void* event) noexcept = 0;
+    virtual void event_record(void* event, stream_handle s) = 0;
+    virtual bool event_query(void* event) = 0;
+    virtual void event_synchronize(void* event) = 0;
+    virtual void stream_wait_event(stream_handle s, void* event) = 0;
+    virtual float event_elapsed_ms(void* start, void* end) = 0;
+    virtual bool query_stream(stream_handle s) = 0;
+    // Runs fn(data) once the work queued so far on `s` is done (on a driver thread; the
+    // host backend calls it before returning).
+    virtual void launch_host_callback(stream_handle s, void (*fn)(void*), void* data) = 0;
+
+    // Mapped (page-locked, device-visible) and managed memory. Both return the host address;
+    // mapped_device_pointer gives the address kernels use (the same one under UVA).
+    virtual void* allocate_mapped(std::size_t bytes, bool portable, bool write_combined) = 0;
+    virtual void release_mapped(void* ptr) noexcept = 0;
+    virtual void* allocate_managed(std::size_t bytes) = 0;
+    virtual void release_managed(void* ptr) noexcept = 0;
+    // Page-locks (and with `mapped`, maps) existing host memory until unregister_host.
+    // False (and nothing to undo) when the memory was already page-locked by someone else.
+    virtual bool register_host(void* ptr, std::size_t bytes, bool mapped, bool portable) = 0;
+    virtual void unregister_host(void* ptr) noexcept = 0;
+    virtual void* mapped_device_pointer(void* host) = 0;
+
+    // The allocation containing `ptr` (device, mapped or managed memory): its base and size.
+    // False when `ptr` lies in none (cuMemGetAddressRange; the host backend's own table).
+    virtual bool address_range(const void* ptr, const void** base, std::size_t* bytes) const = 0;
+
+    // Device memory outside the stream-ordered pool (cuMemAlloc), which CUDA IPC can share.
+    virtual void* allocate_shareable(std::size_t bytes) = 0;
+    virtual void release_shareable(void* ptr, std::size_t bytes) noexcept = 0;
+
+    // Inter-process sharing of the allocation at `base` (64-byte CUipcMemHandle).
+    virtual std::string ipc_handle(void* base) = 0;
+    virtual void* open_ipc_handle(const std::string& handle) = 0;
+    virtual void close_ipc_handle(void* ptr) noexcept = 0;
+
+    virtual void profiler(bool start) = 0;  // cuProfilerStart / cuProfilerStop
 };
 
 std::unique_ptr<backend> make_host_backend();

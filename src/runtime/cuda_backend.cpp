@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/cuda_memory_extras.h"
 #include "runtime/driver_api.h"
 #include "runtime/errors.h"
 
@@ -424,6 +425,61 @@ public:
         out.swap(m_release_errors);
         return out;
     }
+
+    // Events, mapped/managed memory, IPC: src/runtime/cuda_memory_extras.cpp.
+    void* event_create(bool timing) override { make_current(); return cuda_extras::create_event(m_api, timing); }
+    void event_destroy(void* e) noexcept override { cuda_extras::destroy_event(m_api, e); }
+    void event_record(void* e, stream_handle s) override { make_current(); cuda_extras::record_event(m_api, e, s); }
+    bool event_query(void* e) override { make_current(); return cuda_extras::query_event(m_api, e); }
+    void event_synchronize(void* e) override { make_current(); cuda_extras::synchronize_event(m_api, e); }
+    void stream_wait_event(stream_handle s, void* e) override { make_current(); cuda_extras::stream_wait_event(m_api, s, e); }
+    float event_elapsed_ms(void* a, void* b) override { make_current(); return cuda_extras::event_elapsed_ms(m_api, a, b); }
+    bool query_stream(stream_handle s) override { make_current(); return cuda_extras::query_stream(m_api, s); }
+    void launch_host_callback(stream_handle s, void (*fn)(void*), void* data) override {
+        make_current();
+        cuda_extras::launch_host_callback(m_api, s, fn, data);
+    }
+    void* allocate_mapped(std::size_t bytes, bool portable, bool wc) override {
+        make_current();
+        return cuda_extras::allocate_mapped(m_api, bytes, portable, wc);
+    }
+    void release_mapped(void* ptr) noexcept override { m_api.cuMemFreeHost(ptr); }
+    void* allocate_managed(std::size_t bytes) override { make_current(); return cuda_extras::allocate_managed(m_api, bytes); }
+    void release_managed(void* ptr) noexcept override { cuda_extras::release_managed(m_api, ptr); }
+    bool register_host(void* ptr, std::size_t bytes, bool mapped, bool portable) override {
+        make_current();
+        return cuda_extras::register_host(m_api, ptr, bytes, mapped, portable);
+    }
+    void unregister_host(void* ptr) noexcept override { cuda_extras::unregister_host(m_api, ptr); }
+    void* mapped_device_pointer(void* host) override { make_current(); return cuda_extras::mapped_device_pointer(m_api, host); }
+    bool address_range(const void* ptr, const void** base, std::size_t* bytes) const override {
+        return cuda_extras::address_range(m_api, ptr, base, bytes);
+    }
+    void* allocate_shareable(std::size_t bytes) override {
+        make_current();
+        CUdeviceptr ptr = 0;
+        const CUresult status = m_api.cuMemAlloc(&ptr, bytes ? bytes : 1);
+        if (status == CUDA_ERROR_OUT_OF_MEMORY) {
+            throw out_of_memory("out of device memory: cannot allocate " + std::to_string(bytes) + " bytes");
+        }
+        check(status, "cuMemAlloc");
+        m_in_use += bytes;
+        ++m_allocations;
+        return reinterpret_cast<void*>(ptr);
+    }
+    void release_shareable(void* ptr, std::size_t bytes) noexcept override {
+        if (ptr == nullptr) return;
+        CUcontext ctx = nullptr;  // a finalizer may run on a thread that never used CUDA
+        m_api.cuCtxGetCurrent(&ctx);
+        if (ctx != current().context) m_api.cuCtxSetCurrent(current().context);
+        m_api.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr));
+        m_in_use -= bytes;
+        --m_allocations;
+    }
+    std::string ipc_handle(void* base) override { make_current(); return cuda_extras::ipc_handle(m_api, base); }
+    void* open_ipc_handle(const std::string& h) override { make_current(); return cuda_extras::open_ipc_handle(m_api, h); }
+    void close_ipc_handle(void* ptr) noexcept override { cuda_extras::close_ipc_handle(m_api, ptr); }
+    void profiler(bool start) override { make_current(); cuda_extras::profiler(m_api, start); }
 
 private:
     int attribute(CUdevice_attribute attr, CUdevice dev) const {

@@ -41,6 +41,7 @@ void load_once() {
         }                                                                               \
     }
     NU_DRIVER_FUNCTIONS(NU_RESOLVE_FN)
+    NU_DRIVER_EXTRA_FUNCTIONS(NU_RESOLVE_FN)
 #undef NU_RESOLVE_FN
     if (!complete) return;
     const CUresult status = g_api.cuInit(0);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaProfiler.h>
 
 #include <string>
 
@@ -24,9 +25,18 @@ namespace nu {
     X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuModuleGetGlobal) X(cuLaunchCooperativeKernel) \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemsetD32Async)
 
+// Events, mapped/managed/registered memory, IPC, callbacks and the profiler (issue 17):
+// src/runtime/cuda_memory_extras.cpp.
+#define NU_DRIVER_EXTRA_FUNCTIONS(X)                                                     \
+    X(cuEventQuery) X(cuStreamQuery) X(cuLaunchHostFunc) X(cuMemGetAddressRange)          \
+    X(cuMemAllocManaged) X(cuMemHostRegister) X(cuMemHostUnregister)                    \
+    X(cuMemHostGetDevicePointer) X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle)              \
+    X(cuIpcCloseMemHandle) X(cuProfilerStart) X(cuProfilerStop)
+
 struct driver_api {
 #define NU_DECLARE_FN(name) decltype(&::name) name = nullptr;
     NU_DRIVER_FUNCTIONS(NU_DECLARE_FN)
+    NU_DRIVER_EXTRA_FUNCTIONS(NU_DECLARE_FN)
 #undef NU_DECLARE_FN
 };
 

@@ -88,10 +88,29 @@ const stream_ref& default_stream() {
     return *s;
 }
 
+namespace {
+const stream_ref& named_stream(std::uintptr_t handle) {
+    auto s = std::make_shared<stream_state>();
+    s->handle = reinterpret_cast<stream_handle>(handle);
+    return *new stream_ref(std::move(s));  // never destroyed, like default_stream()
+}
+}  // namespace
+
+const stream_ref& legacy_default_stream() {
+    static const stream_ref& s = named_stream(0x1);  // CU_STREAM_LEGACY
+    return s;
+}
+
+const stream_ref& per_thread_default_stream() {
+    static const stream_ref& s = named_stream(0x2);  // CU_STREAM_PER_THREAD
+    return s;
+}
+
 stream_ref external_stream(stream_handle handle) {
     if (handle == nullptr) return default_stream();
     auto s = std::make_shared<stream_state>();
     s->handle = handle;
+    s->external = true;
     return s;
 }
 

@@ -34,6 +34,7 @@ struct stream_state {
     stream_handle handle = nullptr;
     bool owned = false;   // created by us: destroyed by close() or at the last reference
     bool closed = false;
+    bool external = false;  // from external_stream(): another library's stream
     ~stream_state();
 };
 using stream_ref = std::shared_ptr<stream_state>;
@@ -41,6 +42,9 @@ using stream_ref = std::shared_ptr<stream_state>;
 stream_ref new_stream();
 // The legacy default stream (handle 0), shared by everyone.
 const stream_ref& default_stream();
+// CUDA's named default streams (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD), shared by everyone.
+const stream_ref& legacy_default_stream();
+const stream_ref& per_thread_default_stream();
 // A stream created by another library (CuPy, Numba, PyTorch); never destroyed by us.
 stream_ref external_stream(stream_handle handle);
 // The handle to enqueue on; throws value_error when the stream was closed.

@@ -1,0 +1,111 @@
+"""Events, the named default streams, stream callbacks and kernel argument hints
+(cuda.In / cuda.Out / cuda.InOut), with Numba's names."""
+
+from __future__ import annotations
+
+import asyncio
+
+from .. import _core
+
+__all__ = ["Event", "event", "event_elapsed_time", "per_thread_default_stream",
+           "legacy_default_stream", "In", "Out", "InOut"]
+
+Event = _core.Event
+Stream = _core.Stream
+
+
+def event(timing=True) -> Event:
+    """A new event. ``record(stream=0)`` it, then ``synchronize()``, ``wait(stream)``,
+    ``query()``; with ``timing=True``, ``elapsed_time(other)`` in milliseconds."""
+    return _core.event(timing)
+
+
+def event_elapsed_time(evtstart, evtend) -> float:
+    """Milliseconds between two recorded timing events."""
+    return _core.event_elapsed_time(evtstart, evtend)
+
+
+def per_thread_default_stream() -> Stream:
+    """CUDA's per-thread default stream (handle 2; CU_STREAM_PER_THREAD)."""
+    return _core.per_thread_default_stream()
+
+
+def legacy_default_stream() -> Stream:
+    """CUDA's legacy default stream (handle 1; CU_STREAM_LEGACY), which orders with every
+    blocking stream."""
+    return _core.legacy_default_stream()
+
+
+def _add_callback(self, callback, arg=None):
+    """Call ``callback(stream, status, arg)`` once the work queued so far on this stream is
+    done (status 0). It runs on a worker thread (not the driver's, so it never blocks the
+    stream) and may use the API."""
+    if not callable(callback):
+        raise TypeError(f"Stream.add_callback(): callback must be callable (got {callback!r})")
+    _core.stream_add_callback(self, callback, arg)
+
+
+def _async_done(self) -> asyncio.Future:
+    """An asyncio future, done once the work queued so far on this stream is done:
+    ``await stream.async_done()``. Call it from a running event loop."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def resolve(status):
+        if future.done():
+            return
+        if status == 0:
+            future.set_result(self)
+        else:
+            future.set_exception(RuntimeError(f"stream work failed with CUDA status {status}"))
+
+    def callback(stream, status, arg):
+        loop.call_soon_threadsafe(resolve, status)
+
+    self.add_callback(callback)
+    return future
+
+
+def _query(self) -> bool:
+    """True when all work queued on the stream is done."""
+    return _core.stream_query(self)
+
+
+Stream.add_callback = _add_callback
+Stream.async_done = _async_done
+Stream.query = _query
+
+
+class _CopyHint:
+    """Wraps a host array passed to a kernel to say which copies a GPU launch makes."""
+
+    __slots__ = ("value",)
+    _nu_copy_direction = "inout"
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"cuda.{type(self).__name__}({self.value!r})"
+
+
+class In(_CopyHint):
+    """Copied to the device before the launch, not back (the kernel's writes are lost)."""
+
+    __slots__ = ()
+    _nu_copy_direction = "in"
+
+
+class Out(_CopyHint):
+    """Copied back after the launch, not to the device before it (the kernel must write
+    every element it wants back)."""
+
+    __slots__ = ()
+    _nu_copy_direction = "out"
+
+
+class InOut(_CopyHint):
+    """Copied both ways (what a plain host array gets)."""
+
+    __slots__ = ()
+    _nu_copy_direction = "inout"

@@ -1,0 +1,219 @@
+// src/kernels/nu_half.cuh: float16 (NumPy's half) and bfloat16 (ml_dtypes) for translated code
+//
+// Both types are plain 16-bit structs with the same code on the GPU and on the host, so the
+// host backend gives the GPU's results bit for bit. NumPy computes float16 arithmetic and
+// math in float32 and rounds the result back (ml_dtypes does the same for bfloat16); float32
+// carries at least 2p+2 bits for p = 11 (half) and p = 8 (bfloat16), so one float
+// operation rounded back equals the correctly rounded half result.
+//
+// Conversions are bit-exact with NumPy and ml_dtypes: round to nearest even, NaN payloads
+// kept as NumPy keeps them; float64 -> float16 rounds once (npy_double_to_half), while
+// everything else reaches bfloat16 through float32 (ml_dtypes' casts), and integers reach
+// float16 through float32 (NumPy's casts; the same result, since any integer beyond 2^24
+// overflows half anyway). No CUDA header is needed: cuda_fp16.h would cost every NVRTC
+// build its parse time, and the toolkit's conversions differ from NumPy's on NaN payloads.
+#pragma once
+
+namespace nu {
+
+using u16 = unsigned short;
+
+namespace half_detail {
+
+#ifdef NU_HOST_BUILD
+NU_DEVICE unsigned int f32_bits(float x) { unsigned int u; memcpy(&u, &x, 4); return u; }
+NU_DEVICE float f32_from_bits(unsigned int u) { float x; memcpy(&x, &u, 4); return x; }
+NU_DEVICE unsigned long long f64_bits(double x) { unsigned long long u; memcpy(&u, &x, 8); return u; }
+#else
+NU_DEVICE unsigned int f32_bits(float x) { return __float_as_uint(x); }
+NU_DEVICE float f32_from_bits(unsigned int u) { return __uint_as_float(u); }
+NU_DEVICE unsigned long long f64_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
+#endif
+
+// Rounds an IEEE value (bits `x`: MBITS mantissa bits, EBITS exponent bits) to the 16-bit
+// format with HM mantissa and HE exponent bits, to nearest even. `nan` is the result for
+// NaN inputs without a payload of their own (0: keep the top payload bits, as NumPy does).
+template <int HM, int HE, int MBITS, int EBITS, class U>
+NU_DEVICE u16 narrow(U x) {
+    constexpr int sign_pos = MBITS + EBITS;
+    const u16 sign = u16((x >> (sign_pos - 15)) & 0x8000u);
+    const U a = x & ((U(1) << sign_pos) - 1);
+    constexpr U exp_mask = ((U(1) << EBITS) - 1) << MBITS;
+    constexpr u16 h_inf = u16(((1u << HE) - 1) << HM);
+    if ((a & exp_mask) == exp_mask) {  // inf or NaN
+        if (a == exp_mask) return u16(sign | h_inf);
+        if constexpr (HE == 8) {
+            return u16(sign | 0x7fc0u);  // ml_dtypes: every NaN becomes the quiet NaN
+        } else {
+            const u16 m = u16((a >> (MBITS - HM)) & ((1u << HM) - 1));
+            return u16(sign | h_inf | (m ? m : 1u));
+        }
+    }
+    constexpr int bias = (1 << (EBITS - 1)) - 1;
+    constexpr int hbias = (1 << (HE - 1)) - 1;
+    U mant = a & ((U(1) << MBITS) - 1);
+    int e = 1 - bias;  // a subnormal source: no implicit bit
+    if (a >> MBITS) {
+        mant |= U(1) << MBITS;
+        e = int(a >> MBITS) - bias;
+    }
+    if (e > hbias) return u16(sign | h_inf);
+    if (e < -(hbias + HM)) return sign;  // below half the smallest subnormal
+    const bool normal = e >= 1 - hbias;
+    const int shift = MBITS - HM + (normal ? 0 : (1 - hbias - e));
+    const U half = U(1) << (shift - 1);
+    const U rem = mant & ((U(1) << shift) - 1);
+    U r = mant >> shift;
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    // A normal result's r carries the implicit bit, which adds one to the exponent field;
+    // a carry out of the mantissa moves to the next binade (or to inf) by itself.
+    if (normal) return u16(sign | u16((U(e + hbias - 1) << HM) + r));
+    return u16(sign | u16(r));
+}
+
+NU_DEVICE float widen_f16(u16 h) {
+    const unsigned int sign = (unsigned int)(h & 0x8000u) << 16;
+    const unsigned int e = (h >> 10) & 0x1fu;
+    const unsigned int m = h & 0x3ffu;
+    if (e == 0x1f) return f32_from_bits(sign | 0x7f800000u | (m << 13));
+    if (e == 0) {
+        const float v = float(m) * 5.9604644775390625e-8f;  // m * 2^-24, exact
+        return sign ? -v : v;
+    }
+    return f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+NU_DEVICE float widen_bf16(u16 h) { return f32_from_bits((unsigned int)h << 16); }
+
+// float16 -> float64 in one step, as NumPy does (through float32, a NaN would be quieted).
+NU_DEVICE double widen_f16_f64(u16 h) {
+    if ((h & 0x7c00u) != 0x7c00u || (h & 0x3ffu) == 0) return double(widen_f16(h));
+    const unsigned long long u = ((unsigned long long)(h & 0x8000u) << 48) |
+                                 0x7ff0000000000000ull | ((unsigned long long)(h & 0x3ffu) << 42);
+#ifdef NU_HOST_BUILD
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+#else
+    return __longlong_as_double((long long)u);
+#endif
+}
+
+}  // namespace half_detail
+
+struct bf16;
+
+// NumPy's float16 (binary16).
+struct f16 {
+    u16 bits;
+    f16() = default;
+    explicit NU_DEVICE f16(float x) : bits(half_detail::narrow<10, 5, 23, 8>(half_detail::f32_bits(x))) {}
+    explicit NU_DEVICE f16(double x) : bits(half_detail::narrow<10, 5, 52, 11>(half_detail::f64_bits(x))) {}
+    // Integers, bool and bfloat16 go through float32 (exact for every value that fits).
+    template <class I>
+    explicit NU_DEVICE f16(I x) : f16(float(x)) {}
+    explicit NU_DEVICE f16(bf16 x);
+    NU_DEVICE operator float() const { return half_detail::widen_f16(bits); }
+    static NU_DEVICE f16 from_bits(u16 b) {
+        f16 h;
+        h.bits = b;
+        return h;
+    }
+};
+
+// ml_dtypes' bfloat16: float32's exponent, 8 significant bits.
+struct bf16 {
+    u16 bits;
+    bf16() = default;
+    explicit NU_DEVICE bf16(float x) : bits(half_detail::narrow<7, 8, 23, 8>(half_detail::f32_bits(x))) {}
+    template <class I>
+    explicit NU_DEVICE bf16(I x) : bf16(float(x)) {}  // float64 too: ml_dtypes rounds twice
+    NU_DEVICE operator float() const { return half_detail::widen_bf16(bits); }
+    static NU_DEVICE bf16 from_bits(u16 b) {
+        bf16 h;
+        h.bits = b;
+        return h;
+    }
+};
+
+NU_DEVICE double half_to_f64(f16 x) { return half_detail::widen_f16_f64(x.bits); }
+NU_DEVICE double half_to_f64(bf16 x) { return double(float(x)); }  // ml_dtypes: via float32
+
+// ml_dtypes turns a bfloat16 NaN into float16's quiet NaN 0x7e00 (keeping the sign).
+NU_DEVICE f16::f16(bf16 x) : bits(half_detail::narrow<10, 5, 23, 8>(half_detail::f32_bits(float(x)))) {
+    if ((x.bits & 0x7f80u) == 0x7f80u && (x.bits & 0x7fu) != 0) bits = u16((x.bits & 0x8000u) | 0x7e00u);
+}
+
+template <class T> constexpr bool is_half = false;
+template <> constexpr bool is_half<f16> = true;
+template <> constexpr bool is_half<bf16> = true;
+template <> constexpr bool is_float<f16> = true;
+template <> constexpr bool is_float<bf16> = true;
+
+// Arithmetic in float32, rounded back once; comparisons exact in float32.
+#define NU_HALF_OPERATORS(H)                                                                    \
+    NU_DEVICE H operator+(H a, H b) { return H(float(a) + float(b)); }                           \
+    NU_DEVICE H operator-(H a, H b) { return H(float(a) - float(b)); }                           \
+    NU_DEVICE H operator*(H a, H b) { return H(float(a) * float(b)); }                           \
+    NU_DEVICE H operator/(H a, H b) { return H(float(a) / float(b)); }                           \
+    NU_DEVICE H operator-(H a) { return H::from_bits(u16(a.bits ^ 0x8000u)); }                   \
+    NU_DEVICE H operator+(H a) { return a; }                                                     \
+    NU_DEVICE H& operator+=(H& a, H b) { return a = a + b; }                                     \
+    NU_DEVICE H& operator-=(H& a, H b) { return a = a - b; }                                     \
+    NU_DEVICE H& operator*=(H& a, H b) { return a = a * b; }                                     \
+    NU_DEVICE H& operator/=(H& a, H b) { return a = a / b; }                                     \
+    NU_DEVICE bool operator==(H a, H b) { return float(a) == float(b); }                         \
+    NU_DEVICE bool operator!=(H a, H b) { return float(a) != float(b); }                         \
+    NU_DEVICE bool operator<(H a, H b) { return float(a) < float(b); }                           \
+    NU_DEVICE bool operator<=(H a, H b) { return float(a) <= float(b); }                         \
+    NU_DEVICE bool operator>(H a, H b) { return float(a) > float(b); }                           \
+    NU_DEVICE bool operator>=(H a, H b) { return float(a) >= float(b); }
+
+NU_HALF_OPERATORS(f16)
+NU_HALF_OPERATORS(bf16)
+#undef NU_HALF_OPERATORS
+
+}  // namespace nu
+
+// ---- cuda.fp16 (Numba's names): half-precision intrinsics --------------------------------
+// Each computes in float32 (float64 for hfma and hrsqrt) and rounds once; comparisons are
+// ordered, as CUDA's __heq ... __hne are: a NaN operand gives false.
+namespace nu {
+namespace fp16 {
+
+NU_DEVICE f16 hadd(f16 a, f16 b) { return a + b; }
+NU_DEVICE f16 hsub(f16 a, f16 b) { return a - b; }
+NU_DEVICE f16 hmul(f16 a, f16 b) { return a * b; }
+NU_DEVICE f16 hdiv(f16 a, f16 b) { return a / b; }
+NU_DEVICE f16 hneg(f16 a) { return -a; }
+NU_DEVICE f16 habs(f16 a) { return f16::from_bits(u16(a.bits & 0x7fffu)); }
+// a*b is exact in float64 (22 significant bits) and the sum rounds once more to half: the
+// correctly rounded fused result.
+NU_DEVICE f16 hfma(f16 a, f16 b, f16 c) { return f16(::fma(double(float(a)), double(float(b)), double(float(c)))); }
+// max/min of a NaN and a number is the number (CUDA's __hmax, PTX max.f16)
+NU_DEVICE f16 hmax(f16 a, f16 b) { return a != a ? b : (b != b ? a : (b > a ? b : a)); }
+NU_DEVICE f16 hmin(f16 a, f16 b) { return a != a ? b : (b != b ? a : (b < a ? b : a)); }
+NU_DEVICE bool heq(f16 a, f16 b) { return a == b; }
+NU_DEVICE bool hne(f16 a, f16 b) { return a < b || a > b; }
+NU_DEVICE bool hlt(f16 a, f16 b) { return a < b; }
+NU_DEVICE bool hle(f16 a, f16 b) { return a <= b; }
+NU_DEVICE bool hgt(f16 a, f16 b) { return a > b; }
+NU_DEVICE bool hge(f16 a, f16 b) { return a >= b; }
+NU_DEVICE f16 hsqrt(f16 a) { return f16(::sqrtf(float(a))); }
+NU_DEVICE f16 hrsqrt(f16 a) { return f16(1.0 / ::sqrt(double(float(a)))); }
+NU_DEVICE f16 hrcp(f16 a) { return f16(1.0f / float(a)); }
+NU_DEVICE f16 hexp(f16 a) { return f16(::expf(float(a))); }
+NU_DEVICE f16 hexp2(f16 a) { return f16(::exp2f(float(a))); }
+NU_DEVICE f16 hexp10(f16 a) { return f16(::exp10f(float(a))); }
+NU_DEVICE f16 hlog(f16 a) { return f16(::logf(float(a))); }
+NU_DEVICE f16 hlog2(f16 a) { return f16(::log2f(float(a))); }
+NU_DEVICE f16 hlog10(f16 a) { return f16(::log10f(float(a))); }
+NU_DEVICE f16 hcos(f16 a) { return f16(::cosf(float(a))); }
+NU_DEVICE f16 hsin(f16 a) { return f16(::sinf(float(a))); }
+NU_DEVICE f16 hceil(f16 a) { return f16(::ceilf(float(a))); }
+NU_DEVICE f16 hfloor(f16 a) { return f16(::floorf(float(a))); }
+NU_DEVICE f16 htrunc(f16 a) { return f16(::truncf(float(a))); }
+NU_DEVICE f16 hrint(f16 a) { return f16(::rintf(float(a))); }
+
+}  // namespace fp16
+}  // namespace nu
