@@ -184,6 +184,8 @@ class GUFunc(_core.GUFunc):
 
     def _call_keywords(self, args, kwargs):
         """A call with axes=, axis= or keepdims= (the engine sends it here)."""
+        if any(_dask.is_dask_array(a) for a in args):
+            return _dask.gufunc_call(self, args, kwargs)
         return gufunc_call_with_keywords(self, args, kwargs)
 
     def inspect_cuda(self) -> dict:
