@@ -28,6 +28,9 @@ import numpy as np
 __all__ = ["is_dask_array", "ufunc_call", "gufunc_call", "ufunc_reduce", "reducer_call"]
 
 
+_CHUNK_KEYWORDS = ("dtype", "casting", "order", "signature", "sig", "subok")
+
+
 def is_dask_array(obj) -> bool:
     mod = sys.modules.get("dask.array")
     return mod is not None and isinstance(obj, mod.Array)
@@ -62,12 +65,19 @@ def ufunc_call(uf, args, kwargs):
         raise TypeError(f"{uf.__name__}() takes {uf.nin} input argument"
                         f"{'' if uf.nin == 1 else 's'} with Dask arrays (got {len(args)})")
     stream = kwargs.pop("stream", 0)
+    if "where" in kwargs:
+        raise TypeError(f"{uf.__name__}(): where= is not supported with Dask arrays (use "
+                        f"dask.array.where on the result)")
+    # Keywords that act element by element go to every chunk's call.
+    per_chunk = {k: kwargs.pop(k) for k in _CHUNK_KEYWORDS if k in kwargs}
     if kwargs:
         raise TypeError(f"{uf.__name__}() got an unexpected keyword argument "
                         f"'{next(iter(kwargs))}'")
+    if stream not in (0, None):
+        per_chunk["stream"] = stream
     # The loop is chosen once, here, as for the whole array: NumPy's rules on the dtypes.
-    dtype = uf(*(_sample(a) for a in args)).dtype
-    op = uf if stream in (0, None) else functools.partial(uf, stream=stream)
+    dtype = uf(*(_sample(a) for a in args), **per_chunk).dtype
+    op = functools.partial(uf, **per_chunk) if per_chunk else uf
     return elemwise(op, *args, dtype=dtype)
 
 
@@ -79,6 +89,9 @@ def gufunc_call(g, args, kwargs):
     _no_out(g.__name__, kwargs)
     kwargs.pop("out", None)
     stream = kwargs.pop("stream", 0)
+    if kwargs.keys() & {"axes", "axis", "keepdims"}:
+        raise TypeError(f"{g.__name__}(): axes=, axis= and keepdims= are not supported with "
+                        f"Dask arrays (move the core dimensions last with .transpose())")
     if kwargs:
         raise TypeError(f"{g.__name__}() got an unexpected keyword argument "
                         f"'{next(iter(kwargs))}'")

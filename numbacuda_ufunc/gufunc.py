@@ -18,7 +18,7 @@ from .ufunc import TARGETS, _arity, _take_identity_of, global_name
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
 
 _OPTIONS = ("target", "fastmath", "cache", "writable_args", "nopython", "forceobj",
-            "identity", "is_dynamic")
+            "identity", "is_dynamic", "boundscheck")
 _TOKEN = re.compile(r"\s*(?:(?P<arrow>->)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)|(?P<num>\d+)|(?P<punct>[(),]))")
 
 
@@ -184,6 +184,8 @@ class GUFunc(_core.GUFunc):
 
     def _call_keywords(self, args, kwargs):
         """A call with axes=, axis= or keepdims= (the engine sends it here)."""
+        if any(_dask.is_dask_array(a) for a in args):
+            return _dask.gufunc_call(self, args, kwargs)
         return gufunc_call_with_keywords(self, args, kwargs)
 
     def inspect_cuda(self) -> dict:
@@ -249,6 +251,10 @@ def guvectorize(signatures, layout, target="cuda", fastmath=False, cache=True,
             raise TypeError(f"guvectorize() got an unexpected option {name!r}")
 
     def decorate(pyfunc):
-        return GUFunc(pyfunc, signatures, layout, target, fastmath, cache, writable_args)
+        g = GUFunc(pyfunc, signatures, layout, target, fastmath, cache, writable_args)
+        # Numba's option: index checks for cpu/parallel (emulation of cuda always checks).
+        g._boundscheck = bool(options.get("boundscheck") or False)
+        g.boundscheck = g._boundscheck
+        return g
 
     return decorate

@@ -204,6 +204,8 @@ class UFunc(_core.UFunc):
 
     def _call_keywords(self, args, kwargs):
         """A call with keywords beyond out= and stream= (the engine sends it here)."""
+        if any(_dask.is_dask_array(a) for a in args):
+            return _dask.ufunc_call(self, args, kwargs)
         return call_with_keywords(self, args, kwargs)
 
     def _reduce_loop(self, engine, dt, api) -> int:

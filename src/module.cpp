@@ -2,6 +2,7 @@
 #include "bindings/common.h"
 #include "dispatch/device_cast.h"
 #include "runtime/blocking.h"
+#include "runtime/interrupt.h"
 
 namespace {
 
@@ -28,6 +29,9 @@ void translate_exceptions() {
             PyErr_SetString(PyExc_IndexError, e.what());
         } catch (const nu::overflow_error& e) {
             PyErr_SetString(PyExc_OverflowError, e.what());
+        } catch (const nu::interrupted&) {
+            // The interpreter's SIGINT handler already raised (KeyboardInterrupt): keep it.
+            if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
         }
     });
 }
@@ -45,6 +49,14 @@ PYBIND11_MODULE(_core, m) {
     // Engine work marked blocking (compiles) runs without the GIL when the caller holds it.
     nu::set_blocking_hooks({[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
                             [](void* state) { PyEval_RestoreThread(static_cast<PyThreadState*>(state)); }});
+    // A host launch that saw SIGINT asks the interpreter: its handler runs here, in the
+    // main thread, and what it raises (KeyboardInterrupt) ends the launch.
+    nu::set_interrupt_hook([]() -> bool {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        const bool raised = PyErr_CheckSignals() != 0;
+        PyGILState_Release(gil);
+        return raised;
+    });
     using namespace nu::bindings;
     bind_runtime(m);
     bind_array(m);

@@ -160,6 +160,21 @@ def test_dask_call_errors():
         add_sq(dx)
     with pytest.raises(np.exceptions.AxisError):
         fmax2.reduce(dx, axis=3)
+    with pytest.raises(TypeError, match="where= is not supported with Dask"):
+        add_sq(dx, dx, where=True)
+    with pytest.raises(TypeError, match="axes=, axis= and keepdims= are not supported"):
+        dot(da.ones((3, 4), chunks=(1, 4)), da.ones((3, 4), chunks=(1, 4)), axis=-1)
+
+
+def test_elementwise_keywords_apply_to_every_chunk():
+    x = rng.standard_normal(10)
+    dx = da.from_array(x, chunks=3)
+    r = add_sq(dx, dx, dtype=np.float32)           # NumPy: the float32 loop
+    assert r.dtype == np.float32
+    with dask.config.set(scheduler="threads"):
+        np.testing.assert_array_equal(r.compute(), add_sq(x, x, dtype=np.float32))
+        got = add_sq(dx.astype(np.int64), 2, casting="same_kind").compute()
+        np.testing.assert_array_equal(got, add_sq(x.astype(np.int64), 2))
 
 
 def test_ufuncs_pickle_for_distributed_workers():

@@ -16,21 +16,31 @@ SCRIPT = textwrap.dedent("""
     ptx = _core.compile_ptx(src % sys.argv[1], (9, 0))
     ptx_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    lib = _core.build_host(src.replace("__global__ ", "") % sys.argv[1])
+    lib = _core.build_host(src.replace("__global__ ", "") % sys.argv[1], [], ["k"])
     host_s = time.perf_counter() - t0
     lib.symbol("k")
+    host_key = lib.key
     nvrtc_loaded = "libnvrtc" in open("/proc/self/maps").read()
     print(json.dumps(dict(stats=_core.cache_stats(), ptx_len=len(ptx), ptx_s=ptx_s,
-                          host_s=host_s, nvrtc_loaded=nvrtc_loaded, ptx_hash=hash(ptx))))
+                          host_s=host_s, nvrtc_loaded=nvrtc_loaded, ptx_hash=hash(ptx),
+                          host_key=host_key)))
 """)
 
 
-def run(cache_dir, value="1.0", extra_env=None):
+def run(cache_dir, value="1.0", extra_env=None, script=SCRIPT, wrap=(), timeout=300):
     env = dict(os.environ, NUMBACUDA_UFUNC_CACHE_DIR=str(cache_dir), PYTHONHASHSEED="0")
     env.pop("NUMBACUDA_UFUNC_DISABLE_CACHE", None)
     env.update(extra_env or {})
-    out = subprocess.run([sys.executable, "-c", SCRIPT, value], env=env, capture_output=True,
-                         text=True, check=True)
+    code = ["-c", script]
+    if "def " in script:  # the translator reads function source: run it from a file
+        import tempfile
+        fd, name = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(script)
+        code = [name]
+    out = subprocess.run([*wrap, sys.executable, *code, value], env=env,
+                         capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr[-3000:]
     import json
     return json.loads(out.stdout)
 
@@ -113,3 +123,145 @@ def test_cache_dir_follows_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBACUDA_UFUNC_CACHE_DIR", str(tmp_path / "sub"))
     assert _core.cache_dir() == str(tmp_path / "sub")
     assert (tmp_path / "sub").is_dir()
+
+
+# ---- robustness (issue 15): a cache that never breaks the process
+
+def entry_bytes(key: str, payload: bytes) -> bytes:
+    """An entry in the on-disk format, with a valid checksum (kernel_cache.cpp)."""
+    import hashlib
+    head = b"NUCACHE2" + key.encode() + len(payload).to_bytes(8, "little")
+    return head + payload + hashlib.sha256(head + payload).digest()
+
+
+def entry_payload(path) -> bytes:
+    data = path.read_bytes()
+    return data[8 + 64 + 8:-32]
+
+
+USES_CPU_UFUNC = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import numbacuda_ufunc as nu
+    from numbacuda_ufunc import _core
+    v = float(sys.argv[1])
+    def scaled(x):
+        return x * 3.0 + 1.0
+    def shifted(x):
+        return x * 3.0 + 2.5
+    f = nu.vectorize(["float64(float64)"], target="cpu")(scaled if v == 1.0 else shifted)
+    x = np.arange(5.0)
+    np.testing.assert_array_equal(f(x), x * 3.0 + v)
+    print(json.dumps(dict(stats=_core.cache_stats())))
+""")
+
+
+def read_only_wrap(path):
+    """A command prefix that runs its command with `path` read-only, even for root."""
+    import shutil
+    if os.geteuid() != 0:
+        for p in [path, *path.rglob("*")]:
+            if p.is_dir():
+                p.chmod(0o555)
+        return ()
+    if not shutil.which("unshare"):
+        pytest.skip("root without unshare: cannot make a read-only directory")
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("unshare -m is not permitted here")
+    mount = (f"mount --bind {path} {path} && mount -o remount,bind,ro {path} && "
+             'exec "$0" "$@"')
+    return ("unshare", "-m", "--propagation", "private", "sh", "-c", mount)
+
+
+def test_read_only_cache_is_read_and_builds_go_elsewhere(tmp_path):
+    cache = tmp_path / "shared"
+    cold = run(cache)
+    run(cache, "1.0", script=USES_CPU_UFUNC)
+    assert (cache / "tmp").is_dir()  # the case that used to fail: tmp/ exists, read-only
+    before = sorted(p.name for p in cache.rglob("*"))
+    wrap = read_only_wrap(cache)
+    warm = run(cache, "1.0", wrap=wrap)
+    assert warm["stats"]["disk_hits"] == 2 and warm["stats"]["host_compiles"] == 0
+    assert warm["ptx_hash"] == cold["ptx_hash"]
+    new = run(cache, "7.0", wrap=wrap)  # new kernels build in a private directory
+    assert new["stats"]["host_compiles"] == 1 and new["stats"]["nvrtc_compiles"] == 1
+    cpu = run(cache, "2.5", script=USES_CPU_UFUNC, wrap=wrap)
+    assert cpu["stats"]["host_compiles"] == 1
+    cached_cpu = run(cache, "1.0", script=USES_CPU_UFUNC, wrap=wrap)
+    assert cached_cpu["stats"]["host_compiles"] == 0
+    assert sorted(p.name for p in cache.rglob("*")) == before
+
+
+def test_entry_of_another_key_is_rejected_and_replaced(tmp_path):
+    a = run(tmp_path, "1.0")
+    b = run(tmp_path, "2.0")
+    path_a = tmp_path / (a["host_key"] + ".nuc")
+    path_b = tmp_path / (b["host_key"] + ".nuc")
+    path_b.write_bytes(path_a.read_bytes())  # a valid entry, but of another kernel
+    again = run(tmp_path, "2.0")
+    assert again["stats"]["rejected_entries"] == 1 and again["stats"]["host_compiles"] == 1
+    assert path_b.read_bytes() != path_a.read_bytes()
+    assert run(tmp_path, "2.0")["stats"]["host_compiles"] == 0
+
+
+@pytest.mark.parametrize("bad", ["garbage", "elf_machine", "missing_symbol"])
+def test_bad_payload_behind_valid_checksum_is_rebuilt(tmp_path, bad):
+    cold = run(tmp_path, "1.0")
+    path = tmp_path / (cold["host_key"] + ".nuc")
+    good = entry_payload(path)
+    if bad == "garbage":
+        payload = os.urandom(len(good))
+    elif bad == "elf_machine":  # e_machine of another architecture
+        payload = good[:18] + (0xB7).to_bytes(2, "little") + good[20:]
+    else:  # a loadable library of another kernel: its entry point has another name
+        other = run(tmp_path, "9.0", script=SCRIPT.replace('"k"', '"k2"').replace(
+            "void k(", "void k2("))
+        payload = entry_payload(tmp_path / (other["host_key"] + ".nuc"))
+    path.write_bytes(entry_bytes(cold["host_key"], payload))
+    again = run(tmp_path, "1.0")
+    assert again["stats"]["rejected_entries"] == 1 and again["stats"]["host_compiles"] == 1
+    assert entry_payload(path) != payload
+    warm = run(tmp_path, "1.0")
+    assert warm["stats"]["host_compiles"] == 0 and warm["stats"]["rejected_entries"] == 0
+
+
+@pytest.mark.parametrize("special", ["fifo", "dev_zero", "directory"])
+def test_special_file_in_place_of_an_entry_is_never_read(tmp_path, special):
+    cold = run(tmp_path, "1.0")
+    path = tmp_path / (cold["host_key"] + ".nuc")
+    path.unlink()
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "dev_zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.mkdir()
+    again = run(tmp_path, "1.0", timeout=120)  # a FIFO used to hang at open
+    assert again["stats"]["host_compiles"] == 1
+    if special != "directory":
+        assert path.is_file() and not path.is_symlink()
+        assert run(tmp_path, "1.0")["stats"]["host_compiles"] == 0
+
+
+def test_stale_build_directories_are_removed(tmp_path):
+    import time
+    run(tmp_path, "1.0")
+    tmp = tmp_path / "tmp"
+    now = time.time()
+
+    def leftover(name, age):
+        d = tmp / name
+        d.mkdir()
+        (d / "nu_module.cpp").write_text("int x;")
+        os.utime(d, (now - age, now - age))
+        return d
+
+    dead = leftover("nu_build_4194000_aaaaaa", 120)       # its process is gone
+    ancient = leftover(f"nu_build_{os.getpid()}_bbbbbb", 7200)  # alive pid, but hours old
+    fresh = leftover(f"nu_build_{os.getpid()}_cccccc", 5)  # a build in progress
+    run(tmp_path, "4.0")
+    assert not dead.exists() and not ancient.exists()
+    assert fresh.exists()
+    assert not [p for p in tmp.iterdir() if p.name.startswith("nu_build_") and p != fresh]

@@ -32,7 +32,8 @@ FULL = 0xFFFFFFFF
 class LaunchInfo(ctypes.Structure):
     # nu::kernel_launch_info
     _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                ("dynamic_shared_bytes", ctypes.c_ulonglong)]
+                ("dynamic_shared_bytes", ctypes.c_ulonglong),
+                ("poll", ctypes.c_void_p)]  # null: nothing polls for Ctrl-C
 
 
 ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(LaunchInfo),

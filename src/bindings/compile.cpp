@@ -86,6 +86,7 @@ void bind_compile(py::module_& m) {
     py::register_exception<std::out_of_range>(m, "SymbolNotFound", PyExc_KeyError);
     m.def("build_host", &nu::build_host, py::arg("source"),
           py::arg("options") = std::vector<std::string>{},
+          py::arg("symbols") = std::vector<std::string>{},
           py::call_guard<py::gil_scoped_release>(),
           "Compiles source with the host C++ compiler (after host_prelude.h), cached; "
           "returns the loaded HostLibrary.");

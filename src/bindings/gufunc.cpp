@@ -210,6 +210,7 @@ void bind_gufunc(py::module_& m) {
             l.source = std::move(source);
             g.add_loop(std::move(l));
         })
+        .def_property("_boundscheck", &nu::gufunc::boundscheck, &nu::gufunc::set_boundscheck)
         .def_property_readonly("nin", &nu::gufunc::nin)
         .def_property_readonly("nout", &nu::gufunc::nout)
         .def_property_readonly("nargs", [](const nu::gufunc& g) { return g.nin() + g.nout(); })

@@ -10,7 +10,9 @@ namespace nu {
 // taken from it may still be in use.
 class host_library {
 public:
-    host_library(void* handle, std::string key) : m_handle(handle), m_key(std::move(key)) {}
+    // `fd`: the memory file the library was loaded from (closed after dlclose), or -1.
+    host_library(void* handle, std::string key, int fd = -1)
+        : m_handle(handle), m_key(std::move(key)), m_fd(fd) {}
     host_library(const host_library&) = delete;
     host_library& operator=(const host_library&) = delete;
     ~host_library();
@@ -21,6 +23,7 @@ public:
 private:
     void* m_handle;
     std::string m_key;
+    int m_fd;
 };
 
 // The compiler command: $CXX split on spaces (no shell), else "c++".
@@ -29,7 +32,9 @@ std::vector<std::string> host_compiler_command();
 // Compiles `source` (host_prelude.h is included first; the embedded kernel headers are on
 // the include path) with -std=c++17 -O2 -shared -fPIC plus `options`, caches the shared
 // object like a CUBIN and loads it. Throws compile_error with the compiler log on failure.
+// A cached library that fails to load or lacks one of `symbols` is rebuilt and replaced.
 std::shared_ptr<host_library> build_host(const std::string& source,
-                                         const std::vector<std::string>& options);
+                                         const std::vector<std::string>& options,
+                                         const std::vector<std::string>& symbols = {});
 
 }  // namespace nu

@@ -1,8 +1,11 @@
 // src/compile/kernel_cache.cpp: memory + disk cache, atomic writes, checksummed entries
 //
-// Entry file: "NUCACHE1" | u64 payload size (little endian) | payload | SHA-256(payload).
-// Anything that does not match exactly (short file, wrong size, wrong checksum) is treated
-// as absent and rebuilt, so a crash mid-write or disk corruption never loads bad code.
+// Entry file: "NUCACHE2" | key (64 hex digits) | u64 payload size (little endian) | payload |
+// SHA-256 of everything before it. Anything that does not match exactly (short file, wrong
+// size, wrong checksum, another key's entry copied or linked over this one) is treated as
+// absent and rebuilt, so a crash mid-write or disk corruption never loads bad code. Only
+// regular files up to k_max_entry_bytes are read: a FIFO or a link to /dev/zero where an
+// entry should be is rejected, never waited on or read without end.
 #include "compile/kernel_cache.h"
 
 #include <fcntl.h>
@@ -28,7 +31,10 @@ namespace nu {
 
 namespace {
 
-constexpr char k_magic[8] = {'N', 'U', 'C', 'A', 'C', 'H', 'E', '1'};
+constexpr char k_magic[8] = {'N', 'U', 'C', 'A', 'C', 'H', 'E', '2'};
+constexpr std::size_t k_key_chars = 64;
+// Far above any kernel (host .so files are ~20 KiB, CUBINs with CUB ~1 MiB).
+constexpr std::size_t k_max_entry_bytes = std::size_t(256) << 20;
 
 std::mutex g_mutex;
 std::map<std::string, std::shared_ptr<const std::string>> g_memory;
@@ -48,18 +54,29 @@ void make_dirs(const std::string& path) {
     }
 }
 
+// Reads a regular file of at most k_max_entry_bytes. O_NONBLOCK: opening a FIFO does not
+// wait for a writer; fstat then refuses anything but a regular file.
 bool read_file(const std::string& path, std::string& out) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return false;
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        std::uint64_t(st.st_size) > k_max_entry_bytes) {
+        ::close(fd);
+        out.clear();
+        return true;  // present but unusable: rejected and rebuilt
+    }
     out.clear();
+    out.reserve(std::size_t(st.st_size));
     char buf[1 << 16];
-    for (;;) {
+    while (out.size() <= k_max_entry_bytes) {
         ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         out.append(buf, std::size_t(n));
     }
     ::close(fd);
+    if (out.size() > k_max_entry_bytes) out.clear();  // grew while read: reject
     return true;
 }
 
@@ -74,15 +91,19 @@ bool write_all(int fd, const char* p, std::size_t n) {
     return true;
 }
 
-// Decodes an entry; false for anything but a complete, checksum-valid file.
-bool decode_entry(const std::string& file, std::string& payload) {
-    constexpr std::size_t header = sizeof k_magic + 8, trailer = 32;
-    if (file.size() < header + trailer || std::memcmp(file.data(), k_magic, sizeof k_magic) != 0)
+// Decodes the entry of `key`; false for anything but a complete, checksum-valid file
+// written for exactly this key.
+bool decode_entry(const std::string& file, const std::string& key, std::string& payload) {
+    constexpr std::size_t header = sizeof k_magic + k_key_chars + 8, trailer = 32;
+    if (file.size() < header + trailer || key.size() != k_key_chars ||
+        std::memcmp(file.data(), k_magic, sizeof k_magic) != 0 ||
+        file.compare(sizeof k_magic, k_key_chars, key) != 0)
         return false;
     std::uint64_t size = 0;
-    for (int i = 0; i < 8; ++i) size |= std::uint64_t(std::uint8_t(file[8 + i])) << (8 * i);
+    for (int i = 0; i < 8; ++i)
+        size |= std::uint64_t(std::uint8_t(file[sizeof k_magic + k_key_chars + i])) << (8 * i);
     if (size != file.size() - header - trailer) return false;
-    auto digest = sha256().update(file.data() + header, size).digest();
+    auto digest = sha256().update(file.data(), header + size).digest();
     if (std::memcmp(digest.data(), file.data() + header + size, 32) != 0) return false;
     payload.assign(file, header, size);
     return true;
@@ -90,17 +111,18 @@ bool decode_entry(const std::string& file, std::string& payload) {
 
 // Writes to a unique temporary file in the same directory, then renames over the entry:
 // readers see either no file or a complete one.
-void write_entry(const std::string& path, const std::string& payload) {
+void write_entry(const std::string& path, const std::string& key, const std::string& payload) {
     static std::atomic<unsigned> counter{0};
     std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
                       std::to_string(counter.fetch_add(1));
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return;  // read-only cache directory: keep working from memory
-    char size_le[8];
+    std::string head(k_magic, sizeof k_magic);
+    head += key;
     std::uint64_t size = payload.size();
-    for (int i = 0; i < 8; ++i) size_le[i] = char(std::uint8_t(size >> (8 * i)));
-    auto digest = sha256().update(payload).digest();
-    bool ok = write_all(fd, k_magic, sizeof k_magic) && write_all(fd, size_le, 8) &&
+    for (int i = 0; i < 8; ++i) head += char(std::uint8_t(size >> (8 * i)));
+    auto digest = sha256().update(head).update(payload).digest();
+    bool ok = write_all(fd, head.data(), head.size()) &&
               write_all(fd, payload.data(), payload.size()) &&
               write_all(fd, reinterpret_cast<const char*>(digest.data()), digest.size());
     ok = (::close(fd) == 0) && ok;
@@ -148,7 +170,7 @@ std::string cache_key(const std::string& kind, const std::string& source,
 std::string cache_entry_path(const std::string& key) { return cache_dir() + "/" + key + ".nuc"; }
 
 std::string cached_artifact(const std::string& key, const std::function<std::string()>& build,
-                            bool use_memory) {
+                            bool use_memory, const std::function<bool(const std::string&)>& accept) {
     if (use_memory) {
         std::lock_guard<std::mutex> lock(g_mutex);
         auto it = g_memory.find(key);
@@ -164,14 +186,23 @@ std::string cached_artifact(const std::string& key, const std::function<std::str
     if (disk) {
         std::string file;
         if (read_file(path, file)) {
-            found = decode_entry(file, payload);
+            // A valid checksum proves the bytes are what was written, not that they work:
+            // the caller's check (a host library that loads and has its symbols) decides.
+            found = decode_entry(file, key, payload) && (!accept || accept(payload));
             std::lock_guard<std::mutex> lock(g_mutex);
             ++(found ? g_stats.disk_hits : g_stats.rejected_entries);
         }
     }
     if (!found) {
         payload = build();  // outside the lock: builds take seconds and may run in parallel
-        if (disk) write_entry(path, payload);
+        if (disk) {
+            // Replaces a rejected entry; a special file in its place is unlinked first, as
+            // rename() would refuse to replace a directory and a FIFO must not stay.
+            struct stat st;
+            if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+                ::unlink(path.c_str());
+            write_entry(path, key, payload);
+        }
     }
     if (use_memory) {
         std::lock_guard<std::mutex> lock(g_mutex);

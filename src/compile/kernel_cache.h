@@ -27,11 +27,13 @@ bool disk_cache_enabled();
 std::string cache_key(const std::string& kind, const std::string& source,
                       const std::vector<std::string>& options, const std::string& toolchain);
 
-// Returns the artifact for `key`: from memory, else from disk (checksum verified), else
-// from build(); new artifacts are written to disk atomically. Thread-safe; concurrent
-// builds of one key in several processes all succeed (last rename wins, same bytes).
+// Returns the artifact for `key`: from memory, else from disk (checksum and key verified,
+// then `accept`ed when given), else from build(); new artifacts are written to disk
+// atomically, replacing a rejected entry. Thread-safe; concurrent builds of one key in
+// several processes all succeed (last rename wins, same bytes).
 std::string cached_artifact(const std::string& key, const std::function<std::string()>& build,
-                            bool use_memory = true);
+                            bool use_memory = true,
+                            const std::function<bool(const std::string&)>& accept = nullptr);
 
 enum class compile_kind { nvrtc, host };
 void count_compile(compile_kind kind);

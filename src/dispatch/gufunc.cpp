@@ -2,6 +2,7 @@
 #include "dispatch/gufunc.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "dispatch/broadcast.h"
 #include "dispatch/device_cast.h"
@@ -164,7 +165,13 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
     }
     // Built without the lock (see ufunc::kernel: the build releases the GIL).
     std::string entry;
-    const std::string src = kernel_source(loop, nloop, &entry);
+    // Host builds check indices under emulation (as @cuda.jit kernels do) and where asked
+    // for; the checks cost a compare and branch per index (README, guvectorize section).
+    const char* env = std::getenv("NUMBACUDA_UFUNC_BOUNDSCHECK");
+    const bool checked = host && (m_target == target::cuda || m_boundscheck ||
+                                  (env && std::string(env) == "1"));
+    const std::string src = std::string(checked ? "#define NU_BOUNDSCHECK 1\n" : "") +
+                            kernel_source(loop, nloop, &entry);
     std::unique_ptr<compiled_kernel> k;
     {
         blocking_section compiling;
@@ -276,7 +283,13 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
             for (std::size_t j = 0; j < core; ++j) words.push_back(views[k].shape[first + j]);
             for (std::size_t j = 0; j < core; ++j) words.push_back(views[k].strides[first + j]);
         }
-        launch_kernel(kern, words.data(), n, host, m_target == target::parallel, 128, 1, s);
+        long long oob[4];
+        if (launch_kernel(kern, words.data(), n, host, m_target == target::parallel, 128, 1, s, oob)) {
+            throw index_error(m_name + "(): index " + std::to_string(oob[0]) +
+                              " is out of bounds for axis " + std::to_string(oob[1]) +
+                              " with size " + std::to_string(oob[2]) + " (loop index " +
+                              std::to_string(oob[3]) + ")");
+        }
     }
     // Results back where they belong: host arrays on a GPU, converted device outputs.
     for (const auto& [k, host_view] : copy_back) {

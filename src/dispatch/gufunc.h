@@ -74,6 +74,11 @@ public:
     // (what a call with that many loop dimensions builds; for inspection).
     std::string kernel_source(int loop, int nloop, std::string* entry);
 
+    // Index checks in host builds of target cpu/parallel (emulation of the cuda target
+    // always checks): guvectorize(boundscheck=True) or NUMBACUDA_UFUNC_BOUNDSCHECK=1.
+    void set_boundscheck(bool on) { m_boundscheck = on; }
+    bool boundscheck() const { return m_boundscheck; }
+
 private:
     const compiled_kernel& kernel(int loop, int nloop, bool host);
 
@@ -84,6 +89,7 @@ private:
     std::vector<std::string> m_dim_names;
     target m_target;
     bool m_fastmath;
+    bool m_boundscheck = false;
     std::vector<int> m_writable;
     std::deque<gufunc_loop> m_loops;
     std::mutex m_mutex;

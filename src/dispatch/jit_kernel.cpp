@@ -2,12 +2,14 @@
 #include "dispatch/jit_kernel.h"
 
 #include <cstring>
+#include <optional>
 
 #include "array/device_array.h"
 #include "compile/host_build.h"
 #include "launch/elementwise_launch.h"
 #include "runtime/blocking.h"
 #include "runtime/errors.h"
+#include "runtime/interrupt.h"
 
 namespace nu {
 namespace {
@@ -17,8 +19,9 @@ struct host_launch_info {
     unsigned grid[3];
     unsigned block[3];
     unsigned long long dynamic_shared_bytes;
+    int (*poll)();
 };
-static_assert(sizeof(host_launch_info) == 32, "must match nu::kernel_launch_info");
+static_assert(sizeof(host_launch_info) == 40, "must match nu::kernel_launch_info");
 
 using host_kernel_entry = int (*)(const long long* words, const host_launch_info* info, char* message,
                                   int message_size);
@@ -104,7 +107,7 @@ const jit_kernel::built& jit_kernel::build(int index, bool host) {
     auto b = std::make_unique<built>();
     {
         blocking_section compiling;
-        b->module = build_module(src, host, m_fastmath);
+        b->module = build_module(src, host, m_fastmath, {}, {entry(index)});
     }
     b->function = module_entry(b->module, entry(index));
     b->max_threads = host ? 1024 : active_backend().function_max_threads(b->function);
@@ -239,12 +242,20 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         std::memcpy(info.grid, sized.grid, sizeof(info.grid));
         std::memcpy(info.block, sized.block, sizeof(info.block));
         info.dynamic_shared_bytes = shape.dynamic_shared;
+        // Ctrl-C stops a long launch at the next block. Small launches end before anyone
+        // could press it, and skip the handler's install (four syscalls, ~1 us, more
+        // than the launch itself).
+        const bool long_launch = blocks >= (1 << 12);  // threads in all
+        info.poll = long_launch ? &nu_host_interrupt_poll : nullptr;
         char message[512] = {};
         int status = 0;
         {
+            std::optional<interrupt_scope> ctrl_c;
+            if (long_launch) ctrl_c.emplace();
             blocking_section running;  // the emulation may run long: let other threads in
             status = reinterpret_cast<host_kernel_entry>(b.function)(words.data(), &info, message, sizeof(message));
         }
+        if (status == 4) throw interrupted(api() + ": interrupted");
         if (status == 1) throw index_error(api() + ": " + message);
         if (status != 0) throw error(api() + ": " + message);
         return;

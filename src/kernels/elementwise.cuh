@@ -141,10 +141,37 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
     }
 
 #ifdef NU_HOST_BUILD
-    // The host backend runs a range of linear indices; the engine splits [0, n) over
-    // threads for the parallel target.
+    // Contiguous host loop: a counted loop over restrict-qualified pointers that the
+    // compiler vectorises, with the translated function inlined (hidden visibility, see
+    // src/compile/host_build.cpp). A by-value scalar is read through a pointer to its
+    // bytes at index 0, so every operand has one form. The output may be exactly an input
+    // (out=a): each element is read before it is written in its own iteration only, which
+    // any vectorised order keeps; partly overlapping inputs are copied by the engine.
+    template <unsigned long long... K>
+    static void host_contiguous(index_seq<K...>, long long begin, long long end,
+                                Out* __restrict__ out, const In* __restrict__... in) {
+        for (long long i = begin; i < end; ++i)
+            out[i] = apply(cast<LoopIn>(in[((SCALARS >> (K + 1)) & 1ull) ? 0 : i])...);
+    }
+
+    template <unsigned long long... K>
+    static void host_contiguous_entry(const params& p, long long begin, long long end,
+                                      index_seq<K...> seq) {
+        host_contiguous(seq, begin, end, reinterpret_cast<Out*>(p.ops[0].ptr),
+                        reinterpret_cast<const In*>(((SCALARS >> (K + 1)) & 1ull)
+                                                        ? reinterpret_cast<const char*>(p.ops[K + 1].value)
+                                                        : p.ops[K + 1].ptr)...);
+    }
+
+    // The host backend runs a range of linear indices; the engine splits [0, n) into
+    // chunks (over threads for the parallel target).
     static void run_host(const params& p, long long begin, long long end) {
-        for (long long i = begin; i < end; ++i) element(p, Index(i));
+        if constexpr (NDIM == 0) {
+            host_contiguous_entry(p, begin, end, seq{});
+        } else {
+            const params local = p;  // not aliased by the output: strides stay in registers
+            for (long long i = begin; i < end; ++i) element(local, Index(i));
+        }
     }
 #else
     static __device__ void run_device(const params& p) {
@@ -170,12 +197,13 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
 // One variant's entry point, with C linkage so its name is exactly `name`
 // (nu_<pyname>_<typecodes>_<hash8>_<variant>): profilers show the user's function.
 #ifdef NU_HOST_BUILD
-#define NU_ELEMENTWISE_ENTRY(name, ...)                                                  \
-    using name##_impl = __VA_ARGS__;                                                     \
-    extern "C" __attribute__((visibility("default"))) void name(const void* p,          \
-                                                                 long long begin,        \
-                                                                 long long end) {        \
-        name##_impl::run_host(*static_cast<const name##_impl::params*>(p), begin, end); \
+// Host entry (src/launch/host_launch.h): run items [begin, end); 0 = no failure.
+#define NU_ELEMENTWISE_ENTRY(name, ...)                                                    \
+    using name##_impl = __VA_ARGS__;                                                       \
+    extern "C" __attribute__((visibility("default"))) int name(                           \
+        const void* p, long long begin, long long end, long long* /*report*/) {           \
+        name##_impl::run_host(*static_cast<const name##_impl::params*>(p), begin, end);   \
+        return 0;                                                                          \
     }
 #else
 #define NU_ELEMENTWISE_ENTRY(name, ...)                                                \

@@ -93,8 +93,39 @@ struct gufunc {
     }
 
 #ifdef NU_HOST_BUILD
-    static void run_host(const long long* p, long long begin, long long end) {
+    // Returns 0, or 1 at the first out-of-bounds index of a checked build (NU_BOUNDSCHECK:
+    // emulation of the cuda target, or boundscheck=True), with {index, axis, size, loop
+    // index} in report; the loop stops there.
+    static int run_host(const long long* words, long long begin, long long end, long long* report) {
+        // A local copy of the parameter words: outputs written through char pointers could
+        // alias the caller's block, and the copy lets the compiler keep shapes and strides
+        // in registers across items (batched 4x4 matmul: about 1.3x faster, this machine).
+        long long p[start(k_nops)];
+        for (int j = 0; j < start(k_nops); ++j) p[j] = words[j];
+#ifdef NU_BOUNDSCHECK
+        // nu_array.cuh reports violations to the running thread's launch record.
+        detail::host_launch launch;
+        memset(&launch, 0, sizeof launch);
+        launch.plain.launch = &launch;
+        detail::host_thread* const outer = detail::g_current;
+        detail::g_current = &launch.plain;
+        for (long long i = begin; i < end; ++i) {
+            element(p, i);
+            if (launch.oob_set) {
+                detail::g_current = outer;
+                report[0] = launch.oob[0];
+                report[1] = launch.oob[1];
+                report[2] = launch.oob[2];
+                report[3] = i;
+                return 1;
+            }
+        }
+        detail::g_current = outer;
+#else
+        (void)report;
         for (long long i = begin; i < end; ++i) element(p, i);
+#endif
+        return 0;
     }
 #else
     template <int WORDS>
@@ -117,12 +148,11 @@ struct gufunc_params {
 }  // namespace nu
 
 #ifdef NU_HOST_BUILD
-#define NU_GUFUNC_ENTRY(name, words, ...)                                                \
-    using name##_impl = __VA_ARGS__;                                                     \
-    extern "C" __attribute__((visibility("default"))) void name(const void* p,          \
-                                                                 long long begin,        \
-                                                                 long long end) {        \
-        name##_impl::run_host(static_cast<const long long*>(p), begin, end);             \
+#define NU_GUFUNC_ENTRY(name, words, ...)                                                 \
+    using name##_impl = __VA_ARGS__;                                                      \
+    extern "C" __attribute__((visibility("default"))) int name(                          \
+        const void* p, long long begin, long long end, long long* report) {              \
+        return name##_impl::run_host(static_cast<const long long*>(p), begin, end, report); \
     }
 #else
 #define NU_GUFUNC_ENTRY(name, words, ...)                                                \

@@ -489,8 +489,8 @@ static inline void run_grid_synchronized(host_launch* l) {
     pthread_mutex_destroy(&g.mutex);
 }
 
-// The host entry of every kernel: runs the grid, returns 0, 1 (out of bounds), 2 (deadlock)
-// or 3 (another failure), with the message (empty for 0) in message[message_size].
+// The host entry of every kernel: runs the grid, returns 0, 1 (out of bounds), 2 (deadlock),
+// 3 (another failure) or 4 (interrupted: info->poll asked to stop), with the message (empty for 0) in message[message_size].
 static inline int launch_grid(void (*body)(const long long*), const long long* words,
                               const kernel_launch_info* info, char* message, int message_size,
                               int mode) {
@@ -528,6 +528,10 @@ static inline int launch_grid(void (*body)(const long long*), const long long* w
         for (unsigned z = 0; !l.status && z < l.grid[2]; ++z)
             for (unsigned y = 0; !l.status && y < l.grid[1]; ++y)
                 for (unsigned x = 0; !l.status && x < l.grid[0]; ++x) {
+                    if (info->poll && info->poll()) {  // SIGINT: stop at this block boundary
+                        fail(&l, 4, "interrupted");
+                        break;
+                    }
                     l.block_idx[0] = x;
                     l.block_idx[1] = y;
                     l.block_idx[2] = z;

@@ -20,6 +20,8 @@ struct kernel_launch_info {
     unsigned grid[3];
     unsigned block[3];
     unsigned long long dynamic_shared_bytes;
+    // Host launches: polled between blocks; nonzero stops the launch (Ctrl-C), status 4.
+    int (*poll)();
 };
 
 // The device entry's single parameter: the packed words, by value (a zero-word kernel

@@ -14,9 +14,6 @@
 namespace nu {
 namespace {
 
-// Below this many work items a parallel host launch is not worth starting threads for.
-constexpr long long k_parallel_min = 1 << 16;
-
 }  // namespace
 
 const device_info& current_device_info() {
@@ -31,13 +28,16 @@ const device_info& current_device_info() {
 }
 
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
-                           const std::vector<std::string>& nvrtc_extra) {
+                           const std::vector<std::string>& nvrtc_extra,
+                           const std::vector<std::string>& entries) {
     kernel_module m;
     m.host = host;
     if (host) {
-        std::vector<std::string> options;
+        // Hidden visibility: the translated functions are inlined into the loop instead of
+        // called through the PLT (only the extern "C" entries are exported).
+        std::vector<std::string> options = {"-fvisibility=hidden"};
         if (fastmath) options.push_back("-ffast-math");
-        m.library = build_host(source, options);
+        m.library = build_host(source, options, entries);
         return m;
     }
     backend& b = active_backend();
@@ -56,7 +56,7 @@ void* module_entry(const kernel_module& m, const std::string& name) {
 
 compiled_kernel build_kernel(const std::string& source, const std::string& entry, bool host,
                              bool fastmath) {
-    const kernel_module m = build_module(source, host, fastmath);
+    const kernel_module m = build_module(source, host, fastmath, {}, {entry});
     compiled_kernel k;
     k.name = entry;
     k.source = source;
@@ -69,23 +69,15 @@ compiled_kernel build_kernel(const std::string& source, const std::string& entry
     return k;
 }
 
-void launch_kernel(const compiled_kernel& k, void* params, long long n, bool host, bool parallel,
-                   unsigned block, long long per_thread, stream_handle stream) {
+bool launch_kernel(const compiled_kernel& k, void* params, long long n, bool host, bool parallel,
+                   unsigned block, long long per_thread, stream_handle stream, long long* report) {
     if (host) {
-        // hardware_concurrency() reads sysfs: once per process, not per launch.
-        static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        if (!parallel || cores == 1 || n < k_parallel_min) {
-            k.entry(params, 0, n);
-            return;
-        }
-        std::vector<std::thread> workers;
-        const long long chunk = (n + cores - 1) / cores;
-        for (unsigned t = 0; t < cores; ++t) {
-            const long long begin = t * chunk, end = std::min(n, begin + chunk);
-            if (begin < end) workers.emplace_back(k.entry, params, begin, end);
-        }
-        for (std::thread& w : workers) w.join();
-        return;
+        // One chunk is what a GPU block does (times 16): an elementwise chunk of float32 is
+        // 16 Ki elements, a gufunc chunk 2 Ki loop items.
+        long long ignored[4];
+        return run_host_items(k.entry, params, n, parallel,
+                              static_cast<long long>(block) * std::max(1LL, per_thread) * 16,
+                              report ? report : ignored);
     }
     const long long items_per_block = static_cast<long long>(block) * std::max(1LL, per_thread);
     const long long wanted = (n + items_per_block - 1) / items_per_block;
@@ -96,6 +88,7 @@ void launch_kernel(const compiled_kernel& k, void* params, long long n, bool hos
                             std::max(1, b.max_active_blocks(k.function, block, 0));
     const unsigned grid = static_cast<unsigned>(std::max(1LL, std::min(wanted, limit)));
     b.launch(k.function, grid, block, stream, params);
+    return false;
 }
 
 }  // namespace nu

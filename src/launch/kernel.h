@@ -5,14 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "launch/host_launch.h"
 #include "runtime/backend.h"
 
 namespace nu {
 
 class host_library;
-
-// Every kernel template's host entry point: run work items [begin, end).
-using host_entry = void (*)(const void* params, long long begin, long long end);
 
 struct compiled_kernel {
     void* function = nullptr;               // CUfunction (CUDA backend)
@@ -36,8 +34,11 @@ struct kernel_module {
 
 // Builds `source` through the kernel cache: a CUBIN for the current device by NVRTC (with
 // `nvrtc_extra` options, e.g. include paths), or a shared library by the host compiler.
+// `entries`: the entry points the caller will look up (a cached host library lacking one
+// is rebuilt).
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
-                           const std::vector<std::string>& nvrtc_extra = {});
+                           const std::vector<std::string>& nvrtc_extra = {},
+                           const std::vector<std::string>& entries = {});
 // The CUfunction, or the host entry's address, named `name`.
 void* module_entry(const kernel_module& m, const std::string& name);
 
@@ -45,10 +46,13 @@ void* module_entry(const kernel_module& m, const std::string& name);
 compiled_kernel build_kernel(const std::string& source, const std::string& entry, bool host,
                              bool fastmath);
 
-// Runs `n` work items. Host: in this thread, or split over all cores when `parallel`.
-// Device: blocks of `block` threads, each handling `per_thread` items per grid-stride
-// step, and no more blocks than fill the device.
-void launch_kernel(const compiled_kernel& k, void* params, long long n, bool host, bool parallel,
-                   unsigned block, long long per_thread, stream_handle stream);
+// Runs `n` work items. Host: in this thread, or over the thread pool when `parallel`, in
+// chunks of block * per_thread * 16 items (Ctrl-C stops at a chunk boundary); returns
+// true with {index, axis, size, item} in report[4] when a checked gufunc indexed out of
+// bounds. Device: blocks of `block` threads, each handling `per_thread` items per
+// grid-stride step, and no more blocks than fill the device; returns false.
+bool launch_kernel(const compiled_kernel& k, void* params, long long n, bool host, bool parallel,
+                   unsigned block, long long per_thread, stream_handle stream,
+                   long long* report = nullptr);
 
 }  // namespace nu

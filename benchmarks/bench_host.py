@@ -1,0 +1,86 @@
+"""host: the cpu and parallel targets against Numba's CPU vectorize/guvectorize (issue 15).
+
+Group ``host``: ``a*b+c`` and a math-heavy function on float32, n = 10 to 10^7, for
+``vectorize(target="cpu"|"parallel")``, and a batched 4x4 float32 matmul gufunc (10^5
+matrices). Numba is an optional peer: its cases skip when it is not installed. Outputs
+are preallocated (``out=``) so both sides time the loop, not the allocator; inputs are
+random; every callable is called once (compiled) before timing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import numbacuda_ufunc as nu
+
+try:
+    import numba
+except ImportError:  # optional peer
+    numba = None
+
+import kernels
+
+SIG3 = ["float32(float32, float32, float32)"]
+SIG1 = ["float32(float32)"]
+SIZES = [10, 1_000, 100_000, 10_000_000]
+TARGETS = ["cpu", "parallel"]
+IMPLS = ["ours", "numba"]
+
+
+def fma3(a, b, c):
+    return a * b + c
+
+
+def mathy(x):
+    return math.sin(x) * math.exp(-x * x) + math.sqrt(abs(x) + 1.0)
+
+
+def _make(impl, kind, target):
+    if impl == "numba":
+        if numba is None:
+            pytest.skip("numba is not installed (optional peer)")
+        if kind == "matmul":
+            return numba.guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])"],
+                                     "(m,n),(n,p)->(m,p)", target=target)(kernels.matmul_f32)
+        return numba.vectorize(SIG3 if kind == "fma" else SIG1, target=target)(
+            fma3 if kind == "fma" else mathy)
+    if kind == "matmul":
+        return nu.guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])"],
+                              "(m,n),(n,p)->(m,p)", target=target)(kernels.matmul_f32)
+    return nu.vectorize(SIG3 if kind == "fma" else SIG1, target=target)(
+        fma3 if kind == "fma" else mathy)
+
+
+@pytest.mark.benchmark(group="host")
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("kind", ["fma", "math"])
+def test_host_vectorize(benchmark, kind, target, n, impl):
+    f = _make(impl, kind, target)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(n).astype(np.float32) for _ in range(3 if kind == "fma" else 1)]
+    out = np.full(n, np.nan, np.float32)
+    f(*args, out=out)
+    benchmark.extra_info.update(kind=kind, target=target, n=n, impl=impl,
+                                gb=out.nbytes * (len(args) + 1) / 1e9)
+    benchmark(f, *args, out=out)
+    ref = fma3(*args) if kind == "fma" else np.vectorize(mathy, otypes=[np.float32])(*args)
+    np.testing.assert_allclose(out, ref, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.benchmark(group="host")
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("target", TARGETS)
+def test_host_gufunc_matmul4(benchmark, target, impl):
+    g = _make(impl, "matmul", target)
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((100_000, 4, 4)).astype(np.float32) for _ in range(2))
+    out = np.full((100_000, 4, 4), np.nan, np.float32)
+    g(a, b, out)
+    benchmark.extra_info.update(kind="matmul4x4", target=target, n=100_000, impl=impl)
+    benchmark(g, a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,195 @@
+"""Host backend code shape, bounds checks and Ctrl-C (issue 15).
+
+The speed of the cpu/parallel targets comes from the shape of the generated loop: the
+translated function inlined (no call through the PLT) and a vectorised contiguous loop.
+These tests read the disassembly of the built library (objdump); timings live in
+benchmarks/bench_host.py.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import numbacuda_ufunc as nu
+from numbacuda_ufunc import _core
+
+
+def fma3(a, b, c):
+    return a * b + c
+
+
+def entry_disassembly(ufunc, entry_suffix="_c"):
+    """objdump of the contiguous entry of the ufunc's first loop."""
+    if not shutil.which("objdump"):
+        pytest.skip("objdump is not installed")
+    src = next(iter(ufunc.inspect_cuda().values()))
+    name = re.search(r"__device__ \S+ (nu_\w+)\(", src).group(1)
+    unit = textwrap.dedent(f"""\
+        #include "elementwise.cuh"
+        {src}
+        struct nu_op {{
+            template <class... A>
+            __device__ __forceinline__ auto operator()(A... a) const {{ return {name}(a...); }}
+        }};
+        NU_ELEMENTWISE_ENTRY({name}{entry_suffix}, nu::elementwise<nu_op, 0, 0ull, unsigned int,
+            nu::f32, nu::f32, nu::types<nu::f32, nu::f32, nu::f32>,
+            nu::types<nu::f32, nu::f32, nu::f32>>)
+        """)
+    lib = _core.build_host(unit, ["-fvisibility=hidden"], [name + entry_suffix])
+    path = os.path.join(_core.cache_dir(), lib.key + ".nuc")
+    if not os.path.exists(path):
+        pytest.skip("the disk cache is disabled: no library file to disassemble")
+    data = open(path, "rb").read()[8 + 64 + 8:-32]
+    so = os.path.join(os.path.dirname(path), "tmp", f"codegen_{os.getpid()}.so")
+    os.makedirs(os.path.dirname(so), exist_ok=True)
+    with open(so, "wb") as fh:
+        fh.write(data)
+    try:
+        out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", so], capture_output=True,
+                             text=True, check=True).stdout
+    finally:
+        os.unlink(so)
+    body = re.search(rf"<{name}{entry_suffix}>:\n(.*?)\n\n", out, re.S)
+    assert body, f"entry {name}{entry_suffix} not found in the disassembly"
+    return name, body.group(1)
+
+
+def test_contiguous_loop_inlines_the_function_and_is_vectorised():
+    f = nu.vectorize(["float32(float32, float32, float32)"], target="cpu")(fma3)
+    name, asm = entry_disassembly(f)
+    calls = [line for line in asm.splitlines() if "call" in line]
+    assert not any(name in c or "@plt" in c for c in calls), calls
+    # packed single-precision multiply and add (SSE or AVX forms)
+    assert re.search(r"\bv?mulps\b", asm) and re.search(r"\bv?addps\b", asm), asm[:2000]
+
+
+def test_contiguous_loop_results_and_in_place_output():
+    f = nu.vectorize(["float32(float32, float32, float32)"], target="cpu")(fma3)
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 3, 17, 1000, 70001):
+        a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+        np.testing.assert_array_equal(f(a, b, c), a * b + c)
+        expected = a * b + c
+        f(a, b, c, out=a)  # the output is exactly an input
+        np.testing.assert_array_equal(a, expected)
+    a = np.array([np.nan, np.inf, -0.0, 1e38], np.float32)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(f(a, a, np.float32(2.0)), a * a + np.float32(2.0))
+
+
+@pytest.mark.parametrize("target", ["cpu", "parallel"])
+def test_large_launch_chunks_cover_every_element(target):
+    f = nu.vectorize(["float64(float64, float64)"], target=target)(lambda_free_add)
+    n = 1_000_003  # not a multiple of any chunk
+    a = np.arange(n, dtype=np.float64)
+    out = np.full(n, np.nan)
+    f(a, 1.5, out=out)
+    np.testing.assert_array_equal(out, a + 1.5)
+
+
+def lambda_free_add(x, y):
+    return x + y
+
+
+# ---- bounds checks (item 5)
+
+def take(a, k, o):
+    o[0] = a[k]
+
+
+def make_take(target, **opts):
+    return nu.guvectorize(["void(float64[:], int64, float64[:])"], "(n),()->()",
+                          target=target, **opts)(take)
+
+
+def test_emulated_gufunc_refuses_out_of_bounds_index():
+    g = make_take("cuda")
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(g(a, np.array([0, 3, -1])), [0.0, 7.0, 11.0])
+    with pytest.raises(IndexError, match=r"take\(\): index 4 is out of bounds for axis 0 "
+                                         r"with size 4 \(loop index 1\)"):
+        g(a, np.array([0, 4, 1]))
+    with pytest.raises(IndexError, match="index -5 is out of bounds for axis 0"):
+        g(a, np.array([-5, 0, 1]))
+
+
+@pytest.mark.parametrize("target", ["cpu", "parallel"])
+def test_cpu_gufunc_checks_only_when_asked(target, monkeypatch):
+    a = np.arange(12.0).reshape(3, 4)
+    checked = make_take(target, boundscheck=True)
+    with pytest.raises(IndexError, match=r"take\(\): index 9 is out of bounds for axis 0"):
+        checked(a, np.array([0, 1, 9]))
+    np.testing.assert_array_equal(checked(a, np.array([1, 2, 3])), [1.0, 6.0, 11.0])
+    monkeypatch.setenv("NUMBACUDA_UFUNC_BOUNDSCHECK", "1")
+    from_env = make_take(target)
+    with pytest.raises(IndexError, match="index 9 is out of bounds"):
+        from_env(a, np.array([0, 1, 9]))
+    monkeypatch.delenv("NUMBACUDA_UFUNC_BOUNDSCHECK")
+    unchecked = make_take(target)  # Numba's default: no checks, in-bounds results exact
+    np.testing.assert_array_equal(unchecked(a, np.array([1, 2, 3])), [1.0, 6.0, 11.0])
+
+
+# ---- Ctrl-C (item 6)
+
+LONG_KERNEL = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import numpy as np
+    import numbacuda_ufunc as nu
+    from numbacuda_ufunc import cuda
+
+    @cuda.jit
+    def inc(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    def spin(x):
+        s = x
+        for k in range(200):
+            s = s * 0.999 + 1.0
+        return s
+
+    which = sys.argv[1]
+    a = np.zeros(1, np.float32)
+    inc[1, 1](a)  # compile outside the timed part
+    f = nu.vectorize(["float64(float64)"], target=which)(spin) if which != "kernel" else None
+    if f is not None:
+        f(np.zeros(10))
+    threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    t0 = time.perf_counter()
+    try:
+        if which == "kernel":
+            inc[2**31 - 1, 1024](a)  # about ten hours if it ran to the end
+        else:
+            f(np.zeros(200_000_000 // 8 * 2))  # a few minutes if it ran to the end
+        print("finished")
+    except KeyboardInterrupt:
+        print("interrupted after %.2f s" % (time.perf_counter() - t0))
+""")
+
+
+@pytest.mark.parametrize("which", ["kernel", "cpu", "parallel"])
+def test_ctrl_c_stops_a_long_host_launch(tmp_path, which):
+    script = tmp_path / "long_launch.py"
+    script.write_text(LONG_KERNEL)
+    env = dict(os.environ, NUMBACUDA_UFUNC_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, str(script), which], env=env, capture_output=True,
+                         text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    m = re.search(r"interrupted after ([\d.]+) s", out.stdout)
+    assert m, out.stdout + out.stderr[-2000:]
+    assert float(m.group(1)) < 30
+
+
+def test_sigint_handler_is_restored_after_a_launch():
+    before = signal.getsignal(signal.SIGINT)
+    f = nu.vectorize(["float64(float64, float64)"], target="cpu")(lambda_free_add)
+    f(np.zeros(1_000_000), 1.0)
+    assert signal.getsignal(signal.SIGINT) is before
