@@ -26,6 +26,20 @@ struct reduce_operand {
     bool on_host = false;  // NumPy memory (staged through the device on a GPU)
 };
 
+// A compiled variant of a reducer or ufunc-method kernel: the loop and the dtypes it
+// loads and stores (casts happen inside the kernel).
+struct loop_cast_key {
+    int loop;
+    dtype in, out;
+    bool operator==(const loop_cast_key& o) const { return loop == o.loop && in == o.in && out == o.out; }
+};
+struct loop_cast_key_hash {
+    std::size_t operator()(const loop_cast_key& k) const {
+        return static_cast<std::size_t>(k.loop) * 1000003u + static_cast<std::size_t>(k.in) * 31u +
+               static_cast<std::size_t>(k.out);
+    }
+};
+
 // The engine side of cuda.reduce and of ufunc.reduce: one binary operator, a loop per
 // type, and the kernels built for each (loop, input dtype, output dtype).
 class reducer {
@@ -49,17 +63,8 @@ public:
                  const char* api);
 
 private:
-    struct kernel_key {
-        int loop;
-        dtype in, out;
-        bool operator==(const kernel_key& o) const { return loop == o.loop && in == o.in && out == o.out; }
-    };
-    struct kernel_key_hash {
-        std::size_t operator()(const kernel_key& k) const {
-            return static_cast<std::size_t>(k.loop) * 1000003u + static_cast<std::size_t>(k.in) * 31u +
-                   static_cast<std::size_t>(k.out);
-        }
-    };
+    using kernel_key = loop_cast_key;
+    using kernel_key_hash = loop_cast_key_hash;
     const reduce_kernel_set& kernels(const kernel_key& key, bool host);
 
     std::string m_name;

@@ -48,17 +48,8 @@ public:
             const array_view& values, const stream_ref& stream, const char* api);
 
 private:
-    struct kernel_key {
-        int loop;
-        dtype in, out;
-        bool operator==(const kernel_key& o) const { return loop == o.loop && in == o.in && out == o.out; }
-    };
-    struct kernel_key_hash {
-        std::size_t operator()(const kernel_key& k) const {
-            return static_cast<std::size_t>(k.loop) * 1000003u + static_cast<std::size_t>(k.in) * 31u +
-                   static_cast<std::size_t>(k.out);
-        }
-    };
+    using kernel_key = loop_cast_key;
+    using kernel_key_hash = loop_cast_key_hash;
     const methods_kernel_set& kernels(const kernel_key& key, bool host);
     bool runs_on_host() const;
 
