@@ -11,6 +11,7 @@ from .compiler.device_function import cpu_jit as njit
 from .gufunc import guvectorize
 from .reduce import Reduce, reduce
 from .types import (
+    Record,
     b1,
     bfloat16,
     bool_,
@@ -27,6 +28,7 @@ from .types import (
     float16,
     float32,
     float64,
+    from_dtype,
     half,
     i1,
     i2,
@@ -63,5 +65,5 @@ __all__ = [
     "void", "none", "bool_", "boolean", "b1", "byte", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128",
     "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16", "intp", "uintp",
-    "double", "single", "float16", "f2", "half", "bfloat16",
+    "double", "single", "float16", "f2", "half", "bfloat16", "from_dtype", "Record",
 ]

@@ -16,9 +16,10 @@ import numpy as np
 
 from . import _core
 from .compiler import translate_kernel
+from .compiler._types import element_ctype
 from .compiler.device_function import DeviceFunction
 from .errors import CompileError
-from .types import Array, Signature, from_dtype, parse_signature_for
+from .types import Array, Record, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]
@@ -53,8 +54,7 @@ class Kernel(_core.Kernel):
 
     # ---- specializations ------------------------------------------------------------------
     def _add(self, tk) -> int:
-        params = [(t.dtype.dtype.str, t.ndim) if isinstance(t, Array) else (t.dtype.str, -1)
-                  for t in tk.arg_types]
+        params = [_param(t) for t in tk.arg_types]
         index = self._add_spec(params, tk.name, tk.source, tk.cooperative,
                                tk.static_shared_bytes, tk.grid_sync)
         self._specs.append(tk)
@@ -75,8 +75,8 @@ class Kernel(_core.Kernel):
             sigs = "; ".join(str(sig) for sig, _ in self._declared)
             raise TypeError(f"kernel '{self.__name__}': no signature matches the arguments "
                             f"({got}); the signatures are: {sigs}")
-        types = tuple(Array(from_dtype(dtype), ndim, "A") if ndim >= 0 else from_dtype(dtype)
-                      for dtype, ndim in descr)
+        types = tuple(Array(from_dtype(dtype), ndim, "A") if ndim >= 1 else from_dtype(dtype)
+                      for dtype, ndim in descr)  # ndim 0: a record, by reference
         with self._lock:  # two threads' first calls with the same types share one spec
             for index, tk in enumerate(self._specs):
                 if _same_types(tk.arg_types, types):
@@ -303,15 +303,29 @@ def _kernel_signature(sig, name) -> Signature:
     return sig
 
 
+def _param(t):
+    """(dtype, ndim, C++ element type) of a kernel parameter for the engine: ndim -1 for a
+    scalar, 0 for a record (passed by reference); the C++ type only for records."""
+    if isinstance(t, Array):
+        elem = element_ctype(t.dtype) if isinstance(t.dtype, Record) else ""
+        return (t.dtype.dtype, t.ndim, elem)
+    if isinstance(t, Record):
+        return (t.dtype, 0, element_ctype(t))
+    return (t.dtype, -1, "")
+
+
 def _describe(dtype, ndim) -> str:
-    return str(np.dtype(dtype)) if ndim < 0 else f"{np.dtype(dtype)}[{', '.join([':'] * ndim)}]"
+    return str(np.dtype(dtype)) if ndim < 1 else f"{np.dtype(dtype)}[{', '.join([':'] * ndim)}]"
 
 
 def _accepts(t, dtype, ndim) -> bool:
     """Whether an argument of (dtype, ndim) can be passed for a declared parameter ``t``:
-    arrays must match exactly; numbers convert (Numba's rule), except complex to real."""
+    arrays and records must match exactly; numbers convert (Numba's rule), except complex
+    to real."""
     if isinstance(t, Array):
         return ndim == t.ndim and np.dtype(dtype) == t.dtype.dtype
+    if isinstance(t, Record) or ndim == 0:
+        return ndim == 0 and isinstance(t, Record) and np.dtype(dtype) == t.dtype
     if ndim >= 0:
         return False
     return np.dtype(dtype).kind != "c" or t.dtype.kind == "c"

@@ -12,7 +12,7 @@ import ast
 import numpy as np
 
 __all__ = [
-    "Type", "Scalar", "Array", "Signature", "void", "none",
+    "Type", "Scalar", "Record", "Array", "Signature", "void", "none",
     "bool_", "boolean", "b1", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128", "bfloat16",
     "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
@@ -81,6 +81,30 @@ class Scalar(Type):
         elif dims[0].step == 1:
             layout = "F"
         return Array(self, len(dims), layout)
+
+
+class Record(Scalar):
+    """A NumPy record (structured) dtype: ``from_dtype(np.dtype([('x', 'f8'), ('y', 'i4')]))``,
+    Numba's ``Record``. ``rec[:]`` is an array of records; the layout (itemsize, offsets,
+    alignment) is NumPy's own. Fields are read in kernels as ``r.x`` or ``r['x']``."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        fields = ", ".join(f"{n}: {self.dtype.fields[n][0]}@{self.dtype.fields[n][1]}"
+                           for n in self.dtype.names)
+        aligned = ", aligned" if self.dtype.isalignedstruct else ""
+        self.name = f"Record({fields}; {self.dtype.itemsize} bytes{aligned})"
+
+    def _key(self):
+        return repr(self.dtype)
+
+    @property
+    def kind(self) -> str:
+        return "V"
+
+    @property
+    def char(self) -> str:
+        return "V"
 
 
 class _BFloat16(Scalar):
@@ -217,13 +241,22 @@ _ALLOWED_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Subscript, a
 
 
 def from_dtype(dtype) -> Scalar:
-    """The scalar type of a NumPy dtype; ``TypeError`` for dtypes ufuncs cannot use."""
+    """The type of a NumPy dtype (a scalar type, or a :class:`Record` for a structured
+    dtype, as Numba's ``from_dtype``); ``TypeError`` for dtypes kernels cannot use."""
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"from_dtype(): not a dtype (got {dtype!r})") from exc
     if is_bfloat16_dtype(dt):
         return bfloat16
+    if dt.fields is not None:
+        if dt.hasobject:
+            raise TypeError(f"from_dtype(): record dtype {dt} has Python object fields, which "
+                            f"kernels cannot use")
+        if not dt.isnative:
+            raise TypeError(f"from_dtype(): record dtype {dt} has fields in non-native byte "
+                            f"order (convert with dtype.newbyteorder('=') first)")
+        return Record(dt)
     try:
         return _BY_DTYPE[dt.newbyteorder("=") if dt.byteorder not in "=|" else dt]
     except KeyError:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import ast
 
-from ..types import Array, from_dtype
+from ..types import Array, Record, from_dtype
+from . import _record_access as records
 from ._types import BOTTOM, WEAK_INT, Bottom, TupleType, ctype, is_array, is_complex, kind_of
 from ._values import Ref, TypeRef, Val, const_val
 
@@ -81,6 +82,8 @@ def _index_codes(tr, node, t: Array):
 def _access(base: Val, codes) -> Val:
     t = base.type
     if len(codes) == t.ndim:
+        if isinstance(t.dtype, Record):  # a record is a reference to the element (_records)
+            return Val(f"(&{base.code}({', '.join(codes)}))", t.dtype)
         return Val(f"{base.code}({', '.join(codes)})", t.dtype)
     code = base.code
     for c in codes:
@@ -138,12 +141,25 @@ def load(tr, node, base: Val) -> Val:
     return _access(base, codes)
 
 
+def field_name(node):
+    """The field a subscript names (``r['x']``, ``a['x']``): a string constant, else None."""
+    if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
 def _element(tr, target, what):
     """The element a subscript target names, as a Val whose code is a ``T&``; None while
     types are still unknown."""
     base = tr.expr(target.value)
     if isinstance(base.type, Bottom):
         return None
+    if isinstance(base.type, Record):  # r['x'] = v
+        name = field_name(target)
+        if name is None:
+            raise tr.error(target, f"a record is indexed by a field name constant, "
+                                   f"r['x'] (record {base.type})")
+        return records.field_store_ref(tr, target, base, name)
     if isinstance(base.type, TupleType):
         raise tr.error(target, f"tuples are immutable: cannot {what} an item of {base.type}")
     if not is_array(base.type):
@@ -177,6 +193,9 @@ def store(tr, target, v: Val):
     elem = _element(tr, target, "assign to")
     if elem is None or isinstance(v.type, Bottom):
         return
+    if isinstance(elem.type, Record):  # a[i] = a[j], a[i] = r: the record's bytes
+        records.copy_record(tr, target, elem, v)
+        return
     _check_storable(tr, target, v, elem.type)
     tr.emit(f"{elem.code} = {tr.cast(target, v, elem.type)};")
 
@@ -194,7 +213,8 @@ def aug_store(tr, s, op):
     if isinstance(r.type, Bottom):
         return
     _check_storable(tr, s, r, elem.type)
-    tr.emit(f"{t}& {ref} = {elem.code};")
+    # auto&: a field of a packed record is an nu::unaligned<T>, which converts to T.
+    tr.emit(f"auto& {ref} = {elem.code};")
     tr.emit(f"const {t} {old} = {ref};")
     tr.emit(f"{ref} = {tr.cast(s, r, elem.type)};")
 
@@ -245,6 +265,8 @@ def attribute(tr, node, base: Val) -> Val:
                    Array(part, t.ndim, "A"))
     if node.attr == "real":
         return base  # NumPy: the array itself for real dtypes
+    if isinstance(t.dtype, Record):  # a.x: the field of every element
+        return records.field_view(tr, node, base, node.attr)
     raise tr.error(node, f"array attribute '.{node.attr}' is not supported (supported on "
                          f"arrays: {_SUPPORTED})")
 

@@ -15,7 +15,8 @@ import ast
 
 import numpy as np
 
-from ..types import Array, Scalar, bool_, from_dtype
+from ..types import Array, Record, Scalar, bool_, from_dtype
+from ._records import random_states_ok
 from ._types import (
     BOTTOM,
     WEAK_BOOL,
@@ -23,6 +24,7 @@ from ._types import (
     Bottom,
     TupleType,
     ctype,
+    element_ctype,
     is_array,
     kind_of,
     strong,
@@ -167,7 +169,8 @@ def _bind(tr, node, api, args, kwargs, names, required=None):
 def _view(tr, dtype: Scalar, shape, pointer: str) -> Val:
     t = Array(dtype, len(shape), "C")
     dims = ", ".join(f"{s}LL" for s in shape)
-    return Val(f"nu::kern::contiguous_view<{ctype(dtype)}, {len(shape)}>({pointer}, {{{dims}}})", t)
+    return Val(f"nu::kern::contiguous_view<{element_ctype(dtype)}, {len(shape)}>({pointer}, "
+               f"{{{dims}}})", t)
 
 
 def _memory_array(tr, node, space, args, kwargs):
@@ -175,7 +178,7 @@ def _memory_array(tr, node, space, args, kwargs):
     shape_v, dtype_v = _bind(tr, node, api, args, kwargs, ("shape", "dtype"))
     dtype = _dtype_arg(tr, node, dtype_v, api)
     shape = _shape_arg(tr, node, shape_v, api, allow_zero=space == "shared")
-    t = ctype(dtype)
+    t = element_ctype(dtype)  # a record's struct (records in shared and local memory)
     if space == "shared" and shape == (0,):
         # Dynamic shared memory: every such array starts at the same address (as in Numba
         # and CUDA); its length is what the launch gave, in elements.
@@ -204,6 +207,9 @@ def constant_array(tr, node, name, arr: np.ndarray) -> Val:
     except TypeError:
         raise tr.error(node, f"global array '{name}' has unsupported dtype {arr.dtype}") from None
     if arr.ndim == 0:
+        if isinstance(dtype, Record):
+            raise tr.error(node, f"global record '{name}' (0-d) cannot be frozen into the "
+                                 f"kernel; use a 1-element array")
         return const_val(arr[()])
     data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
     consts = tr.ctx.constants
@@ -220,7 +226,7 @@ def constant_array(tr, node, name, arr: np.ndarray) -> Val:
                                  f"{{{body}}};")
         consts[key] = symbol
     shape = arr.shape if arr.size else tuple(max(1, s) for s in arr.shape)
-    t = ctype(dtype)
+    t = element_ctype(dtype)
     v = _view(tr, dtype, shape, f"reinterpret_cast<const {t}*>({symbol})")
     if not arr.size:  # an empty global: a view of size 0 (never dereferenced)
         dims = ", ".join(f"{s}LL" for s in arr.shape)
@@ -389,12 +395,17 @@ def _random(tr, node, name, args, kwargs):
         raise tr.error(node, f"cuda.random.{name} is not a device function")
     states, index = _bind(tr, node, api, args, kwargs, ("states", "index"))
     t = states.type
-    if not (is_array(t) and t.dtype.name == "uint64" and t.ndim == 2):
-        raise tr.error(node, f"{api}: states must be the uint64 array of shape (n, 2) that "
-                             f"create_xoroshiro128p_states() returns (got "
+    if random_states_ok(t):  # Numba's layout: records (s0, s1), seen as (n, 2) words
+        code = f"nu::kern::xoroshiro128p_words({states.code})"
+    elif is_array(t) and t.dtype.name == "uint64" and t.ndim == 2:
+        code = states.code  # the (n, 2) uint64 form of earlier versions
+    else:
+        raise tr.error(node, f"{api}: states must be the array create_xoroshiro128p_states() "
+                             f"returns: records of xoroshiro128p_dtype ([('s0', uint64), "
+                             f"('s1', uint64)]), or a uint64 array of shape (n, 2) (got "
                              f"{getattr(t, 'name', t)})")
     idx = _int_arg(tr, node, index, _INT64, api)
-    return Val(f"nu::kern::{name}({states.code}, {idx})", _RANDOM[name])
+    return Val(f"nu::kern::{name}({code}, {idx})", _RANDOM[name])
 
 
 _FLOAT16 = Scalar("float16", "f2")

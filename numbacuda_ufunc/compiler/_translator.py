@@ -18,9 +18,10 @@ import types as pytypes
 
 import numpy as np
 
-from ..types import Scalar
+from ..types import Record, Scalar
 from . import _arrays as arrays
 from . import _kernel_api as kernel_api
+from . import _record_access as records
 from . import _tuples as tuples
 from ._bytecode import HIDDEN
 from ._library import UFUNC_NIN, call_library, lookup_attribute, lookup_global_function
@@ -300,6 +301,9 @@ class FunctionTranslator:
         if is_array(v.type):
             raise self.error(node, f"{what}: whole arrays are not supported here (got "
                                    f"{v.type}); index their elements, as in a[i]")
+        if isinstance(v.type, Record):
+            raise self.error(node, f"{what}: a record is not a number (got {v.type}); read "
+                                   f"one of its fields, as in r.x")
         return True
 
     # ---- statements ------------------------------------------------------------------------
@@ -401,6 +405,8 @@ class FunctionTranslator:
             self.assign_name(target, target.id, v)
         elif isinstance(target, ast.Subscript):
             arrays.store(self, target, v)
+        elif isinstance(target, ast.Attribute):  # r.x = v on a record
+            records.store_attribute(self, target, v)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(v.type, Bottom):
                 for t in target.elts:
@@ -461,6 +467,9 @@ class FunctionTranslator:
         op = _BINOPS.get(type(s.op))
         if isinstance(s.target, ast.Subscript):
             arrays.aug_store(self, s, op)
+            return
+        if isinstance(s.target, ast.Attribute):
+            records.aug_attribute(self, s, op)
             return
         if not isinstance(s.target, ast.Name):
             raise self.error(s, "augmented assignment is supported only to names and array "
@@ -694,6 +703,8 @@ class FunctionTranslator:
             return Val("0", BOTTOM)
         if is_array(base.type):
             return arrays.attribute(self, e, base)
+        if isinstance(base.type, Record):
+            return records.field_read(self, e, base, e.attr)
         if e.attr in ("real", "imag") and self._numeric(e, base, f".{e.attr}"):
             t = base.type
             if is_complex(t):
@@ -713,6 +724,14 @@ class FunctionTranslator:
         base = self.expr(e.value)
         if isinstance(base.type, Bottom):
             return Val("0", BOTTOM)
+        name = arrays.field_name(e)
+        if name is not None and isinstance(base.type, Record):  # r['x']
+            return records.field_read(self, e, base, name)
+        if name is not None and is_array(base.type) and isinstance(base.type.dtype, Record):
+            return records.field_view(self, e, base, name)  # a['x']
+        if isinstance(base.type, Record):
+            raise self.error(e, f"a record is indexed by a field name constant, r['x'] "
+                                f"(record {base.type})")
         if is_array(base.type):
             return arrays.load(self, e, base)
         if not isinstance(base.type, TupleType):
@@ -974,6 +993,9 @@ class FunctionTranslator:
                                         f"(got {a.type}); apply it to the elements")
         if isinstance(ref, (BuiltinRef, LibFuncRef)):
             return call_library(self, e, ref, args, kwargs)
+        if isinstance(ref, TypeRef) and isinstance(ref.scalar, Record):
+            raise self.error(e, f"a record dtype cannot be called to make a value (got "
+                                f"{ref.scalar}); use it as the dtype of an array")
         if isinstance(ref, TypeRef):
             if kwargs or len(args) > 1:
                 raise self.error(e, f"{ref.scalar.name}() takes one argument")
@@ -1004,7 +1026,7 @@ class FunctionTranslator:
                 v = c
             # A Ref (a dtype, a function, cuda.atomic.add...) is a compile-time argument:
             # the callee is specialised on it and it is not passed at run time.
-            if not isinstance(v.type, (TupleType, Ref)) and not is_array(v.type):
+            if not isinstance(v.type, (TupleType, Ref, Record)) and not is_array(v.type):
                 self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()")
             vals.append(v)
         types = tuple(v.type for v in vals)

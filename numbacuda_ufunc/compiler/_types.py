@@ -22,6 +22,7 @@ import numpy as np
 from ..types import (
     SCALARS,
     Array,
+    Record,
     Scalar,
     bool_,
     complex128,
@@ -45,6 +46,7 @@ __all__ = [
     "call_result",
     "complex_of",
     "ctype",
+    "element_ctype",
     "float_of",
     "is_array",
     "is_complex",
@@ -145,7 +147,9 @@ def ctype(t) -> str:
     if isinstance(t, Array):
         # The layout is a fact the translator may use, not part of the C++ type: every
         # view carries its byte strides (src/kernels/nu_array.cuh).
-        return f"nu::array<{ctype(t.dtype)}, {t.ndim}>"
+        return f"nu::array<{element_ctype(t.dtype)}, {t.ndim}>"
+    if isinstance(t, Record):  # a record value is a reference to its bytes (_records.py)
+        return element_ctype(t) + "*"
     if isinstance(t, TupleType):
         n = len(t.items)
         if not 2 <= n <= 4:
@@ -156,14 +160,25 @@ def ctype(t) -> str:
     return _CTYPES[strong(t).name]
 
 
+def element_ctype(t) -> str:
+    """The C++ type of an array element of type ``t``: a record's struct, else ctype(t)."""
+    if isinstance(t, Record):
+        from ._records import struct_name
+
+        return struct_name(t)
+    return ctype(t)
+
+
 def typecode(t) -> str:
     """Short code used in generated symbol names (f8, i4, wi for a Python int...)."""
     if isinstance(t, Weak):
         return "w" + t.kind
     if isinstance(t, TupleType):
         return "t" + "".join(typecode(x) for x in t.items) + "e"
+    if isinstance(t, Record):
+        return "R" + element_ctype(t)[-8:]
     if isinstance(t, Array):
-        return f"{_CODES[t.dtype.name]}a{t.ndim}"
+        return f"{typecode(t.dtype)}a{t.ndim}"
     if not isinstance(t, Scalar):  # a compile-time argument (dtype, function...)
         return "r" + "".join(c for c in t.name if c.isalnum())[:16]
     return _CODES[t.name]

@@ -14,7 +14,8 @@ import weakref
 from dataclasses import dataclass, field
 
 from ..errors import CompileError
-from ..types import Array, Scalar, parse_signature
+from ..types import Array, Record, Scalar, parse_signature
+from . import _records
 from ._source import error_at, load_source
 from ._translator import FunctionTranslator
 from ._types import BOTTOM, TupleType, strong, typecode
@@ -129,7 +130,8 @@ def _source_of(records) -> str:
     # batch them) even when they call the same helper.
     defs = [f"#ifndef NU_DEFINED_{r.name}\n#define NU_DEFINED_{r.name}\n{r.definition}\n#endif"
             for r in records]
-    return "\n".join(protos) + "\n\n" + "\n\n".join(defs) + "\n"
+    body = "\n".join(protos) + "\n\n" + "\n\n".join(defs) + "\n"
+    return _records.definitions(body) + body  # the structs of record dtypes used
 
 
 _cache_lock = threading.Lock()
@@ -161,6 +163,11 @@ def _as_types(arg_types):
     for t in arg_types:
         if isinstance(t, str):
             t = parse_signature(f"({t},)").args[0]
+        if isinstance(t, Record) or isinstance(t, Array) and isinstance(t.dtype, Record):
+            try:
+                _records.struct_name(t if isinstance(t, Record) else t.dtype)
+            except _records.RecordError as exc:
+                raise CompileError(f"translate(): {exc}") from None
         if not isinstance(t, (Scalar, TupleType, Array)):
             raise CompileError(f"translate(): argument types must be scalar or array types "
                                f"such as float32 or float32[:, :] (got {t!r})")

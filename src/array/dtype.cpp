@@ -1,6 +1,10 @@
 // src/array/dtype.cpp: element type table
 #include "array/dtype.h"
 
+#include <array>
+#include <atomic>
+#include <mutex>
+
 #include "runtime/errors.h"
 
 namespace nu {
@@ -24,7 +28,27 @@ constexpr dtype_row k_rows[] = {
     {dtype::bfloat16, 'V', 2, "bfloat16"},
 };
 
-const dtype_row& row(dtype t) { return k_rows[static_cast<int>(t)]; }
+struct record_row {
+    std::string key;
+    std::string name;
+    std::size_t size = 0;
+};
+
+// Rows are written once, under the mutex, before their id is handed out; ids only grow.
+std::mutex g_record_mutex;
+std::array<record_row, k_max_records> g_records;
+std::atomic<int> g_record_count{0};
+
+const record_row& record(dtype t) {
+    const int k = static_cast<int>(t) - k_first_record;
+    NU_ASSERT(k >= 0 && k < g_record_count.load(std::memory_order_acquire));
+    return g_records[static_cast<std::size_t>(k)];
+}
+
+const dtype_row& row(dtype t) {
+    NU_ASSERT(static_cast<int>(t) < k_dtype_count);
+    return k_rows[static_cast<int>(t)];
+}
 
 bool little_endian_host() {
     const std::uint16_t probe = 1;
@@ -33,11 +57,27 @@ bool little_endian_host() {
 
 }  // namespace
 
-std::size_t itemsize(dtype t) { return row(t).size; }
+dtype record_dtype(const std::string& key, std::size_t size, const std::string& name) {
+    std::lock_guard<std::mutex> lock(g_record_mutex);
+    const int n = g_record_count.load(std::memory_order_relaxed);
+    for (int k = 0; k < n; ++k) {
+        if (g_records[static_cast<std::size_t>(k)].key == key) return static_cast<dtype>(k_first_record + k);
+    }
+    if (n == k_max_records) {
+        throw type_error("record dtype " + name + ": this process already uses " + std::to_string(k_max_records) +
+                         " distinct record dtypes, the most the engine holds");
+    }
+    g_records[static_cast<std::size_t>(n)] = record_row{key, name, size};
+    g_record_count.store(n + 1, std::memory_order_release);
+    return static_cast<dtype>(k_first_record + n);
+}
 
-const char* dtype_name(dtype t) { return row(t).name; }
+std::size_t itemsize(dtype t) { return is_record(t) ? record(t).size : row(t).size; }
+
+const char* dtype_name(dtype t) { return is_record(t) ? record(t).name.c_str() : row(t).name; }
 
 std::string typestr(dtype t) {
+    if (is_record(t)) return "|V" + std::to_string(record(t).size);
     const dtype_row& r = row(t);
     const char order = r.size == 1 ? '|' : (little_endian_host() ? '<' : '>');
     return std::string{order, r.kind} + std::to_string(r.size);

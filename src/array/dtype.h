@@ -16,6 +16,17 @@ enum class dtype : std::uint8_t {
 };
 constexpr int k_dtype_count = 15;
 
+// Record (structured) dtypes: ids from k_first_record up, handed out as each distinct layout
+// is first seen (the bindings key them by NumPy's description). The engine only moves their
+// bytes and compares ids; the translator reads their fields. No loop, cast or reduction
+// takes them: the tables below refuse them, so a ufunc call names its input's dtype.
+constexpr int k_first_record = 32;
+constexpr int k_max_records = 224;
+inline bool is_record(dtype t) { return static_cast<int>(t) >= k_first_record; }
+// The id of the record dtype described by `key`, `size` bytes long, printed as `name`;
+// registered on first use. Throws type_error once k_max_records layouts are in use.
+dtype record_dtype(const std::string& key, std::size_t size, const std::string& name);
+
 std::size_t itemsize(dtype t);
 const char* dtype_name(dtype t);   // "float32"
 std::string typestr(dtype t);      // array-interface spelling, "<f4" (native order)

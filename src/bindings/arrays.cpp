@@ -269,6 +269,7 @@ py::dict cuda_array_interface(const nu::device_array& a) {
     d["shape"] = to_tuple(v.shape);
     d["strides"] = v.is_c_contiguous() ? py::object(py::none()) : py::object(to_tuple(v.strides));
     d["typestr"] = nu::typestr(v.type);
+    if (nu::is_record(v.type)) d["descr"] = to_numpy_dtype(v.type).attr("descr");  // the fields
     d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(v.size() ? v.data : nullptr), false);
     d["version"] = 3;
     // CAI v3: 1 names the legacy default stream; None means "no synchronization needed".
@@ -294,6 +295,10 @@ py::capsule to_dlpack(const nu::device_array& a, py::handle stream) {
         nu::active_backend().synchronize_stream(a.stream() ? a.stream()->handle : nullptr);
     }
     const nu::array_view& v = a.view();
+    if (nu::is_record(v.type)) {
+        throw nu::type_error(std::string("__dlpack__(): DLPack has no record dtypes (got ") +
+                             nu::dtype_name(v.type) + ")");
+    }
     auto* h = new dlpack_holder{a, {v.shape.begin(), v.shape.end()}, {}, {}};
     const auto item = static_cast<std::int64_t>(nu::itemsize(v.type));
     for (std::int64_t s : v.strides) h->strides.push_back(s / item);

@@ -89,10 +89,41 @@ int bfloat16_type_num() {
     return num;
 }
 
+namespace {
+
+// The NumPy dtype of each registered record id (index: id - k_first_record). Leaked, as the
+// other dtype tables: they live as long as the module.
+std::vector<py::dtype>& record_dtypes() {
+    static auto* table = new std::vector<py::dtype>();
+    return *table;
+}
+
+// A structured dtype: registered by its NumPy description, so equal layouts share an id.
+nu::dtype record_of(const py::dtype& dt, const char* what) {
+    const std::string text = py::str(dt).cast<std::string>();
+    if (py::bool_(dt.attr("hasobject"))) {
+        throw nu::type_error(std::string(what) + ": record dtype " + text +
+                             " has Python object fields, which device memory cannot hold");
+    }
+    if (!py::bool_(dt.attr("isnative"))) {
+        throw nu::type_error(std::string(what) + ": record dtype " + text +
+                             " has fields in non-native byte order (convert with "
+                             "dtype.newbyteorder('=') first)");
+    }
+    const nu::dtype t = nu::record_dtype(repr_of(dt), dt.itemsize(), text);
+    auto& table = record_dtypes();
+    const std::size_t k = static_cast<std::size_t>(static_cast<int>(t) - nu::k_first_record);
+    if (k == table.size()) table.push_back(dt);  // first use (the GIL orders these calls)
+    return t;
+}
+
+}  // namespace
+
 nu::dtype dtype_of(const py::dtype& dt, const char* what) {
     const int code = dtype_from_type_num(dt.num());
     const char order = dt.byteorder();
     if (code >= 0 && order != '>' && order != '<') return static_cast<nu::dtype>(code);
+    if (dt.kind() == 'V' && dt.has_fields()) return record_of(dt, what);
     if (dt.kind() == 'V') {  // only bfloat16 among the void dtypes: typestr '<V2' is not enough
         throw nu::type_error(std::string(what) + ": unsupported dtype '" +
                              py::str(dt).cast<std::string>() + "' (supported: bool, int8..int64, "
@@ -103,6 +134,9 @@ nu::dtype dtype_of(const py::dtype& dt, const char* what) {
 }
 
 py::dtype to_numpy_dtype(nu::dtype t) {
+    if (nu::is_record(t)) {
+        return record_dtypes().at(static_cast<std::size_t>(static_cast<int>(t) - nu::k_first_record));
+    }
     // Built once: dtype objects are immutable, and parsing a typestr per call shows up in
     // the ufunc call overhead. bfloat16 needs ml_dtypes, imported on first use.
     static const auto* cache = [] {

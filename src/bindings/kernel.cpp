@@ -135,6 +135,24 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
         // Byte-swapped: the kernel works on a native copy, written back after the launch.
         arr = native_order(arr, &keep, arr.writeable() && arr.ndim() > 0);
         a.view = host_view(arr, [&] { return api_text() + ": argument " + std::to_string(k + 1); });
+        if (arr.ndim() == 0 && nu::is_record(a.view.type)) {
+            // A record (np.void from a structured array, or a 0-d structured array): passed
+            // by reference, as Numba does, so the kernel's writes reach its memory.
+            a.is_array = true;
+            if (nu::active_backend().emulated()) {
+                if (!arr.writeable()) {
+                    arr = py::array(py::module_::import("numpy").attr("array")(arr));
+                    a.view.data = arr.mutable_data();
+                }
+            } else {
+                a.host = true;
+                a.read_only = !arr.writeable();
+            }
+            keep.push_back(arr);
+            key += static_cast<char>(a.view.type);
+            key += static_cast<char>(0);
+            return a;
+        }
         if (arr.ndim() == 0) {
             if (ndarray) bad_argument(api_text(), k, "is a 0-d array; pass a 1-element array or a scalar");
             nu::scalar_value v;
@@ -230,11 +248,12 @@ void bind_kernel(py::module_& m) {
         .def("__getitem__", &configure)
         .def("_forall", &configure_forall, py::arg("tasks"), py::arg("stream"), py::arg("sharedmem"))
         .def("_add_spec",
-             [](nu::jit_kernel& k, const std::vector<std::pair<std::string, int>>& params, std::string function,
-                std::string source, bool cooperative, std::int64_t static_shared, bool grid_sync) {
+             [](nu::jit_kernel& k, const std::vector<std::tuple<py::object, int, std::string>>& params,
+                std::string function, std::string source, bool cooperative, std::int64_t static_shared,
+                bool grid_sync) {
                  nu::kernel_spec s;
-                 for (const auto& [typestr, ndim] : params) {
-                     s.params.push_back({nu::dtype_from_typestr(typestr, "cuda.jit"), ndim});
+                 for (const auto& [dtype, ndim, ctype] : params) {
+                     s.params.push_back({as_dtype(dtype, "cuda.jit"), ndim, ctype});
                  }
                  s.function = std::move(function);
                  s.source = std::move(source);

@@ -64,9 +64,16 @@ To cast_from(const scalar_value& v) {
 
 }  // namespace
 
-bool can_cast_safe(dtype from, dtype to) { return k_safe[row(from)][row(to)] == '1'; }
+// Record dtypes cast to nothing (no loop takes them); equal ids are handled by `no`/`equiv`.
+bool can_cast_safe(dtype from, dtype to) {
+    if (is_record(from) || is_record(to)) return from == to;
+    return k_safe[row(from)][row(to)] == '1';
+}
 
-bool can_cast_same_kind(dtype from, dtype to) { return k_same_kind[row(from)][row(to)] == '1'; }
+bool can_cast_same_kind(dtype from, dtype to) {
+    if (is_record(from) || is_record(to)) return from == to;
+    return k_same_kind[row(from)][row(to)] == '1';
+}
 
 bool can_cast(dtype from, dtype to, casting_rule rule) {
     switch (rule) {
@@ -91,7 +98,7 @@ char dtype_kind(dtype t) {
 char dtype_char(dtype t) {
     static constexpr char chars[] = {'?', 'b', 'h', 'i', 'l', 'B', 'H', 'I', 'L', 'f', 'd', 'F', 'D',
                                      'e', 'E'};
-    return chars[static_cast<int>(t)];
+    return is_record(t) ? 'V' : chars[static_cast<int>(t)];
 }
 
 scalar_value convert_scalar(const scalar_value& from, dtype to) {

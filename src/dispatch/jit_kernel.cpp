@@ -38,7 +38,7 @@ std::string dims_text(const unsigned (&d)[3]) {
 }
 
 std::string param_text(const kernel_param& p) {
-    if (p.ndim < 0) return dtype_name(p.type);
+    if (p.ndim <= 0) return dtype_name(p.type);
     std::string s = std::string(dtype_name(p.type)) + "[";
     for (int k = 0; k < p.ndim; ++k) s += k ? ", :" : ":";
     return s + "]";
@@ -85,7 +85,8 @@ std::string jit_kernel::source(int index, bool host) {
     std::string args;
     for (const kernel_param& p : s.params) {
         words += words_of(p);
-        args += std::string(", nu::karg<") + c_type_name(p.type) + ", " + std::to_string(p.ndim) + ">";
+        const std::string ctype = p.ctype.empty() ? std::string(c_type_name(p.type)) : p.ctype;
+        args += ", nu::karg<" + ctype + ", " + std::to_string(p.ndim) + ">";
     }
     // The emulation always checks bounds: a stray write would corrupt the interpreter.
     std::string src = host || m_debug ? "#define NU_BOUNDSCHECK 1\n" : "";
@@ -210,7 +211,7 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         }
         if (!a.is_array || a.view.type != p.type || a.view.ndim() != p.ndim) {
             throw type_error(api() + ": argument " + std::to_string(k + 1) + " must be a " + param_text(p) +
-                             " array for this specialization");
+                             (p.ndim == 0 ? " record" : " array") + " for this specialization");
         }
         array_view v = a.view;
         if (a.host && !host) {

@@ -16,11 +16,12 @@
 
 namespace nu {
 
-// One parameter of a specialization: an array of `ndim` >= 1 dimensions, or a scalar
-// passed by value (ndim == -1).
+// One parameter of a specialization: an array of `ndim` >= 1 dimensions, a scalar passed
+// by value (ndim == -1), or a record passed by reference (ndim == 0, its address).
 struct kernel_param {
     dtype type = dtype::float64;
     int ndim = -1;
+    std::string ctype;  // the element's C++ type when the translator names it (records)
 };
 
 // A specialization as the translator made it (numbacuda_ufunc/kernel.py registers it).

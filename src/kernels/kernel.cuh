@@ -31,15 +31,17 @@ struct kernel_params {
     long long w[WORDS > 0 ? WORDS : 1];
 };
 
-// Parameter k of the kernel function: N >= 1 an nu::array<T, N>, N == -1 a scalar T.
+// Parameter k of the kernel function: N >= 1 an nu::array<T, N>, N == -1 a scalar T,
+// N == 0 a record T passed by reference (a T*).
 // Words, each 8 bytes: an array is data, shape[N], strides[N] (nu::array's own layout); a
-// scalar its bytes from the start of one word, or two words for complex128.
+// scalar its bytes from the start of one word, or two words for complex128; a record its
+// address.
 template <class T, int N>
 struct karg {
-    static_assert(N >= 1 || N == -1, "nu::karg: N is an array's ndim (>= 1), or -1 for a scalar");
+    static_assert(N >= 0 || N == -1, "nu::karg: N is an array's ndim (>= 1), 0 for a record, -1 for a scalar");
     using type = T;
     static constexpr int ndim = N;
-    static constexpr int words = N >= 1 ? 1 + 2 * N : int((sizeof(T) + 7) / 8);
+    static constexpr int words = N >= 0 ? 1 + 2 * N : int((sizeof(T) + 7) / 8);
 };
 
 }  // namespace nu
@@ -213,6 +215,8 @@ struct kernel_signature {
                 a.strides[d] = w[1 + Arg::ndim + d];
             }
             return a;
+        } else if constexpr (Arg::ndim == 0) {
+            return reinterpret_cast<T*>(w[0]);
         } else {
             return *reinterpret_cast<const T*>(w);
         }

@@ -32,12 +32,13 @@ namespace detail {
 // Internal linkage: each kernel module keeps its own (g++ gives an inline variable
 // STB_GNU_UNIQUE binding, which would keep dlclose from unloading the module).
 #ifdef NU_HOST_BUILD
-alignas(16) static thread_local unsigned char g_out_of_bounds_sink[16];
+alignas(16) static thread_local unsigned char g_out_of_bounds_sink[4096];
 #else
-static __device__ __align__(16) unsigned char g_out_of_bounds_sink[16];
+static __device__ __align__(16) unsigned char g_out_of_bounds_sink[4096];
 #endif
 
 // The element an out-of-bounds access reads and writes instead: zeroed, so a read gives 0.
+// 4 KiB: the widest element is a record (the translator refuses larger record dtypes).
 // Several threads may share it on the GPU; its value is never used for anything else.
 template <class T>
 NU_COLD T& out_of_bounds(long long index, int axis, long long size) {
@@ -185,6 +186,8 @@ NU_DEVICE T& scalar_ref(const array<T, 0>& a) {
 }
 
 }  // namespace nu
+
+#include "nu_record.cuh"
 
 #ifdef NU_BOUNDSCHECK
 #include "kernel.cuh"

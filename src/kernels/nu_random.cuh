@@ -32,6 +32,20 @@ NU_DEVICE f64 xoroshiro128p_unit_f64(u64 x) {
 
 namespace kern {
 
+// Numba's states: a 1-d array of records (s0, s1), 16 bytes each, seen as the (n, 2) array
+// of their words that the functions below take (the translator checks the record layout).
+template <class R>
+NU_DEVICE array<u64, 2> xoroshiro128p_words(const array<R, 1>& states) {
+    static_assert(sizeof(R) == 2 * sizeof(u64), "xoroshiro128p states are records of two uint64");
+    array<u64, 2> w;
+    w.data = states.data;
+    w.shape[0] = states.shape[0];
+    w.shape[1] = 2;
+    w.strides[0] = states.strides[0];
+    w.strides[1] = static_cast<long long>(sizeof(u64));
+    return w;
+}
+
 NU_DEVICE u64 xoroshiro128p_next(const array<u64, 2>& states, long long index) {
     u64& r0 = states(index, 0);
     u64& r1 = states(index, 1);

@@ -21,7 +21,8 @@ const char* c_type_name(dtype t) {
     static constexpr const char* names[] = {"nu::b1",  "nu::i8",  "nu::i16", "nu::i32", "nu::i64",
                                             "nu::u8",  "nu::u16", "nu::u32", "nu::u64", "nu::f32",
                                             "nu::f64", "nu::c64", "nu::c128", "nu::f16", "nu::bf16"};
-    return names[static_cast<int>(t)];
+    // A record's C++ struct is the translator's (kernel_param::ctype); no loop takes one.
+    return is_record(t) ? "void" : names[static_cast<int>(t)];
 }
 
 int vector_width(dtype out, const std::vector<dtype>& in) {

@@ -1,0 +1,83 @@
+// src/kernels/nu_record.cuh: record (structured dtype) support for translated functions
+//
+// The translator emits one C++ struct per NumPy record dtype, with every field at NumPy's
+// byte offset (explicit padding members, checked by static_assert). A record value in
+// translated code is a pointer to its bytes, so `r = a[i]; r.x = 1` writes the array, as
+// Numba's records do. What the structs need from here:
+//
+// * `unaligned<T>`: a field of a packed dtype that does not sit at a multiple of its
+//   type's alignment in every element (e.g. the float64 of [('x', f8), ('y', i4)], whose
+//   elements are 12 bytes apart). It is stored as bytes and copied, so the GPU never issues
+//   a misaligned load or store.
+// * `field_view`: `a.x` of an array of records, the field of every element as an array of
+//   the same shape and byte strides (NumPy's field view).
+// * `member_array`: `r.h` of a field of sub-array type ('h', f4, (3, 2)), a C-contiguous
+//   view of the bytes inside the record.
+#pragma once
+
+// The structs' offset checks. NVRTC has no constant offsetof (only the null-pointer form,
+// which static_assert refuses); there the layout rests on its construction (every member
+// starts at a multiple of its alignment, after explicit padding) and on the sizeof check,
+// and the host backend's build of the same struct text checks every offset.
+#ifdef __CUDACC_RTC__
+#define NU_RECORD_OFFSET(T, member, offset)
+#else
+#define NU_RECORD_OFFSET(T, member, offset) \
+    static_assert(__builtin_offsetof(T, member) == (offset), #T ": NumPy's offset of " #member)
+#endif
+
+namespace nu {
+
+template <class T>
+struct unaligned {
+    unsigned char bytes[sizeof(T)];
+
+    NU_DEVICE T get() const {
+        T v;
+        unsigned char* out = reinterpret_cast<unsigned char*>(&v);
+        for (unsigned k = 0; k < sizeof(T); ++k) out[k] = bytes[k];
+        return v;
+    }
+    NU_DEVICE operator T() const { return get(); }
+    NU_DEVICE unaligned& operator=(const T& v) {
+        const unsigned char* in = reinterpret_cast<const unsigned char*>(&v);
+        for (unsigned k = 0; k < sizeof(T); ++k) bytes[k] = in[k];
+        return *this;
+    }
+};
+
+// The value of a field, whichever way it is stored.
+template <class T>
+NU_DEVICE const T& field_value(const T& v) {
+    return v;
+}
+template <class T>
+NU_DEVICE T field_value(const unaligned<T>& v) {
+    return v.get();
+}
+
+template <class F, class T, int N>
+NU_DEVICE array<F, N> field_view(const array<T, N>& a, long long offset) {
+    array<F, N> r;
+    r.data = a.data + offset;
+    for (int k = 0; k < N; ++k) {
+        r.shape[k] = a.shape[k];
+        r.strides[k] = a.strides[k];
+    }
+    return r;
+}
+
+template <class F, int N>
+NU_DEVICE array<F, N> member_array(void* p, const long long (&shape)[N]) {
+    array<F, N> r;
+    r.data = static_cast<char*>(p);
+    long long stride = static_cast<long long>(sizeof(F));
+    for (int k = N - 1; k >= 0; --k) {
+        r.shape[k] = shape[k];
+        r.strides[k] = stride;
+        stride *= shape[k];
+    }
+    return r;
+}
+
+}  // namespace nu
