@@ -18,8 +18,23 @@ from numbacuda_ufunc.cuda.random import (
     xoroshiro128p_normal_float64,
     xoroshiro128p_uniform_float32,
     xoroshiro128p_uniform_float64,
+    xoroshiro128p_dtype,
 )
 from numbacuda_ufunc.errors import CompileError
+
+
+def words(states):
+    """Host states as an (n, 2) uint64 array, from either form: Numba's records
+    (xoroshiro128p_dtype) or the (n, 2) uint64 array of earlier versions."""
+    a = states.copy_to_host() if hasattr(states, "copy_to_host") else np.asarray(states)
+    if a.dtype.fields is not None:
+        return a.view(np.uint64).reshape(a.shape[0], 2)
+    return a
+
+
+def legacy(states):
+    """The same generators in the (n, 2) uint64 form of earlier versions."""
+    return cuda.to_device(words(states))
 
 # ---- the reference: Numba's numba/cuda/random.py, on Python ints ----------------------------
 
@@ -163,8 +178,11 @@ def test_import_numba_style():
 def test_states_match_reference(seed, start):
     n = 21
     got = create_xoroshiro128p_states(n, seed=seed, subsequence_start=start).copy_to_host()
-    assert got.dtype == np.uint64 and got.shape == (n, 2)
-    np.testing.assert_array_equal(got, ref_states(n, seed, start))
+    # Numba's layout: one record (s0, s1) per generator.
+    assert got.dtype == xoroshiro128p_dtype and got.shape == (n,)
+    assert xoroshiro128p_dtype.itemsize == 16 and xoroshiro128p_dtype.isalignedstruct
+    np.testing.assert_array_equal(words(got), ref_states(n, seed, start))
+    np.testing.assert_array_equal(got["s0"], ref_states(n, seed, start)[:, 0])
 
 
 def test_states_large_subsequence_start():
@@ -176,13 +194,22 @@ def test_states_large_subsequence_start():
 
 
 def test_init_states_in_place():
-    states = cuda.to_device(np.zeros((10, 2), dtype=np.uint64))
+    states = cuda.to_device(np.zeros((10, 2), dtype=np.uint64))  # the (n, 2) form
     init_xoroshiro128p_states(states, 77, subsequence_start=2)
     np.testing.assert_array_equal(states.copy_to_host(), ref_states(10, 77, 2))
 
 
+@pytest.mark.parametrize("align", [True, False])
+def test_init_record_states_in_place(align):
+    dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=align)
+    states = cuda.device_array(10, dtype=dtype)
+    init_xoroshiro128p_states(states, 77, subsequence_start=2)
+    assert states.dtype == dtype
+    np.testing.assert_array_equal(words(states), ref_states(10, 77, 2))
+
+
 def test_zero_states():
-    assert create_xoroshiro128p_states(0, seed=1).shape == (0, 2)
+    assert create_xoroshiro128p_states(0, seed=1).shape == (0,)
 
 
 @cuda.jit
@@ -202,15 +229,18 @@ def draw(states, kind, out):
                 out[i, k] = xoroshiro128p_normal_float64(states, i)
 
 
-def _draw(kind, dtype, n=8, count=50, seed=3):
+def _draw(kind, dtype, n=8, count=50, seed=3, form="records"):
     states = create_xoroshiro128p_states(n, seed=seed)
+    if form == "legacy":
+        states = legacy(states)
     out = np.full((n, count), 7, dtype=dtype)
     draw[1, 32](states, kind, out)
-    return out, states.copy_to_host()
+    return out, words(states)
 
 
-def test_next_matches_reference():
-    got, after = _draw(0, np.uint64)
+@pytest.mark.parametrize("form", ["records", "legacy"])
+def test_next_matches_reference(form):
+    got, after = _draw(0, np.uint64, form=form)
     ref = ref_states(8, 3)
     for i in range(8):
         s = [int(v) for v in ref[i]]
@@ -218,10 +248,11 @@ def test_next_matches_reference():
         assert [int(v) for v in after[i]] == s  # the state advanced in place
 
 
+@pytest.mark.parametrize("form", ["records", "legacy"])
 @pytest.mark.parametrize("kind,dtype,conv", [(1, np.float32, ref_uniform32),
                                              (2, np.float64, ref_uniform64)])
-def test_uniform_matches_reference(kind, dtype, conv):
-    got, _ = _draw(kind, dtype)
+def test_uniform_matches_reference(kind, dtype, conv, form):
+    got, _ = _draw(kind, dtype, form=form)
     ref = ref_states(8, 3)
     for i in range(8):
         s = [int(v) for v in ref[i]]
@@ -233,6 +264,9 @@ def test_uniform_matches_reference(kind, dtype, conv):
                                                    (4, np.float64, ref_normal64)])
 def test_normal_matches_reference(kind, dtype, ref_normal):
     got, after = _draw(kind, dtype)
+    legacy_got, legacy_after = _draw(kind, dtype, form="legacy")
+    np.testing.assert_array_equal(legacy_got, got)  # both forms: the same bits
+    np.testing.assert_array_equal(legacy_after, after)
     ref = ref_states(8, 3)
     for i in range(8):
         s = [int(v) for v in ref[i]]
@@ -249,11 +283,14 @@ def jump_each(states):
         xoroshiro128p_jump(states, i)
 
 
-def test_jump_matches_reference():
+@pytest.mark.parametrize("form", ["records", "legacy"])
+def test_jump_matches_reference(form):
     states = create_xoroshiro128p_states(5, seed=11)
+    if form == "legacy":
+        states = legacy(states)
     jump_each[1, 8](states)
     # Generator i after one jump is where generator i + 1 started.
-    np.testing.assert_array_equal(states.copy_to_host(), ref_states(6, 11)[1:])
+    np.testing.assert_array_equal(words(states), ref_states(6, 11)[1:])
 
 
 @cuda.jit
@@ -317,14 +354,18 @@ def test_every_kernel_compiles_to_ptx(kernel):
 
 @pytest.mark.parametrize("states", [np.zeros((4, 2), dtype=np.int64),
                                     np.zeros(8, dtype=np.uint64),
-                                    np.zeros((4, 2), dtype=np.float64)])
+                                    np.zeros((4, 2), dtype=np.float64),
+                                    np.zeros(4, dtype=[("s0", np.uint64), ("s2", np.uint64)]),
+                                    np.zeros(4, dtype=[("s0", np.uint32), ("s1", np.uint64)]),
+                                    np.zeros((4, 2), dtype=xoroshiro128p_dtype)])
 def test_wrong_states_type(states):
     @cuda.jit
     def bad(states):
         xoroshiro128p_uniform_float32(states, 0)
 
     with pytest.raises(CompileError, match=r"xoroshiro128p_uniform_float32\(\): states must "
-                                           r"be the uint64 array of shape \(n, 2\)"):
+                                           r"be the array create_xoroshiro128p_states\(\) "
+                                           r"returns: records of xoroshiro128p_dtype"):
         bad[1, 1](states)
 
 
@@ -349,8 +390,12 @@ def test_host_api_errors():
     with pytest.raises(ValueError, match=r"subsequence_start must be in \[0, 2\*\*64\)"):
         create_xoroshiro128p_states(2, seed=1, subsequence_start=-1)
     with pytest.raises(TypeError, match=r"init_xoroshiro128p_states\(\): states must be a "
+                                        r"1-d array of xoroshiro128p_dtype records or a "
                                         r"uint64 array of shape \(n, 2\)"):
         init_xoroshiro128p_states(cuda.to_device(np.zeros(4, dtype=np.uint64)), seed=1)
+    with pytest.raises(TypeError, match=r"states must be a 1-d array of xoroshiro128p_dtype"):
+        init_xoroshiro128p_states(cuda.device_array(4, dtype=[("s0", "u8"), ("t", "u8")]),
+                                  seed=1)
     with pytest.raises(TypeError, match=r"states must be a device array"):
         init_xoroshiro128p_states(np.zeros((4, 2), dtype=np.uint64), seed=1)
 
@@ -360,7 +405,7 @@ def test_seeding_is_fast():
     states = create_xoroshiro128p_states(100_000, seed=42)
     assert time.perf_counter() - t0 < 2.0  # walking 1e5 jumps in Python takes minutes
     host = states.copy_to_host()
-    np.testing.assert_array_equal(host[:3], ref_states(3, 42))
+    np.testing.assert_array_equal(words(host[:3]), ref_states(3, 42))
     # The last state is the first one advanced by 99_999 jumps.
     s = create_xoroshiro128p_states(1, seed=42, subsequence_start=99_999).copy_to_host()
     np.testing.assert_array_equal(host[-1], s[0])

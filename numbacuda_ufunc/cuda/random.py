@@ -5,9 +5,10 @@ generator 0 with SplitMix64 and places generator ``i`` 2**64 steps (one jump) af
 generator ``i - 1``; kernels call ``xoroshiro128p_uniform_float32(states, i)`` and friends,
 which src/kernels/nu_random.cuh implements.
 
-One difference: Numba's states are a 1-d array of records ``[('s0', uint64), ('s1',
-uint64)]``. The engine has no record dtypes, so here the states are a uint64 device array
-of shape ``(n, 2)`` whose row ``i`` is ``(s0, s1)``; the same 16 bytes per generator.
+The states are Numba's: a 1-d device array of ``xoroshiro128p_dtype`` records
+``[('s0', uint64), ('s1', uint64)]``, 16 bytes per generator. Earlier versions used a
+uint64 array of shape ``(n, 2)`` whose row ``i`` is ``(s0, s1)``, the same bytes; the
+device functions and ``init_xoroshiro128p_states`` still take that form too.
 
 Seeding runs on the host, then one copy to the device. Consecutive generators are
 successive jumps, a sequential chain; instead of walking it we apply powers of the jump,
@@ -24,7 +25,7 @@ import numpy as np
 from ..compiler.intrinsics import Intrinsic
 
 __all__ = [
-    "create_xoroshiro128p_states", "init_xoroshiro128p_states", "xoroshiro128p_jump",
+    "create_xoroshiro128p_states", "xoroshiro128p_dtype", "init_xoroshiro128p_states", "xoroshiro128p_jump",
     "xoroshiro128p_next", "xoroshiro128p_normal_float32", "xoroshiro128p_normal_float64",
     "xoroshiro128p_uniform_float32", "xoroshiro128p_uniform_float64",
 ]
@@ -36,6 +37,9 @@ xoroshiro128p_uniform_float32 = Intrinsic("random.xoroshiro128p_uniform_float32"
 xoroshiro128p_uniform_float64 = Intrinsic("random.xoroshiro128p_uniform_float64")
 xoroshiro128p_normal_float32 = Intrinsic("random.xoroshiro128p_normal_float32")
 xoroshiro128p_normal_float64 = Intrinsic("random.xoroshiro128p_normal_float64")
+
+# Numba's state record: the generator's two words.
+xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
 
 _MASK64 = (1 << 64) - 1
 _JUMP = (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922)
@@ -135,8 +139,18 @@ def _uint64_arg(value, api: str, name: str, wrap: bool) -> int:
     return v
 
 
+def _is_record_states(dtype, shape) -> bool:
+    """Whether (dtype, shape) is a 1-d array of records laid out as xoroshiro128p_dtype."""
+    fields = dtype.fields
+    return (fields is not None and len(shape) == 1 and dtype.itemsize == 16
+            and set(fields) == {"s0", "s1"}
+            and fields["s0"][0] == np.uint64 and fields["s0"][1] == 0
+            and fields["s1"][0] == np.uint64 and fields["s1"][1] == 8)
+
+
 def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
-    """Seed the generators in ``states`` (a uint64 device array of shape (n, 2)).
+    """Seed the generators in ``states``: a device array of ``xoroshiro128p_dtype``
+    records (Numba's), or a uint64 device array of shape (n, 2).
 
     Generator ``i`` starts ``subsequence_start + i`` jumps of 2**64 steps after the
     SplitMix64 seeding of ``seed``, so no two threads overlap unless one draws more than
@@ -148,20 +162,26 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
         raise TypeError(f"{api}(): states must be a device array (got "
                         f"{type(states).__name__})")
     dev = states if hasattr(states, "copy_to_host") else as_cuda_array(states)
-    if np.dtype(dev.dtype) != np.uint64 or len(dev.shape) != 2 or dev.shape[1] != 2:
-        raise TypeError(f"{api}(): states must be a uint64 array of shape (n, 2), one row "
-                        f"(s0, s1) per generator (got dtype {dev.dtype}, shape {dev.shape})")
+    dtype = np.dtype(dev.dtype)
+    records = _is_record_states(dtype, dev.shape)
+    if not records and (dtype != np.uint64 or len(dev.shape) != 2 or dev.shape[1] != 2):
+        raise TypeError(f"{api}(): states must be a 1-d array of xoroshiro128p_dtype records "
+                        f"or a uint64 array of shape (n, 2), one (s0, s1) per generator (got "
+                        f"dtype {dev.dtype}, shape {dev.shape})")
     host = _host_states(dev.shape[0], _uint64_arg(seed, api, "seed", wrap=True),
                         _uint64_arg(subsequence_start, api, "subsequence_start", wrap=False))
+    if records:
+        host = host.view(dtype).reshape(dev.shape[0])
     to_device(host, stream=stream, to=dev)
 
 
 def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
-    """A new uint64 device array of shape (n, 2): ``n`` seeded xoroshiro128+ generators
-    (see ``init_xoroshiro128p_states``)."""
+    """A new device array of ``n`` seeded xoroshiro128+ generators, one
+    ``xoroshiro128p_dtype`` record (s0, s1) each, as Numba's (see
+    ``init_xoroshiro128p_states``)."""
     from . import to_device
     api = "create_xoroshiro128p_states"
     count = _uint64_arg(n, api, "n", wrap=False)
     host = _host_states(count, _uint64_arg(seed, api, "seed", wrap=True),
                         _uint64_arg(subsequence_start, api, "subsequence_start", wrap=False))
-    return to_device(host, stream=stream)
+    return to_device(host.view(xoroshiro128p_dtype).reshape(count), stream=stream)
