@@ -12,13 +12,13 @@ from numbacuda_ufunc import cuda
 from numbacuda_ufunc.cuda.random import (
     create_xoroshiro128p_states,
     init_xoroshiro128p_states,
+    xoroshiro128p_dtype,
     xoroshiro128p_jump,
     xoroshiro128p_next,
     xoroshiro128p_normal_float32,
     xoroshiro128p_normal_float64,
     xoroshiro128p_uniform_float32,
     xoroshiro128p_uniform_float64,
-    xoroshiro128p_dtype,
 )
 from numbacuda_ufunc.errors import CompileError
 

@@ -157,8 +157,7 @@ def _element(tr, target, what):
     if isinstance(base.type, Record):  # r['x'] = v
         name = field_name(target)
         if name is None:
-            raise tr.error(target, f"a record is indexed by a field name constant, "
-                                   f"r['x'] (record {base.type})")
+            name = records.field_at(tr, target, base.type)
         return records.field_store_ref(tr, target, base, name)
     if isinstance(base.type, TupleType):
         raise tr.error(target, f"tuples are immutable: cannot {what} an item of {base.type}")
@@ -190,6 +189,11 @@ def _check_storable(tr, node, v: Val, elem: Array):
 
 def store(tr, target, v: Val):
     """``a[i, j] = v``: Python evaluates the value first, as C++17 does for ``=``."""
+    name = field_name(target)
+    if name is not None and not isinstance(v.type, Bottom):  # r['h'] = src, a sub-array
+        base = tr.expr(target.value)
+        if isinstance(base.type, Record) and records.fill_sub_array(tr, target, base, name, v):
+            return
     elem = _element(tr, target, "assign to")
     if elem is None or isinstance(v.type, Bottom):
         return

@@ -10,11 +10,12 @@ view. Errors name the field and the dtype.
 from __future__ import annotations
 
 from ..types import Record
+from . import _arrays as arrays
 from . import _records
 from ._types import Bottom, is_complex
 from ._values import Val
 
-__all__ = ["aug_attribute", "copy_record", "field_read", "field_store_ref", "field_view",
+__all__ = ["aug_attribute", "copy_record", "field_at", "field_read", "field_store_ref", "field_view", "fill_sub_array",
            "store_attribute", "store_field"]
 
 
@@ -30,6 +31,21 @@ def _wrap(tr, node, thunk):
         return thunk()
     except _records.RecordError as exc:
         raise tr.error(node, str(exc)) from None
+
+
+def field_at(tr, node, rec: Record) -> str:
+    """The name of the field ``r[k]`` selects: k an integer constant, its position (a
+    negative k counts from the end), as NumPy indexes a record."""
+    idx = tr.expr(node.slice)
+    names = rec.dtype.names
+    k = idx.const
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise tr.error(node, f"a record is indexed by a field name or position constant, "
+                             f"r['x'] or r[0] (record {rec})")
+    if not -len(names) <= k < len(names):
+        raise tr.error(node, f"record index {k} is out of range for record dtype {rec.dtype} "
+                             f"({len(names)} fields)")
+    return names[k]
 
 
 def field_read(tr, node, base: Val, name: str) -> Val:
@@ -77,8 +93,25 @@ def store_attribute(tr, target, v: Val):
         name = getattr(base.type, "name", "None")
         raise tr.error(target, f"cannot assign to attribute '.{target.attr}' of {name} "
                                f"(attribute assignment is supported only on record fields)")
-    ref = field_store_ref(tr, target, base, target.attr)
-    store_field(tr, target, ref, v, target.attr)
+    if not fill_sub_array(tr, target, base, target.attr, v):
+        ref = field_store_ref(tr, target, base, target.attr)
+        store_field(tr, target, ref, v, target.attr)
+
+
+def fill_sub_array(tr, node, base: Val, name: str, v: Val) -> bool:
+    """``r.h = src`` for a sub-array field: NumPy's ``np.copyto(r.h, src)``, elements cast
+    and ``src`` (an array or a number) broadcast. False when ``name`` is no sub-array."""
+    f = _field(tr, node, base.type, name)
+    if f.kind != "array":
+        return False
+    view = field_read(tr, node, base, name)
+
+    def element(vals):
+        return vals[0]
+
+    element.nin = 1
+    arrays.ufunc_into(tr, node, "copyto", [v], {"out": view}, element)
+    return True
 
 
 def aug_attribute(tr, s, op):

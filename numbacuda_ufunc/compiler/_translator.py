@@ -231,7 +231,8 @@ class FunctionTranslator:
                  if n not in self.arg_names and not isinstance(t, Ref)]
         self.record.prototype = (f"__device__ {ctype(ret)} {self.record.name}"
                                  f"({', '.join(params)})")
-        tail = [] if ret is None or not self._needs_tail else [f"    return {ctype(ret)}{{}};"]
+        tail = [] if ret is None or not self._needs_tail else [
+            "    return nullptr;" if isinstance(ret, Record) else f"    return {ctype(ret)}{{}};"]
         return "\n".join([self.record.prototype + " {"] + prologue + decls + self.lines + tail
                          + ["}"])
 
@@ -729,9 +730,8 @@ class FunctionTranslator:
             return records.field_read(self, e, base, name)
         if name is not None and is_array(base.type) and isinstance(base.type.dtype, Record):
             return records.field_view(self, e, base, name)  # a['x']
-        if isinstance(base.type, Record):
-            raise self.error(e, f"a record is indexed by a field name constant, r['x'] "
-                                f"(record {base.type})")
+        if isinstance(base.type, Record):  # r[0]: the field at that position, as NumPy
+            return records.field_read(self, e, base, records.field_at(self, e, base.type))
         if is_array(base.type):
             return arrays.load(self, e, base)
         if not isinstance(base.type, TupleType):

@@ -269,9 +269,12 @@ def to_device(obj, stream=0, copy=True, to=None):
         _core.copy_into(out, src, stream)
         return out
     arr = np.asarray(obj)
-    from_dtype(arr.dtype)  # TypeError for object, string, datetime... dtypes
-    if not arr.dtype.isnative:
+    if not arr.dtype.isnative:  # records too: newbyteorder converts every field
         arr = arr.astype(arr.dtype.newbyteorder("="))
+    try:
+        from_dtype(arr.dtype)  # TypeError for object, string, datetime... dtypes
+    except TypeError as exc:
+        raise TypeError(f"to_device(): {exc}") from None
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
         arr = np.ascontiguousarray(arr)
     return _core.to_device(arr, stream)

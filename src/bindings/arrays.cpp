@@ -269,7 +269,11 @@ py::dict cuda_array_interface(const nu::device_array& a) {
     d["shape"] = to_tuple(v.shape);
     d["strides"] = v.is_c_contiguous() ? py::object(py::none()) : py::object(to_tuple(v.strides));
     d["typestr"] = nu::typestr(v.type);
-    if (nu::is_record(v.type)) d["descr"] = to_numpy_dtype(v.type).attr("descr");  // the fields
+    if (nu::is_record(v.type)) {
+        // The fields, when NumPy can list them: it has no descr for fields out of offset order.
+        py::object descr = py::getattr(to_numpy_dtype(v.type), "descr", py::none());
+        if (!descr.is_none()) d["descr"] = descr;
+    }
     d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(v.size() ? v.data : nullptr), false);
     d["version"] = 3;
     // CAI v3: 1 names the legacy default stream; None means "no synchronization needed".
