@@ -443,6 +443,40 @@ def test_records_returned_and_indexed_by_position():
     assert b["z"][1] == 6 and out[0] == 17
 
 
+_EXEC_SOURCE = """
+def body(a, out, i):
+    r = a[i]
+    out[i] = r.x + a[i]["y"] + a[i][2]
+    r.y = i
+    a[i]["x"] *= 2
+    a[i].x += 1
+    r.z -= 3
+
+def from_exec(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        body(a, out, i)
+"""
+
+
+def test_records_in_functions_without_source():
+    # exec()-built: the bytecode front end lifts r.x = v and r.x += v too.
+    ns = {"cuda": cuda}
+    exec(compile(_EXEC_SOURCE, "<records>", "exec"), ns)
+    kernel = cuda.jit(ns["from_exec"])
+    a = random_records(ALIGNED, 6)
+    a["x"] = RNG.standard_normal(6)
+    a["y"] = RNG.integers(-100, 100, 6)
+    a["z"] = RNG.integers(-100, 100, 6)
+    want, want_out = a.copy(), np.zeros(6)
+    run_python(ns["body"], 6, want, want_out)
+    out = np.zeros(6)
+    kernel[1, 8](a, out)
+    assert_records_equal(a, want)
+    np.testing.assert_array_equal(out, want_out)
+    assert ".target sm_90" in next(iter(kernel.inspect_ptx(cc=(9, 0)).values()))
+
+
 # ---- shared and local memory -----------------------------------------------------------------
 
 PAIR = np.dtype([("key", np.int32), ("val", np.float64)])

@@ -112,7 +112,7 @@ _UNSUPPORTED = {
     "POP_JUMP_BACKWARD_IF_NOT_NONE": "'is None' test",
     "SETUP_FINALLY": "try", "PUSH_EXC_INFO": "try", "SETUP_WITH": "with",
     "BEFORE_WITH": "with", "YIELD_VALUE": "yield", "RETURN_GENERATOR": "generator",
-    "STORE_ATTR": "attribute assignment", "STORE_GLOBAL": "global", "DELETE_FAST": "del",
+    "STORE_GLOBAL": "global", "DELETE_FAST": "del",
     "CALL_FUNCTION_EX": "starred argument", "STORE_SLICE": "slice assignment",
     "IMPORT_NAME": "import", "LOAD_FAST_AND_CLEAR": "comprehension",
 }
@@ -470,6 +470,10 @@ class _Lifter:
         if op == "STORE_SUBSCR":
             v, obj, idx = self._pop(stack, 3)
             self._emit(stmts, stack, ast.Assign([ast.Subscript(obj, idx, ast.Store())], v))
+            return False
+        if op == "STORE_ATTR":  # r.x = v (record fields)
+            v, obj = self._pop(stack, 2)
+            self._emit(stmts, stack, ast.Assign([ast.Attribute(obj, ins.argval, ast.Store())], v))
             return False
         if op == "BUILD_TUPLE":
             stack.append(ast.Tuple(self._pop(stack, ins.arg), ast.Load()))
