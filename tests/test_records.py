@@ -547,6 +547,17 @@ def test_shared_record_dtype_from_closure(rec):
 # ---- device arrays -------------------------------------------------------------------------------
 
 
+class _CaiOnly:
+    """Exposes only the CUDA array interface of an array, as CuPy or Numba arrays do."""
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._arr.__cuda_array_interface__
+
+
 @pytest.mark.parametrize("dtype", [PACKED, ALIGNED, OFFSETS, NESTED],
                          ids=["packed", "aligned", "offsets", "nested"])
 def test_device_arrays_keep_numpy_layout(dtype):
@@ -569,7 +580,12 @@ def test_device_arrays_keep_numpy_layout(dtype):
     assert iface["typestr"] == f"|V{dtype.itemsize}"
     if dtype is OFFSETS:  # fields out of offset order: NumPy has no descr for them
         assert "descr" not in iface
+        with pytest.raises(TypeError, match="unsupported dtype '|V32'"):
+            cuda.as_cuda_array(_CaiOnly(d))
         return
+    back = cuda.as_cuda_array(_CaiOnly(d))  # another library's view of the same memory
+    assert back.dtype == dtype and back.device_pointer == d.device_pointer
+    assert_records_equal(back.copy_to_host(), a)
     assert iface["descr"] == dtype.descr
     described = np.dtype(iface["descr"])  # padding comes back as unnamed void fields
     assert described.itemsize == dtype.itemsize

@@ -28,6 +28,57 @@ namespace {
 bool g_cai_sync = true;
 }  // namespace
 
+namespace {
+
+// The record dtype an array-interface descr lists: named fields at their running offsets;
+// the unnamed entries are padding (NumPy would turn them into fields 'f1'...). Nested
+// records are descr lists themselves. Throws type_error for a malformed descr.
+py::dtype fields_of_descr(py::handle descr, std::int64_t* size) {
+    py::list names, formats, offsets;
+    std::int64_t offset = 0;
+    for (py::handle item : descr) {
+        if (!py::isinstance<py::tuple>(item)) throw nu::type_error("descr entry is not a tuple");
+        const py::tuple entry = py::reinterpret_borrow<py::tuple>(item);
+        if (entry.size() < 2 || !py::isinstance<py::str>(entry[0])) throw nu::type_error("bad descr entry");
+        py::object base = entry[1];
+        if (py::isinstance<py::list>(base)) {
+            std::int64_t inner = 0;
+            base = fields_of_descr(base, &inner);
+        }
+        const py::dtype f = py::dtype::from_args(entry.size() > 2 ? py::object(py::make_tuple(base, entry[2])) : base);
+        if (!py::str(entry[0]).cast<std::string>().empty()) {
+            names.append(entry[0]);
+            formats.append(f);
+            offsets.append(offset);
+        }
+        offset += static_cast<std::int64_t>(f.itemsize());
+    }
+    if (names.empty()) throw nu::type_error("descr names no field");
+    py::dict spec;
+    spec["names"] = names;
+    spec["formats"] = formats;
+    spec["offsets"] = offsets;
+    spec["itemsize"] = offset;
+    *size = offset;
+    return py::dtype::from_args(spec);
+}
+
+py::dtype record_from_descr(py::handle descr, const std::string& typestr, const std::string& what) {
+    std::int64_t size = 0;
+    py::dtype dt;
+    try {
+        dt = fields_of_descr(descr, &size);
+    } catch (const std::exception&) {
+        throw nu::type_error(what + ": cannot read the descr " + repr_of(descr));
+    }
+    if (typestr != "|V" + std::to_string(size)) {
+        throw nu::type_error(what + " '" + typestr + "' does not match the descr " + repr_of(descr));
+    }
+    return dt;
+}
+
+}  // namespace
+
 nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
     py::object iface;
     try {
@@ -51,8 +102,14 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
         throw nu::value_error(std::string(api) + "(): masked CUDA arrays are not supported");
     }
     nu::array_view v;
-    v.type = nu::dtype_from_typestr(py::str(d["typestr"]).cast<std::string>(),
-                                    (std::string(api) + "(): __cuda_array_interface__ typestr").c_str());
+    const std::string typestr = py::str(d["typestr"]).cast<std::string>();
+    const std::string what = std::string(api) + "(): __cuda_array_interface__ typestr";
+    if (typestr.size() > 1 && typestr[1] == 'V' && d.contains("descr") && !d["descr"].is_none()) {
+        // A record array (Numba's, ours): its fields are in descr, as NumPy's __array_interface__.
+        v.type = dtype_of(record_from_descr(d["descr"], typestr, what), what.c_str());
+    } else {
+        v.type = nu::dtype_from_typestr(typestr, what.c_str());
+    }
     v.shape = as_shape(d["shape"], api, "__cuda_array_interface__ shape");
     const std::int64_t count = nu::checked_size(v.shape, api);
     if (d.contains("strides") && !d["strides"].is_none()) {
