@@ -9,6 +9,7 @@ import pytest
 
 import numbacuda_ufunc.cuda.random
 from numbacuda_ufunc import cuda
+from numbacuda_ufunc import float64 as nu_float64
 from numbacuda_ufunc.cuda.random import (
     create_xoroshiro128p_states,
     init_xoroshiro128p_states,
@@ -17,6 +18,7 @@ from numbacuda_ufunc.cuda.random import (
     xoroshiro128p_next,
     xoroshiro128p_normal_float32,
     xoroshiro128p_normal_float64,
+    xoroshiro128p_type,
     xoroshiro128p_uniform_float32,
     xoroshiro128p_uniform_float64,
 )
@@ -206,6 +208,34 @@ def test_init_record_states_in_place(align):
     init_xoroshiro128p_states(states, 77, subsequence_start=2)
     assert states.dtype == dtype
     np.testing.assert_array_equal(words(states), ref_states(10, 77, 2))
+
+
+def test_init_states_on_the_host():
+    from numbacuda_ufunc.cuda.random import init_xoroshiro128p_states_cpu
+
+    recs = np.zeros(6, xoroshiro128p_dtype)
+    init_xoroshiro128p_states_cpu(recs, 5, 3)
+    np.testing.assert_array_equal(words(recs), ref_states(6, 5, 3))
+    pairs = np.zeros((6, 2), np.uint64)
+    init_xoroshiro128p_states_cpu(pairs, 5, 3)
+    np.testing.assert_array_equal(pairs, ref_states(6, 5, 3))
+    with pytest.raises(TypeError, match=r"init_xoroshiro128p_states_cpu\(\): states must be"):
+        init_xoroshiro128p_states_cpu(np.zeros(6, np.uint64), 5, 0)
+
+
+def test_declared_signature_with_xoroshiro128p_type():
+    @cuda.jit((xoroshiro128p_type[:], nu_float64[:]))
+    def uniform(states, out):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = xoroshiro128p_uniform_float64(states, i)
+
+    states = create_xoroshiro128p_states(4, seed=8)
+    out = np.full(4, np.nan)
+    uniform[1, 4](states, out)
+    np.testing.assert_array_equal(out, [ref_uniform64(ref_next([int(v) for v in r]))
+                                        for r in ref_states(4, 8)])
+    assert ".target sm_90" in next(iter(uniform.inspect_ptx(cc=(9, 0)).values()))
 
 
 def test_zero_states():

@@ -23,9 +23,11 @@ import operator
 import numpy as np
 
 from ..compiler.intrinsics import Intrinsic
+from ..types import from_dtype
 
 __all__ = [
-    "create_xoroshiro128p_states", "xoroshiro128p_dtype", "init_xoroshiro128p_states", "xoroshiro128p_jump",
+    "create_xoroshiro128p_states", "init_xoroshiro128p_states_cpu", "xoroshiro128p_dtype",
+    "xoroshiro128p_type", "init_xoroshiro128p_states", "xoroshiro128p_jump",
     "xoroshiro128p_next", "xoroshiro128p_normal_float32", "xoroshiro128p_normal_float64",
     "xoroshiro128p_uniform_float32", "xoroshiro128p_uniform_float64",
 ]
@@ -40,6 +42,7 @@ xoroshiro128p_normal_float64 = Intrinsic("random.xoroshiro128p_normal_float64")
 
 # Numba's state record: the generator's two words.
 xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
+xoroshiro128p_type = from_dtype(xoroshiro128p_dtype)  # for signatures: xoroshiro128p_type[:]
 
 _MASK64 = (1 << 64) - 1
 _JUMP = (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922)
@@ -173,6 +176,23 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
     if records:
         host = host.view(dtype).reshape(dev.shape[0])
     to_device(host, stream=stream, to=dev)
+
+
+def init_xoroshiro128p_states_cpu(states, seed, subsequence_start):
+    """Numba's host seeding: fill the NumPy array ``states`` (xoroshiro128p_dtype records,
+    or uint64 of shape (n, 2)) in place, as ``init_xoroshiro128p_states`` does on the
+    device."""
+    api = "init_xoroshiro128p_states_cpu"
+    if not isinstance(states, np.ndarray):
+        raise TypeError(f"{api}(): states must be a NumPy array (got {type(states).__name__})")
+    records = _is_record_states(states.dtype, states.shape)
+    if not records and (states.dtype != np.uint64 or states.ndim != 2 or states.shape[1] != 2):
+        raise TypeError(f"{api}(): states must be a 1-d array of xoroshiro128p_dtype records "
+                        f"or a uint64 array of shape (n, 2) (got dtype {states.dtype}, shape "
+                        f"{states.shape})")
+    host = _host_states(states.shape[0], _uint64_arg(seed, api, "seed", wrap=True),
+                        _uint64_arg(subsequence_start, api, "subsequence_start", wrap=False))
+    states[...] = host.view(states.dtype).reshape(states.shape) if records else host
 
 
 def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
