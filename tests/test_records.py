@@ -342,6 +342,47 @@ def test_one_specialization_per_record_dtype():
     assert len(get_y.overloads) == 3
 
 
+GLOBAL_RECORDS = random_records(ALIGNED, 5)
+
+
+@cuda.jit
+def read_global_records(out):
+    i = cuda.grid(1)
+    if i < GLOBAL_RECORDS.shape[0]:
+        out[i] = GLOBAL_RECORDS[i].x + GLOBAL_RECORDS[i]["z"]  # frozen in at compile time
+
+
+@cuda.jit
+def iterate_records(a, out):
+    total = 0
+    for r in a:  # each element, by reference
+        total += r.y
+        r.z = 1
+    out[0] = total
+
+
+def test_global_record_arrays_and_iteration():
+    out = np.zeros(5)
+    read_global_records[1, 8](out)
+    np.testing.assert_array_equal(out, GLOBAL_RECORDS["x"] + GLOBAL_RECORDS["z"])
+    a = random_records(PACKED, 9)
+    a["y"] = RNG.integers(-1000, 1000, 9)
+    total = np.zeros(1, np.int64)
+    iterate_records[1, 1](a, total)
+    assert total[0] == a["y"].sum() and (a["z"] == 1).all()
+
+
+def test_out_of_bounds_record_access_is_reported():
+    @cuda.jit(debug=True)  # checked on a GPU too (the host backend always checks)
+    def past_the_end(a):
+        a[10].x = 1.0
+
+    a = np.zeros(3, ALIGNED)
+    with pytest.raises(IndexError, match="index 10 is out of bounds for axis 0 with size 3"):
+        past_the_end[1, 1](a)
+    assert (a["x"] == 0).all()
+
+
 # ---- nested records and sub-array fields -------------------------------------------------------
 
 INNER = np.dtype([("p", np.int16), ("q", np.float32)], align=True)
@@ -634,7 +675,8 @@ def test_struct_matches_numpy_layout():
 
 KERNELS = [shuffle_kernel, field_views, cast_every_field_kernel, copy_records, strided_views,
            grid_of_records, through_device_functions, record_argument, nested_kernel,
-           reverse_through_shared, swap_in_local, assign_sub_arrays, returns_first, by_position]
+           reverse_through_shared, swap_in_local, assign_sub_arrays, returns_first, by_position,
+           read_global_records, iterate_records]
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.__name__)
