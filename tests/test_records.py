@@ -381,6 +381,7 @@ def test_out_of_bounds_record_access_is_reported():
     with pytest.raises(IndexError, match="index 10 is out of bounds for axis 0 with size 3"):
         past_the_end[1, 1](a)
     assert (a["x"] == 0).all()
+    assert ".target sm_90" in next(iter(past_the_end.inspect_ptx(cc=(9, 0)).values()))
 
 
 # ---- nested records and sub-array fields -------------------------------------------------------
