@@ -748,6 +748,8 @@ def test_records_that_cannot_be_laid_out():
 
     with pytest.raises(CompileError, match="field 'b' overlaps"):
         _launch(touch, np.zeros(1, overlapping))
+    with pytest.raises(CompileError, match="has no fields"):
+        _launch(touch, np.zeros(1, np.dtype({"names": [], "formats": [], "itemsize": 8})))
     with pytest.raises(CompileError, match="is 5000 bytes; kernels take records of at most "
                                            "4096 bytes"):
         _launch(touch, np.zeros(1, [("a", np.uint8), ("pad", np.uint8, 4999)]))

@@ -122,6 +122,9 @@ def _layout(rec: Record) -> _Layout:
 
 def _build(rec: Record) -> _Layout:
     dt = rec.dtype
+    if not dt.names or dt.itemsize == 0:
+        raise RecordError(f"record dtype {dt} has no fields (or no bytes); kernels take "
+                          f"records with at least one field")
     if dt.itemsize > MAX_RECORD_BYTES:
         raise RecordError(f"record dtype {dt} is {dt.itemsize} bytes; kernels take records of "
                           f"at most {MAX_RECORD_BYTES} bytes")
@@ -165,8 +168,6 @@ def _build(rec: Record) -> _Layout:
         end = offset + fdt.itemsize
     if dt.itemsize > end:
         members.append(f"    unsigned char nu_pad{pad}[{dt.itemsize - end}];")
-    if not members:
-        members.append(f"    unsigned char nu_empty[{max(dt.itemsize, 1)}];")
     text = "\n".join([f"struct alignas({alignment}) {name} {{  // {dt}"] + members + ["};"]
                      + checks)
     return _Layout(rec, name, alignment, fields, text, tuple(needs))
