@@ -15,16 +15,17 @@ import warnings
 import numpy as np
 
 from . import _core
+from ._linking import link_paths, read_link_files
 from .compiler import translate_kernel
 from .compiler.device_function import DeviceFunction
-from .errors import CompileError
+from .errors import CompileError, LinkerError
 from .types import Array, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]
 
 # Numba options that change nothing here (NVRTC always optimises; the cache is always on).
-_IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "link", "max_registers",
+_IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "max_registers",
                     "boundscheck", "lto", "launch_bounds"}
 # Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
 _THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
@@ -36,7 +37,8 @@ class Kernel(_core.Kernel):
     shared_bytes](*args)`` launch it; ``k.forall(n)(*args)`` picks the shape for ``n``
     threads. Host NumPy arrays are copied to the device and back, as in Numba."""
 
-    def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=()):
+    def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=(),
+                 link=()):
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
         super().__init__(pyfunc.__name__, bool(debug), bool(fastmath))
@@ -44,6 +46,7 @@ class Kernel(_core.Kernel):
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
         self.extensions = list(extensions or ())
+        self.link = link_paths(link, f"cuda.jit({pyfunc.__name__!r})")
         self._specs = []  # index -> TranslatedKernel
         self._lock = threading.Lock()
         self._declared = []  # (Signature, spec index): eager signatures, in order
@@ -55,8 +58,15 @@ class Kernel(_core.Kernel):
     def _add(self, tk) -> int:
         params = [(t.dtype.dtype.str, t.ndim) if isinstance(t, Array) else (t.dtype.str, -1)
                   for t in tk.arg_types]
+        paths = tuple(dict.fromkeys(self.link + tk.links))
+        if tk.foreign and not paths:
+            raise LinkerError(f"kernel '{self.__name__}' calls the foreign function"
+                              f"{'s' if len(tk.foreign) > 1 else ''} {', '.join(tk.foreign)} "
+                              f"but links no file that defines them: pass link=[...] to "
+                              f"cuda.jit or to cuda.declare_device")
+        links = read_link_files(paths, f"kernel '{self.__name__}'")
         index = self._add_spec(params, tk.name, tk.source, tk.cooperative,
-                               tk.static_shared_bytes, tk.grid_sync)
+                               tk.static_shared_bytes, tk.grid_sync, links)
         self._specs.append(tk)
         return index
 
@@ -158,7 +168,7 @@ class Kernel(_core.Kernel):
     def specialize(self, *args) -> Kernel:
         """A kernel compiled only for the types of ``args`` (Numba's ``specialize``)."""
         k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,
-                       extensions=self.extensions)
+                       extensions=self.extensions, link=self.link)
         types = tuple(_type_of(a) for a in args)
         k._declared.append((Signature(None, types), k._add(translate_kernel(self.py_func, types))))
         return k
@@ -204,8 +214,11 @@ class Kernel(_core.Kernel):
 
     def inspect_ptx(self, signature=None, cc=(9, 0)) -> dict:
         """Argument types -> PTX, compiled by NVRTC (no GPU needed)."""
+        # A kernel calling foreign functions is relocatable code: their definitions come
+        # at link time.
         return {_sig_text(self._specs[i].arg_types):
-                _core.compile_ptx(self._source(i, False), tuple(cc), self.fastmath)
+                _core.compile_ptx(self._source(i, False), tuple(cc), self.fastmath,
+                                  ["-rdc=true"] if self._specs[i].foreign else [])
                 for i in self._selected(signature)}
 
     inspect_asm = inspect_ptx
@@ -215,16 +228,28 @@ class Kernel(_core.Kernel):
     # device) and the toolkit's cuobjdump/nvdisasm, so they work without a GPU. With
     # ``signature`` one value; without, a dict keyed like inspect_ptx.
     def _per_spec(self, signature, what):
-        from . import _sass
 
         def one(i):
-            cubin = _sass.cubin_of(self._source(i, False), self.fastmath)
-            return what(i, cubin)
+            return what(i, self._cubin(i))
 
         picked = self._selected(signature)
         if signature is not None:
             return one(picked[0])
         return {_sig_text(self._specs[i].arg_types): one(i) for i in picked}
+
+    def _cubin(self, index, cc=None) -> bytes:
+        """The CUBIN of specialization ``index`` for ``cc`` (the current device's, or sm_90
+        without one), linked with its link files by nvJitLink when it has any. No GPU is
+        needed."""
+        from . import _sass
+
+        cc = _sass.inspection_cc() if cc is None else tuple(cc)
+        tk = self._specs[index]
+        paths = tuple(dict.fromkeys(self.link + tk.links))
+        if not paths:
+            return _sass.cubin_of(self._source(index, False), self.fastmath, cc=cc)
+        files = read_link_files(paths, f"kernel '{self.__name__}'")
+        return _core.link_kernel_cubin(self._source(index, False), files, cc, self.fastmath)
 
     def _usage(self, signature, key, api):
         from . import _sass
@@ -349,21 +374,24 @@ def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
         warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
                       stacklevel=2)
     extensions = options.pop("extensions", None) or ()
+    link = options.pop("link", None)
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
         raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
     if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
         if device:
-            return DeviceFunction(func_or_sig, fastmath=fastmath)
+            return DeviceFunction(func_or_sig, fastmath=fastmath, link=link)
         cls = _ExtensionKernel if extensions else Kernel
-        return cls(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions)
+        return cls(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
+                   link=link)
     sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
-            return DeviceFunction(fn, sigs, fastmath=fastmath)
+            return DeviceFunction(fn, sigs, fastmath=fastmath, link=link)
         cls = _ExtensionKernel if extensions else Kernel
-        return cls(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions)
+        return cls(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
+                   link=link)
 
     return decorate
 

@@ -231,8 +231,13 @@ void bind_kernel(py::module_& m) {
         .def("_forall", &configure_forall, py::arg("tasks"), py::arg("stream"), py::arg("sharedmem"))
         .def("_add_spec",
              [](nu::jit_kernel& k, const std::vector<std::pair<std::string, int>>& params, std::string function,
-                std::string source, bool cooperative, std::int64_t static_shared, bool grid_sync) {
+                std::string source, bool cooperative, std::int64_t static_shared, bool grid_sync,
+                const std::vector<std::tuple<std::string, std::string, py::bytes>>& links) {
                  nu::kernel_spec s;
+                 for (const auto& [path, kind, content] : links) {
+                     nu::check_link_kind(path, kind);
+                     s.links.push_back({path, kind, std::string(content)});
+                 }
                  for (const auto& [typestr, ndim] : params) {
                      s.params.push_back({nu::dtype_from_typestr(typestr, "cuda.jit"), ndim});
                  }
@@ -242,7 +247,10 @@ void bind_kernel(py::module_& m) {
                  s.grid_sync = grid_sync;
                  s.static_shared = static_shared;
                  return k.add_spec(std::move(s));
-             })
+             },
+             py::arg("params"), py::arg("function"), py::arg("source"), py::arg("cooperative"),
+             py::arg("static_shared"), py::arg("grid_sync"),
+             py::arg("links") = std::vector<std::tuple<std::string, std::string, py::bytes>>{})
         .def("_source", &nu::jit_kernel::source, py::arg("index"), py::arg("host") = false,
              "The complete translation unit of specialization `index`.")
         .def("_entry", &nu::jit_kernel::entry)
