@@ -534,3 +534,17 @@ def test_ffi_runs_on_gpu(functions_cu):
     _launch(k, 300, r, x, y)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(r, x * y)
+
+
+def test_ffi_kernel_made_with_exec(functions_cu):
+    # Functions without source (exec, python -c) go through the bytecode front end.
+    ns = {"cuda": cuda,
+          "mul": cuda.declare_device("mul_f32_f32", "float32(float32, float32)")}
+    exec("def k(r, x):\n    i = cuda.grid(1)\n    if i < len(r):\n        r[i] = mul(x[i], x[i])\n",
+         ns)
+    k = cuda.jit(link=[functions_cu])(ns["k"])
+    x = _floats(33)
+    r = np.zeros_like(x)
+    _launch(k, 33, r, x)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, x * x)
