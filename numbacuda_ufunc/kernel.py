@@ -17,6 +17,7 @@ import numpy as np
 from . import _core
 from ._linking import link_paths, read_link_files
 from .compiler import translate_kernel
+from .compiler._types import TupleType
 from .compiler.device_function import DeviceFunction
 from .errors import CompileError, LinkerError
 from .types import Array, Signature, from_dtype, parse_signature_for
@@ -50,6 +51,7 @@ class Kernel(_core.Kernel):
         self._specs = []  # index -> TranslatedKernel
         self._lock = threading.Lock()
         self._declared = []  # (Signature, spec index): eager signatures, in order
+        self._tuple_types = {}  # spec index -> argument types with tuples (_resolve_tuples)
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
             self._declared.append((sig, self._add(translate_kernel(pyfunc, sig.args))))
@@ -77,6 +79,8 @@ class Kernel(_core.Kernel):
         if len(descr) != nparams:
             raise TypeError(f"kernel '{self.__name__}' takes {nparams} argument"
                             f"{'s' if nparams != 1 else ''} (got {len(descr)})")
+        if any(isinstance(d, list) for d in descr):
+            return self._resolve_tuples(descr)
         if self._declared:
             for sig, index in self._declared:
                 if all(_accepts(t, dtype, ndim) for t, (dtype, ndim) in zip(sig.args, descr)):
@@ -89,9 +93,28 @@ class Kernel(_core.Kernel):
                       for dtype, ndim in descr)
         with self._lock:  # two threads' first calls with the same types share one spec
             for index, tk in enumerate(self._specs):
-                if _same_types(tk.arg_types, types):
+                if index not in self._tuple_types and _same_types(tk.arg_types, types):
                     return index
             return self._add(translate_kernel(self.py_func, types))
+
+    def _resolve_tuples(self, descr) -> int:
+        """A launch with tuple arguments. The engine passes their items as scalars; the
+        kernel made for it is a wrapper taking those scalars that rebuilds each tuple and
+        calls the Python kernel with it (translated as a device function), so the tuples
+        are ordinary tuple values inside the kernel."""
+        if self._declared:
+            sigs = "; ".join(str(sig) for sig, _ in self._declared)
+            raise TypeError(f"kernel '{self.__name__}': tuple arguments need a lazily "
+                            f"compiled kernel (no signatures); the signatures are: {sigs}")
+        types = tuple(_descr_type(d, self.__name__) for d in descr)
+        with self._lock:
+            for index, known in self._tuple_types.items():
+                if known == types:
+                    return index
+            wrapper, flat = _flat_wrapper(self.py_func, types)
+            index = self._add(translate_kernel(wrapper, flat))
+            self._tuple_types[index] = types
+            return index
 
     @property
     def signatures(self) -> list:
@@ -318,6 +341,44 @@ class _ExtensionLauncher:
         self.launcher(*prepared)
         for writeback in retr:
             writeback()
+
+
+def _descr_type(d, name):
+    """The type of one argument from the engine's description: (dtype, ndim) or, for a
+    tuple, a list of its items' descriptions."""
+    if isinstance(d, list):
+        if not d:
+            raise TypeError(f"kernel '{name}': an empty tuple cannot be a kernel argument")
+        if len(d) > 8:
+            raise TypeError(f"kernel '{name}': tuple arguments hold at most 8 items (got "
+                            f"{len(d)})")
+        return TupleType(_descr_type(x, name) for x in d)
+    dtype, ndim = d
+    return Array(from_dtype(dtype), ndim, "A") if ndim >= 0 else from_dtype(dtype)
+
+
+def _flat_wrapper(pyfunc, types):
+    """A function of the tuples' items (flattened, in order) that calls ``pyfunc`` with
+    the tuples rebuilt, and its argument types."""
+    code = pyfunc.__code__
+    names = code.co_varnames[:code.co_argcount]
+    params, flat = [], []
+
+    def rebuild(prefix, t):
+        if not isinstance(t, TupleType):
+            params.append(prefix)
+            flat.append(t)
+            return prefix
+        items = [rebuild(f"{prefix}_{i}", it) for i, it in enumerate(t.items)]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    calls = [rebuild(f"nu_arg{i}", t) for i, t in enumerate(types)]
+    name = f"{pyfunc.__name__}_tuples" if pyfunc.__name__.isidentifier() else "kernel_tuples"
+    text = (f"def {name}({', '.join(params)}):\n"
+            f"    nu_kernel_body({', '.join(calls)})\n")
+    namespace = {"nu_kernel_body": pyfunc}
+    exec(compile(text, f"<tuple arguments of kernel {', '.join(names)}>", "exec"), namespace)
+    return namespace[name], tuple(flat)
 
 
 def _kernel_signature(sig, name) -> Signature:
