@@ -119,13 +119,13 @@ class Kernel(_core.Kernel):
     @property
     def signatures(self) -> list:
         """The argument types of every specialization made so far."""
-        return [tk.arg_types for tk in self._specs]
+        return [self._tuple_types.get(i, tk.arg_types) for i, tk in enumerate(self._specs)]
 
     @property
     def overloads(self) -> dict:
         """Argument types -> the translated kernel of each specialization (Numba's
         ``overloads``)."""
-        return {tk.arg_types: tk for tk in self._specs}
+        return {self._tuple_types.get(i, tk.arg_types): tk for i, tk in enumerate(self._specs)}
 
     @property
     def definitions(self) -> list:

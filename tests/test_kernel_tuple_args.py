@@ -110,6 +110,7 @@ def test_tuple_arg_specializations_are_kept_apart():
     k[1, 4](out, (2.0,))  # the first again, from the engine's key
     np.testing.assert_array_equal(out, 3.0)
     assert len(k.overloads) == 2
+    assert [str(s[1]) for s in k.signatures] == ["tuple(float64)", "tuple(int64)"]
 
 
 def test_tuple_arg_device_array_and_compiles_with_nvrtc():
