@@ -765,7 +765,9 @@ class FunctionTranslator:
     def op_type(self, op, a, b):
         return binary_result(op, a, b)
 
-    def binop(self, node, op, a, b) -> Val:
+    def binop(self, node, op, a, b, numpy_power=False) -> Val:
+        """``a op b``. Complex ``**`` is Python's (CPython's complex_pow), or NumPy's power
+        for np.power (``numpy_power``): they differ at zero bases and special values."""
         if op is None:
             raise self.error(node, "unsupported operator '@'")
         if is_array(a.type) or is_array(b.type):
@@ -795,7 +797,8 @@ class FunctionTranslator:
         if op in _HELPERS:
             return Val(f"nu::{_HELPERS[op]}<{ct}>({ca}, {cb})", r)
         if op == "**":
-            helper = "ipow" if is_int_like(r) else "fpow"
+            helper = ("ipow" if is_int_like(r) else
+                      "cpow" if is_complex(r) and not numpy_power else "fpow")
             return Val(f"nu::{helper}<{ct}>({ca}, {cb})", r)
         return Val(f"{ct}({ca} {op} {cb})", r)  # & | ^
 
