@@ -766,8 +766,10 @@ class FunctionTranslator:
         return binary_result(op, a, b)
 
     def binop(self, node, op, a, b, numpy_power=False) -> Val:
-        """``a op b``. Complex ``**`` is Python's (CPython's complex_pow), or NumPy's power
-        for np.power (``numpy_power``): they differ at zero bases and special values."""
+        """``a op b``. Complex ``**`` of two Python numbers (weak types: literals, complex(),
+        cmath results) is Python's complex_pow, as CPython computes it; with a NumPy complex
+        operand, or for np.power (``numpy_power``), it is NumPy's power. They differ at
+        special values, as ``z ** w`` does in Python for NumPy and Python scalars."""
         if op is None:
             raise self.error(node, "unsupported operator '@'")
         if is_array(a.type) or is_array(b.type):
@@ -798,7 +800,8 @@ class FunctionTranslator:
             return Val(f"nu::{_HELPERS[op]}<{ct}>({ca}, {cb})", r)
         if op == "**":
             helper = ("ipow" if is_int_like(r) else
-                      "cpow" if is_complex(r) and not numpy_power else "fpow")
+                      "cpow" if is_complex(r) and isinstance(r, Weak) and not numpy_power
+                      else "fpow")
             return Val(f"nu::{helper}<{ct}>({ca}, {cb})", r)
         return Val(f"{ct}({ca} {op} {cb})", r)  # & | ^
 

@@ -397,7 +397,8 @@ template <class T> NU_DEVICE complex<T> log(complex<T> z, complex<T> base) {
 template <class T> NU_DEVICE complex<T> rect(T r, T phi) {
     return detail::cm_narrow<T>(detail::cm_rect(double(r), double(phi)));
 }
-// Python's z ** w (NumPy's power, for np.power, is pow/fpow below)
+// Python's z ** w for Python complex numbers (NumPy's power, for NumPy complex values and
+// np.power, is pow/fpow below)
 // (the translator names the complex type: nu::cpow<nu::c64>(a, b))
 template <class C> NU_DEVICE C cpow(C a, C b) {
     using namespace detail;
@@ -408,8 +409,8 @@ template <class C> NU_DEVICE C cpow(C a, C b) {
 // exp(b log a) otherwise.
 template <class T> NU_DEVICE complex<T> pow(complex<T> a, complex<T> b) {
     if (b.re == 0 && b.im == 0) return {T(1), T(0)};
-    if (a.re == 0 && a.im == 0) {
-        if (b.re > 0 && b.im == 0) return {T(0), T(0)};
+    if (a.re == 0 && a.im == 0) {  // NumPy 2: 0 ** b is 0 when Re(b) > 0, else undefined
+        if (b.re > 0) return {T(0), T(0)};
         return {T(nan64()), T(nan64())};
     }
     if (b.im == 0 && b.re == T(i64(b.re)) && fabs(b.re) < T(100)) {
