@@ -12,6 +12,7 @@ many bytes of static shared memory the kernel declares.
 from __future__ import annotations
 
 import ast
+import zlib
 
 import numpy as np
 
@@ -84,6 +85,18 @@ class NamespaceRef(Ref):
 
     def _key(self):  # the same object on every inference pass
         return id(self.obj)
+
+
+def _call_site(tr, node):
+    """A 64-bit number for a call in the user's code that orders calls as the source does
+    (line and column in the high half; file and function, hashed, in the low half) and is
+    the same in every process, so the generated source and its cache key are too."""
+    fn = getattr(tr, "fn", None)
+    code = getattr(fn, "__code__", None)
+    where = f"{getattr(code, 'co_filename', '')}:{getattr(fn, '__qualname__', '')}"
+    line = min(getattr(node, "lineno", 0) or 0, (1 << 20) - 1)
+    col = min(getattr(node, "col_offset", 0) or 0, (1 << 12) - 1)
+    return (line << 44) | (col << 32) | zlib.crc32(where.encode())
 
 
 def _require_kernel(tr, node, what):
@@ -443,7 +456,9 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
     if key in ("syncthreads", "threadfence", "threadfence_block", "threadfence_system",
                "activemask", "lanemask_lt"):
         _bind(tr, node, f"cuda.{key}()", args, kwargs, ())
-        rt = _UINT32 if key in ("activemask", "lanemask_lt") else None
+        if key == "activemask":  # numbered by call site: the host groups lanes per call
+            return Val(f"nu::kern::activemask({_call_site(tr, node):#x}ull)", _UINT32)
+        rt = _UINT32 if key == "lanemask_lt" else None
         return Val(f"nu::kern::{key}()", rt)
     if key in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
         (pred,) = _bind(tr, node, f"cuda.{key}()", args, kwargs, ("predicate",))

@@ -767,16 +767,19 @@ NU_DEVICE void print(const char* format, A... args) {
 #endif
 }
 
-// Host: the lanes of the warp that have not returned. Host threads do not run in lockstep,
-// so there is no narrower "converged" set to report.
-NU_DEVICE unsigned activemask() {
+// The lanes executing this activemask() call together. `site` names the call (the
+// translator numbers them in source order): on the host, lanes that diverged (an if
+// branch, a loop that some lanes left) meet only the lanes reaching the same call in the
+// same round (host_emulation.h, try_release_converged), as on the GPU.
+NU_DEVICE unsigned activemask(unsigned long long site = 0) {
 #ifdef NU_HOST_BUILD
     const detail::host_thread* t = detail::g_current;
     const detail::host_launch* l = t->launch;
-    if (l->cooperative) return l->warp_live[t->warp];
+    if (l->cooperative) return detail::converged_lanes(site);
     const unsigned lanes = l->nthreads - t->warp * 32;
     return lanes >= 32 ? ~0u : (1u << lanes) - 1;
 #else
+    (void)site;
     return __activemask();
 #endif
 }
