@@ -242,6 +242,34 @@ def constant_array(tr, node, name, arr: np.ndarray) -> Val:
     return v
 
 
+def device_array_global(tr, node, name, obj) -> Val:
+    """A global or closure device array (``cuda.to_device``, CuPy, any object with
+    ``__cuda_array_interface__``): captured by reference, as numba-cuda does. Its pointer,
+    shape and strides are fixed in the kernel, so writes are seen by later launches and by
+    the host; the kernel keeps the array alive."""
+    _require_kernel(tr, node, f"the global device array '{name}'")
+    cai = obj.__cuda_array_interface__
+    try:
+        dtype = from_dtype(np.dtype(cai["typestr"]))
+    except TypeError:
+        raise tr.error(node, f"global device array '{name}' has unsupported dtype "
+                             f"{cai['typestr']}") from None
+    shape = tuple(int(s) for s in cai["shape"])
+    if not shape:
+        raise tr.error(node, f"global device array '{name}' is 0-d; pass it as an argument "
+                             f"or use a 1-element array")
+    item = dtype.dtype.itemsize
+    contiguous = [item * int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+    strides = tuple(int(s) for s in cai.get("strides") or contiguous)
+    layout = "C" if strides == tuple(contiguous) or 0 in shape else "A"
+    tr.ctx.captured.append(obj)
+    dims = ", ".join(f"{s}LL" for s in shape)
+    steps = ", ".join(f"{s}LL" for s in strides)
+    address = int(cai["data"][0] or 0)
+    return Val(f"nu::captured_view<{ctype(dtype)}, {len(shape)}>({address:#x}ULL, {{{dims}}}, "
+               f"{{{steps}}})", Array(dtype, len(shape), layout))
+
+
 def _element(tr, node, api, ary: Val, idx: Val):
     """``T&`` code of ``ary[idx]`` for an atomic: one integer (1-d) or a tuple of them."""
     if not is_array(ary.type):

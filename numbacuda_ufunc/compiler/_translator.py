@@ -646,6 +646,8 @@ class FunctionTranslator:
             return Val("", kernel_api.NamespaceRef(value, f"cuda.{value._nu_namespace}"))
         if isinstance(value, np.ndarray):
             return kernel_api.constant_array(self, node, name, value)
+        if hasattr(type(value), "__cuda_array_interface__"):
+            return kernel_api.device_array_global(self, node, name, value)
         if isinstance(value, np.dtype):
             try:
                 from ..types import from_dtype
@@ -920,6 +922,10 @@ class FunctionTranslator:
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 
     def expr_Call(self, e):
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "reshape":
+            base = self.expr(e.func.value)
+            if is_array(base.type):
+                return arrays.reshape(self, e, base)
         if isinstance(e.func, ast.Attribute):
             arrays.reject_method_call(self, e)
         if isinstance(e.func, ast.Attribute) and e.func.attr == "bit_count":

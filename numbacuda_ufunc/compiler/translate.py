@@ -71,6 +71,7 @@ class _Context:
         self.local_bytes = 0  # cuda.local.array per thread
         self.constants = {}  # frozen global arrays -> their symbol
         self.file_scope = []  # definitions of those arrays
+        self.captured = []  # global device arrays the kernel reads by pointer: kept alive
 
     def function(self, fn, arg_types, caller=None, node=None, declared_return=None):
         key = (fn, arg_types, declared_return)
@@ -209,6 +210,7 @@ class TranslatedKernel:
     static_shared_bytes: int
     grid_sync: bool = False  # uses cuda.cg.this_grid().sync()
     local_types: tuple = ()  # (name, type) of arguments and locals, for inspect_types()
+    captured: tuple = ()  # global device arrays whose pointers the source holds
 
     @property
     def cuda_source(self) -> str:
@@ -242,7 +244,8 @@ def _kernel_of(fn, types) -> TranslatedKernel:
         name=rec.name, py_name=fn.__name__, arg_types=types,
         source=(scope + "\n\n" if scope else "") + _source_of(ctx.order),
         cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
-        grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()))
+        grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()),
+        captured=tuple(ctx.captured))
 
 
 __all__ += ["error_at"]
