@@ -1,8 +1,9 @@
 """methods: ufunc.accumulate and ufunc.at of float32 on the device, against CuPy's
 cupy.cumsum and cupyx.scatter_add (numba-cuda's ufuncs have no device methods).
 
-accumulate: a 2^24-element vector (one line: the cub::BlockScan plan) and a (2^14, 2^10)
-matrix along its last axis (many lines: a thread per line). at: 2^22 additions into 2^16
+accumulate: a 2^24-element vector (one line, scanned device-wide: tiles chained by
+decoupled look-back) and a (2^14, 2^10) matrix along its last axis (contiguous lines: the
+same tiled scan, a tile per line). at: 2^22 additions into 2^16
 elements with random, repeated indices (compare-and-swap loops; ours takes the indices
 as a host array, as NumPy's at does, and resolves them on the host). Each call ends with a
 synchronize; GB/s counts the input read once and the output written once.

@@ -180,8 +180,9 @@ class UFunc(_core.UFunc):
 
     def accumulate(self, array, axis=0, dtype=None, out=None, stream=0):
         """NumPy's ``ufunc.accumulate``: ``out[..., k] = f(out[..., k-1], a[..., k])`` along
-        ``axis``. On the GPU long lines are scanned in parallel (cub::BlockScan), which
-        regroups the operations: the function must be associative."""
+        ``axis``. On the GPU long lines are scanned device-wide (cub::BlockScan tiles
+        chained by CUB's decoupled look-back), which regroups the operations: the function
+        must be associative."""
         return _methods.accumulate(self, array, axis, dtype, out, stream)
 
     def reduceat(self, array, indices, axis=0, dtype=None, out=None, stream=0):

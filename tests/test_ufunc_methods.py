@@ -263,11 +263,55 @@ def test_method_kernels_compile_with_nvrtc(dtype):
     src = engine._source(loop, np.dtype(dtype), np.dtype(dtype))
     ptx = _core.compile_ptx(src, (9, 0), options=_core.Reducer._nvrtc_extra())
     name = src.split("NU_METHODS_ENTRY(")[1].split(",")[0]
-    for suffix in ("_acc_rows", "_acc_block", "_reduceat", "_at_seq", "_at_cas"):
+    for suffix in ("_acc_rows", "_acc_tiles_init", "_acc_tiles", "_reduceat", "_at_seq", "_at_cas"):
         assert f".entry {name}{suffix}(" in ptx
     if np.dtype(engine._loop_type(loop)).itemsize <= 8:  # bool and complex64 use i1 and c16
         assert re.search(r"atom(\.global)?\.cas\.b(32|64)", ptx)  # at's CAS loop, sub-word too
-    assert "bar.sync" in ptx             # cub::BlockScan's barriers
+    tiles = ptx.split(f".entry {name}_acc_tiles(")[1].split(".entry")[0]
+    assert "bar.sync" in tiles           # cub::BlockScan's and BlockExchange's barriers
+    # The decoupled look-back: tile states published with release stores or fences and
+    # polled with relaxed/acquire (or volatile) loads, backing off with nanosleep.
+    assert re.search(r"st\.(release|relaxed)\.gpu|membar\.gl|fence\.(acq_rel|sc)\.gpu", tiles)
+    assert re.search(r"ld\.(acquire|relaxed|volatile)(\.gpu)?", tiles)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape, axis", [((1 << 22,), 0), ((3, 100_003), 1), ((100_003, 3), 0),
+                                         ((70_000, 300), 1), ((5, 257), 1)])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.complex128])
+def test_device_wide_accumulate_on_gpu(shape, axis, dtype):
+    # Integer sums are exact, so the tiled look-back scan must match NumPy bit for bit
+    # whatever the grouping; uint8 wraps the same way in any order.
+    x = RNG.integers(-50, 50, shape).astype(dtype)
+    expected = np.add.accumulate(x, axis=axis, dtype=dtype)
+    got = add.accumulate(cuda.to_device(x), axis=axis).copy_to_host()
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.gpu
+def test_device_wide_accumulate_keeps_left_to_right_order_on_gpu():
+    # An associative, non-commutative operator: composing affine maps x -> a*x + b modulo
+    # 2**16, each packed in a uint32 as (a << 16) | b; compose(f, g) is f then g. A scan
+    # that swapped operands or tiles would give other maps.
+    @vectorize(["uint32(uint32, uint32)"], target="cuda")
+    def compose(f, g):
+        a1 = f >> 16
+        b1 = f & 0xFFFF
+        a2 = g >> 16
+        b2 = g & 0xFFFF
+        return (((a2 * a1) & 0xFFFF) << 16) | ((a2 * b1 + b2) & 0xFFFF)
+
+    x = RNG.integers(0, 1 << 32, 300_000, dtype=np.uint64).astype(np.uint32)
+    expected = np.empty_like(x)
+    acc = int(x[0])
+    expected[0] = acc
+    for i in range(1, x.size):
+        g = int(x[i])
+        a1, b1, a2, b2 = acc >> 16, acc & 0xFFFF, g >> 16, g & 0xFFFF
+        acc = (((a2 * a1) & 0xFFFF) << 16) | ((a2 * b1 + b2) & 0xFFFF)
+        expected[i] = acc
+    np.testing.assert_array_equal(compose.accumulate(cuda.to_device(x)).copy_to_host(), expected)
 
 
 @pytest.mark.gpu

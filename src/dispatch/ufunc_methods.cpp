@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "dispatch/broadcast.h"
 #include "launch/elementwise_launch.h"
@@ -16,9 +17,21 @@ namespace {
 
 constexpr std::size_t k_dims = 8;         // ufunc_methods.cuh's k_methods_dims
 constexpr unsigned k_block = 256;         // its k_methods_block
-// Lines below which a thread per line leaves the device idle and a block per line
-// (cub::BlockScan) is used instead, when lines are long enough to fill a block.
-constexpr long long k_block_scan_max_rows = 1024;
+// Lines from which a thread per line fills the device, when each line is strided: below
+// it, or when lines are contiguous and at least a block long, accumulate scans tiles.
+constexpr long long k_line_scan_min_rows = 1 << 16;
+
+// ufunc_methods.cuh's k_scan_items: elements per thread of an acc_tiles tile.
+long long scan_tile_elements(std::size_t type_size) {
+    return k_block * (type_size <= 4 ? 8 : type_size <= 8 ? 6 : 3);
+}
+
+// Bytes of cub::ScanTileState<T> storage for `tiles` tiles, an upper bound for any T of
+// `type_size` bytes: 32 padding states plus the tiles, each at most a 16-byte status word
+// and two values, and three 256-byte alignments.
+long long scan_state_bytes(long long tiles, std::size_t type_size) {
+    return (tiles + 32) * (16 + 2 * static_cast<long long>(type_size)) + 4 * 256;
+}
 
 struct methods_layout {
     long long rows = 1, len = 0, count = 0;
@@ -28,6 +41,8 @@ struct methods_layout {
     const void* values = nullptr;
     long long in_axis_stride = 0, out_axis_stride = 0;
     shape_t row_shape, in_row_strides, out_row_strides;
+    void* scan_state = nullptr;
+    long long scan_state_bytes = 0, line_tiles = 0;
 };
 
 // Parameter block of ufunc_methods.cuh's methods_params, as 8-byte words.
@@ -45,6 +60,9 @@ std::vector<long long> pack(const methods_layout& l) {
     for (const shape_t* v : {&l.row_shape, &l.in_row_strides, &l.out_row_strides}) {
         for (std::size_t d = 0; d < k_dims; ++d) w.push_back(d < v->size() ? (*v)[d] : 0);
     }
+    w.push_back(reinterpret_cast<long long>(l.scan_state));
+    w.push_back(l.scan_state_bytes);
+    w.push_back(l.line_tiles);
     return w;
 }
 
@@ -157,9 +175,10 @@ const methods_kernel_set& ufunc_methods::kernels(const kernel_key& key, bool hos
             build_module(src, host, m_fastmath, host ? std::vector<std::string>{} : reduce_nvrtc_extra());
         k->host = host;
         k->library = m.library;
-        static const char* const suffixes[] = {"_acc_rows", "_acc_block", "_reduceat", "_at_seq", "_at_cas"};
-        void** slots[] = {&k->acc_rows, &k->acc_block, &k->reduceat, &k->at_seq, &k->at_cas};
-        for (int i = 0; i < 5; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
+        static const char* const suffixes[] = {"_acc_rows", "_acc_tiles_init", "_acc_tiles",
+                                               "_reduceat", "_at_seq",          "_at_cas"};
+        void** slots[] = {&k->acc_rows, &k->acc_tiles_init, &k->acc_tiles, &k->reduceat, &k->at_seq, &k->at_cas};
+        for (int i = 0; i < 6; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
     }
     std::lock_guard<std::mutex> lock(m_mutex);
     return *m_kernels.emplace(key, std::move(k)).first->second;
@@ -194,10 +213,33 @@ void ufunc_methods::accumulate(int loop, const reduce_operand& in, const reduce_
     set_lines(l, src, dst, api);
     l.len = src.shape.back();
     const methods_kernel_set& k = kernels(kernel_key{loop, src.type, dst.type}, host);
+    // A thread per line when there are enough lines to fill the device and they are strided
+    // (threads then read neighbouring addresses); otherwise a device-wide scan of tiles.
+    const std::size_t t_size = itemsize(loop_type(loop));
+    const long long tile = scan_tile_elements(t_size);
+    const long long line_tiles = (l.len + tile - 1) / tile;
+    const bool contiguous_lines = l.in_axis_stride == static_cast<long long>(itemsize(src.type));
+    const bool tiles = !host && l.len >= static_cast<long long>(k_block) &&
+                       (l.rows < k_line_scan_min_rows || contiguous_lines) &&
+                       l.rows * line_tiles <= std::numeric_limits<int>::max();
+    if (!tiles) {
+        std::vector<long long> p = pack(l);
+        run(k, k.acc_rows, l.rows, false, host ? nullptr : live, p);
+        st.finish();
+        return;
+    }
+    const long long n_tiles = l.rows * line_tiles;
+    device_array state = device_array::empty(shape_t{scan_state_bytes(n_tiles, t_size)}, dtype::uint8, 'C',
+                                             std::nullopt, stream, api);
+    st.keep.push_back(state);
+    l.scan_state = state.view().data;
+    l.scan_state_bytes = state.view().shape[0];
+    l.line_tiles = line_tiles;
     std::vector<long long> p = pack(l);
-    // A thread per line unless there are few lines long enough to fill a block each.
-    const bool block_scan = l.rows < k_block_scan_max_rows && l.len >= static_cast<long long>(k_block);
-    run(k, block_scan ? k.acc_block : k.acc_rows, l.rows, block_scan, host ? nullptr : live, p);
+    // cub::ScanTileState::InitializeStatus: a thread per tile, block 0 also sets the padding.
+    active_backend().launch(k.acc_tiles_init, static_cast<unsigned>((n_tiles + k_block - 1) / k_block), k_block,
+                            live, p.data());
+    active_backend().launch(k.acc_tiles, static_cast<unsigned>(n_tiles), k_block, live, p.data());
     st.finish();
 }
 

@@ -15,7 +15,8 @@ namespace nu {
 // output) types: CUfunctions on the CUDA backend, host entry points otherwise.
 struct methods_kernel_set {
     void* acc_rows = nullptr;
-    void* acc_block = nullptr;
+    void* acc_tiles_init = nullptr;
+    void* acc_tiles = nullptr;
     void* reduceat = nullptr;
     void* at_seq = nullptr;
     void* at_cas = nullptr;

@@ -6,9 +6,13 @@
 // elements each.
 //   acc_rows    accumulate, a thread per line folding left to right (NumPy's order, so any
 //               operator gives NumPy's result); for many lines or short ones;
-//   acc_block   accumulate, a block per line: cub::BlockScan over tiles of 256 elements
-//               with the running total carried into the next tile (needs an associative
-//               operator: the scan regroups it); for few long lines;
+//   acc_tiles   accumulate, device-wide: each line cut into tiles of k_scan_items elements,
+//               a block per tile; cub::BlockScan scans a tile and the tiles of a line chain
+//               their totals with CUB's decoupled look-back (cub::ScanTileState and
+//               cub::TilePrefixCallbackOp, the single-pass scan of cub::DeviceScan), so one
+//               long line fills the whole GPU and is read and written once. Needs an
+//               associative operator (the scan regroups it); acc_tiles_init resets the
+//               tile states first;
 //   reduceat    a thread per (line, segment) folding the segment left to right;
 //   at_seq      ufunc.at, one thread applying the updates in index order (any operator);
 //   at_cas      ufunc.at, a thread per update, each a compare-and-swap loop over the
@@ -21,13 +25,18 @@
 #include "nu_scalar.cuh"
 
 #ifndef NU_HOST_BUILD
+#include <cub/agent/single_pass_scan_operators.cuh>
+#include <cub/block/block_exchange.cuh>
 #include <cub/block/block_scan.cuh>
 #endif
 
 namespace nu {
 
 constexpr int k_methods_dims = 8;     // coalesced line dimensions; the engine checks
-constexpr int k_methods_block = 256;  // threads per block of acc_block
+constexpr int k_methods_block = 256;  // threads per block
+// Elements per thread of acc_tiles: a tile is k_methods_block times this many.
+template <class T>
+constexpr int k_scan_items = sizeof(T) <= 4 ? 8 : sizeof(T) <= 8 ? 6 : 3;
 
 // Kernel parameters are 8-byte words only: see src/dispatch/ufunc_methods.cpp.
 struct methods_params {
@@ -44,6 +53,9 @@ struct methods_params {
     long long row_shape[k_methods_dims];
     long long in_row_strides[k_methods_dims];   // bytes
     long long out_row_strides[k_methods_dims];  // bytes
+    char* scan_state;            // acc_tiles: cub::ScanTileState storage
+    long long scan_state_bytes;
+    long long line_tiles;        // acc_tiles: tiles per line
 };
 
 // Op: functor calling the translated function. T: the operator's type; In: the input's
@@ -100,7 +112,8 @@ struct methods_kernels {
     static void acc_rows(const methods_params& p) {
         for (long long r = 0; r < p.rows; ++r) accumulate_line(p, r);
     }
-    static void acc_block(const methods_params& p) { acc_rows(p); }
+    static void acc_tiles_init(const methods_params&) {}
+    static void acc_tiles(const methods_params& p) { acc_rows(p); }
     static void reduceat(const methods_params& p) {
         for (long long r = 0; r < p.rows; ++r)
             for (long long s = 0; s < p.count; ++s) reduceat_segment(p, r, s);
@@ -117,41 +130,65 @@ struct methods_kernels {
         }
     }
 
-    using block_scan = cub::BlockScan<T, k_methods_block>;
-
-    // The total of the tiles before this one, combined in front of this tile's scan.
-    struct running_prefix {
-        T total;
-        __device__ T operator()(const T& tile_total) {
-            const T before = total;
-            total = combine(total, tile_total);
-            return before;
-        }
-    };
+    // acc_tiles: tile `tile` of the grid is tile tile % line_tiles of line tile / line_tiles.
+    // Tiles are blockIdx.x, as in cub::DeviceScan: blocks start in index order, so the tiles
+    // a block looks back on are running or done. The first tile of each line publishes its
+    // total as an inclusive prefix at once, which ends every look-back at its own line.
+    static constexpr int items = k_scan_items<T>;
+    static constexpr long long tile_elems = (long long)k_methods_block * items;
+    using tile_state = cub::ScanTileState<T>;
     struct combiner {
         __device__ T operator()(const T& a, const T& b) const { return combine(a, b); }
     };
+    using prefix_op = cub::TilePrefixCallbackOp<T, combiner, tile_state>;
+    using block_scan = cub::BlockScan<T, k_methods_block, cub::BLOCK_SCAN_WARP_SCANS>;
+    using block_exchange = cub::BlockExchange<T, k_methods_block, items>;
 
-    static __device__ void acc_block(const methods_params& p) {
-        __shared__ typename block_scan::TempStorage temp;
-        for (long long r = blockIdx.x; r < p.rows; r += gridDim.x) {
-            const char* in = p.in + row_offset(p, r, p.in_row_strides);
-            char* out = p.out + row_offset(p, r, p.out_row_strides);
-            running_prefix prefix{T{}};
-            for (long long base = 0; base < p.len; base += k_methods_block) {
-                const long long k = base + threadIdx.x;
-                // Lanes past the end scan a copy of the last element: an inclusive scan's
-                // value at k depends only on elements 0..k, so they change nothing.
-                const T x = load(p, in, k < p.len ? k : p.len - 1);
-                T y;
-                if (base == 0) {
-                    block_scan(temp).InclusiveScan(x, y, combiner{}, prefix.total);
-                } else {
-                    block_scan(temp).InclusiveScan(x, y, combiner{}, prefix);
-                }
-                __syncthreads();  // temp is reused by the next tile
-                if (k < p.len) store(p, out, k, y);
-            }
+    static __device__ tile_state tile_states(const methods_params& p) {
+        tile_state state;
+        state.Init(int(p.rows * p.line_tiles), p.scan_state, size_t(p.scan_state_bytes));
+        return state;
+    }
+
+    static __device__ void acc_tiles_init(const methods_params& p) {
+        tile_states(p).InitializeStatus(int(p.rows * p.line_tiles));
+    }
+
+    static __device__ void acc_tiles(const methods_params& p) {
+        __shared__ union {
+            typename block_scan::TempStorage scan;
+            typename block_exchange::TempStorage exchange;
+        } temp;
+        __shared__ typename prefix_op::TempStorage prefix_temp;
+        const int tile = int(blockIdx.x);
+        const long long r = tile / p.line_tiles, first = (tile % p.line_tiles) * tile_elems;
+        const char* in = p.in + row_offset(p, r, p.in_row_strides);
+        char* out = p.out + row_offset(p, r, p.out_row_strides);
+        const long long valid = p.len - first < tile_elems ? p.len - first : tile_elems;
+        // Striped loads (coalesced along a contiguous line), then blocked for the scan.
+        // Slots past the end hold a copy of the last element: an inclusive scan's value at k
+        // depends only on elements 0..k, so they change nothing stored.
+        T x[items];
+        for (int j = 0; j < items; ++j) {
+            const long long k = (long long)j * k_methods_block + threadIdx.x;
+            x[j] = load(p, in, first + (k < valid ? k : valid - 1));
+        }
+        block_exchange(temp.exchange).StripedToBlocked(x);
+        __syncthreads();
+        tile_state state = tile_states(p);
+        if (tile % p.line_tiles == 0) {
+            T total;
+            block_scan(temp.scan).InclusiveScan(x, x, combiner{}, total);
+            if (threadIdx.x == 0 && p.line_tiles > 1) state.SetInclusive(tile, total);
+        } else {
+            prefix_op prefix(state, prefix_temp, combiner{}, tile);
+            block_scan(temp.scan).InclusiveScan(x, x, combiner{}, prefix);
+        }
+        __syncthreads();
+        block_exchange(temp.exchange).BlockedToStriped(x);
+        for (int j = 0; j < items; ++j) {
+            const long long k = (long long)j * k_methods_block + threadIdx.x;
+            if (k < valid) store(p, out, first + k, x[j]);
         }
     }
 
@@ -228,7 +265,7 @@ struct methods_kernels {
 }  // namespace nu
 
 // The kernels of one operator and type triple, with C linkage so their names are exactly
-// `name` plus _acc_rows, _acc_block, _reduceat, _at_seq, _at_cas.
+// `name` plus _acc_rows, _acc_tiles_init, _acc_tiles, _reduceat, _at_seq, _at_cas.
 #ifdef NU_HOST_BUILD
 #define NU_METHODS_KERNEL(name, suffix, call)                                                 \
     extern "C" __attribute__((visibility("default"))) void name##suffix(const void* p) {     \
@@ -243,7 +280,8 @@ struct methods_kernels {
 #define NU_METHODS_ENTRY(name, ...)                   \
     using name##_impl = __VA_ARGS__;                  \
     NU_METHODS_KERNEL(name, _acc_rows, acc_rows)      \
-    NU_METHODS_KERNEL(name, _acc_block, acc_block)    \
+    NU_METHODS_KERNEL(name, _acc_tiles_init, acc_tiles_init) \
+    NU_METHODS_KERNEL(name, _acc_tiles, acc_tiles)    \
     NU_METHODS_KERNEL(name, _reduceat, reduceat)      \
     NU_METHODS_KERNEL(name, _at_seq, at_seq)          \
     NU_METHODS_KERNEL(name, _at_cas, at_cas)
