@@ -545,11 +545,6 @@ def iterate_scalar(x):
     return s
 
 
-def array_in_tuple(a):
-    t = (a, a)
-    return t[0][0]
-
-
 def if_array(a):
     if a:
         return 1
@@ -596,7 +591,6 @@ ERRORS = [
     (assign_tuple_item, (float64,), r"tuples are immutable"),
     (iterate_scalar, (float64,), (r"for loops are supported only over range\(\.\.\.\), "
                                   r"arrays and tuples")),
-    (array_in_tuple, (float64[:],), r"tuple item: whole arrays are not supported here"),
     (if_array, (float64[:],), r"if condition: whole arrays are not supported here"),
 ]
 
