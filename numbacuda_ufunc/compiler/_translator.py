@@ -22,6 +22,7 @@ from ..types import Scalar
 from . import _arrays as arrays
 from . import _foreign as foreign
 from . import _kernel_api as kernel_api
+from . import _reductions as reductions
 from . import _tuples as tuples
 from ._bytecode import HIDDEN
 from ._library import UFUNC_NIN, call_library, lookup_attribute, lookup_global_function
@@ -976,6 +977,9 @@ class FunctionTranslator:
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 
     def expr_Call(self, e):
+        r = reductions.try_call(self, e)  # np.sum(a), a.mean(), np.argmax(a)...
+        if r is not None:
+            return r
         if isinstance(e.func, ast.Attribute):
             arrays.reject_method_call(self, e)
         if isinstance(e.func, ast.Attribute) and e.func.attr == "bit_count":
