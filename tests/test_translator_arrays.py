@@ -481,7 +481,7 @@ def slice_zero_step(a, out):
 
 
 def array_method(a):
-    return a.sum()
+    return a.cumsum()
 
 
 def array_attribute(a):
@@ -572,7 +572,7 @@ ERRORS = [
     (slice_assign, (float64[:], float64[:]), r"assignment to a slice of float64\[:\] is not "
                                              r"supported"),
     (slice_zero_step, (float64[:], float64[:]), r"slice step cannot be zero"),
-    (array_method, (float64[:],), r"array method '\.sum\(\)' is not supported"),
+    (array_method, (float64[:],), r"array method '\.cumsum\(\)' is not supported"),
     (array_attribute, (float64[:, :],), r"array attribute '\.T' is not supported"),
     (array_real, (float64[:],), r"array attribute '\.imag' is not supported"),
     (sqrt_array, (float64[:],), r"np\.sqrt\(\) on whole arrays needs its output array"),
