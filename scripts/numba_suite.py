@@ -784,6 +784,7 @@ _NORMALISERS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x…"),
     (re.compile(r"\b(in|of) (function|kernel) '[^']*'"), r"\1 \2 '…'"),
     (re.compile(r"\[[^\[\]]{40,}\]"), "[…]"),
+    (re.compile(r"([\[{(])(?=.{60,}$)(?=.*\\n).*$"), r"\1…"),  # a multi-line repr
     (re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?j?(?![\w])"), "N"),
     (re.compile(r"\s+"), " "),
 ]
@@ -852,7 +853,7 @@ def outcomes_from_events(events: list[dict], source_text: str, file_label: str,
             if entry.get("outcome") is None:
                 entry["outcome"] = "passed"
         entry.setdefault("_phases", set()).add(event["when"])
-    for nodeid, entry in results.items():
+    for entry in results.values():
         phases = entry.pop("_phases", set())
         if entry["outcome"] is None or (process_note and "teardown" not in phases
                                         and entry["outcome"] == "passed"):
@@ -954,7 +955,7 @@ def run_file(root: Path, rel: str, events_path: Path, timeout: float,
                                   timeout=file_timeout)
         except subprocess.TimeoutExpired:
             return f"file timeout after {file_timeout:.0f} s (process killed)"
-    if proc.returncode not in (0, 1, 5):
+    if proc.returncode not in (0, 1, 2, 5):  # 2: collection errors, reported as events
         return f"pytest process ended with code {proc.returncode}"
     return None
 
@@ -1002,6 +1003,10 @@ def main(argv=None) -> int:
     tests_src = find_tests_dir(args.numba_cuda.resolve())
     if args.files:
         files = [Path(f).as_posix() for f in args.files]
+        missing = [f for f in files if not (tests_src / f).is_file()]
+        if missing:
+            raise SystemExit(f"numba_suite.py: no such test file under {tests_src}: "
+                             f"{', '.join(missing)}")
         folders = sorted({f.split("/")[0] for f in files})
     else:
         folders = args.select

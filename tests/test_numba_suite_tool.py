@@ -44,6 +44,14 @@ def test_normalise_message_numbers_and_addresses():
     assert len(long) == 50 and long.endswith("…")
 
 
+def test_normalise_message_cuts_multiline_reprs():
+    a = ns.normalise_message("'membar.cta;' not found in {'(int32[:])': '//\\n// Generated "
+                             "by NVIDIA NVVM Compiler\\n// Build CL-1\\n'}")
+    assert a == "'membar.cta;' not found in {…"
+    short = "unsupported call (x) of y"
+    assert ns.normalise_message(short) == short
+
+
 def test_split_exception_line():
     assert ns.split_exception_line(
         "ModuleNotFoundError: No module named 'numba.cuda.extending'") == (
