@@ -165,7 +165,7 @@ import numba.cuda.types, numba.types
 from numba.cuda import config, float32, HAS_NUMBA
 from numba.cuda.core import errors
 from numba.core.errors import TypingError
-from numba.cuda.np.numpy_support import from_dtype
+from numba.cuda.np.numpy_support import from_dtype, as_dtype
 from numba.cuda.compiler import compile_ptx
 from numba.cuda import testing
 from numba.cuda.tests.support import TestCase, override_config, captured_stdout
@@ -177,6 +177,10 @@ assert float32 is numbacuda_ufunc.float32 and HAS_NUMBA
 assert numba.vectorize is numbacuda_ufunc.vectorize
 assert TypingError is errors.TypingError is numbacuda_ufunc.errors.CompileError
 assert from_dtype is numbacuda_ufunc.types.from_dtype
+import numpy
+assert as_dtype(numbacuda_ufunc.float32) == numpy.float32
+assert as_dtype(from_dtype(numpy.dtype("c8"))) == numpy.complex64
+assert config.CUDA_ENABLE_NRT == 0 and config.DISABLE_PERFORMANCE_WARNINGS == 0
 assert compile_ptx is numbacuda_ufunc.cuda.compile_ptx
 assert numba.cuda.config is config and config.ENABLE_CUDASIM is False
 
