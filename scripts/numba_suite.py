@@ -63,6 +63,7 @@ SHIM_ALIASES = {
     "numba.cuda.types": "numbacuda_ufunc.types",
     "numba.cuda.random": "numbacuda_ufunc.cuda.random",
     "numba.core.errors": "numba.cuda.core.errors",
+    "numba.errors": "numba.cuda.core.errors",
     "numba.core.config": "numba.cuda.core.config",
     "numba.cuda.config": "numba.cuda.core.config",
 }
@@ -118,6 +119,7 @@ for _module in {preload!r}:
     importlib.import_module(_module)
 _cuda.config = sys.modules["numba.cuda.core.config"]
 types = _cuda.types
+errors = sys.modules["numba.cuda.core.errors"]
 
 
 def __getattr__(name):

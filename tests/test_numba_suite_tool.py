@@ -176,6 +176,7 @@ assert numba.cuda.types is numbacuda_ufunc.types is numba.types
 assert float32 is numbacuda_ufunc.float32 and HAS_NUMBA
 assert numba.vectorize is numbacuda_ufunc.vectorize
 assert TypingError is errors.TypingError is numbacuda_ufunc.errors.CompileError
+assert numba.errors is errors
 assert from_dtype is numbacuda_ufunc.types.from_dtype
 import numpy
 assert as_dtype(numbacuda_ufunc.float32) == numpy.float32
