@@ -905,20 +905,27 @@ def summarise(per_file: dict[str, dict[str, dict]], top: int = 15) -> dict:
     n = sum(total[k] for k in kinds)
     ran = n - total["skipped"] - total["xfailed"]
     ordered = sorted(clusters.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    not_importable = sorted(label for label, tests in per_file.items()
+                            if any("<not importable" in k for k in tests))
+    importable = [t for label, tests in per_file.items() if label not in not_importable
+                  for t in tests.values() if t["outcome"] not in ("skipped", "xfailed")]
+    importable_passed = sum(t["outcome"] == "passed" for t in importable)
     return dict(
         total={k: total.get(k, 0) for k in kinds} | {"tests": n},
         pass_rate_of_collected=(total["passed"] / n) if n else 0.0,
         pass_rate_of_not_skipped=(total["passed"] / ran) if ran else 0.0,
+        pass_rate_of_importable_not_skipped=(importable_passed / len(importable)
+                                             if importable else 0.0),
         files=files,
         clusters=[dict(key=k, count=len(v), examples=v[:3]) for k, v in ordered],
-        not_importable=sorted(label for label, tests in per_file.items()
-                              if any("<not importable" in k for k in tests)),
+        not_importable=not_importable,
         top=top,
     )
 
 
 def summary_markdown(summary: dict, meta: dict) -> str:
     t = summary["total"]
+    importable_files = len(summary["files"]) - len(summary["not_importable"])
     lines = [
         "# numba-cuda test suite against numbacuda_ufunc",
         "",
@@ -930,6 +937,8 @@ def summary_markdown(summary: dict, meta: dict) -> str:
         f"errored {t['errored']}, skipped {t['skipped']}, xfailed {t['xfailed']})",
         f"* pass rate of collected tests: {100 * summary['pass_rate_of_collected']:.1f}%",
         f"* pass rate of tests not skipped: {100 * summary['pass_rate_of_not_skipped']:.1f}%",
+        f"* pass rate of tests not skipped, in the {importable_files} files that import: "
+        f"{100 * summary['pass_rate_of_importable_not_skipped']:.1f}%",
         "",
         f"## Largest failure clusters (top {summary['top']})",
         "",

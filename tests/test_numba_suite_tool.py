@@ -147,6 +147,12 @@ def test_summarise_rates_and_cluster_order():
     assert s["total"] == dict(passed=2, failed=2, errored=1, skipped=1, xfailed=0, tests=6)
     assert s["pass_rate_of_collected"] == pytest.approx(2 / 6)
     assert s["pass_rate_of_not_skipped"] == pytest.approx(2 / 5)
+    assert s["pass_rate_of_importable_not_skipped"] == pytest.approx(2 / 5)
+    per_file["c"] = {"c::<not importable #1>": dict(outcome="failed", cluster="I: z")}
+    s2 = ns.summarise(per_file, top=1)
+    assert s2["pass_rate_of_not_skipped"] == pytest.approx(2 / 6)
+    assert s2["pass_rate_of_importable_not_skipped"] == pytest.approx(2 / 5)
+    assert s2["not_importable"] == ["c"]
     assert [c["key"] for c in s["clusters"]] == ["F: y", "E: x"]
     assert s["clusters"][0]["examples"] == ["a::4", "b::1"]
     md = ns.summary_markdown(s, dict(date="d", commit="c", selection=["cudapy"]))
