@@ -84,3 +84,26 @@ def test_host_gufunc_matmul4(benchmark, target, impl):
     benchmark.extra_info.update(kind="matmul4x4", target=target, n=100_000, impl=impl)
     benchmark(g, a, b, out)
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+LAYOUTS = {
+    "broadcast-row": lambda a: (a, a[:1], np.float32(1.0)),
+    "mixed-C-F": lambda a: (a, a.T, np.float32(1.0)),
+    "strided": lambda a: (a[:, ::2], a[:, 1::2], np.float32(1.0)),
+}
+
+
+@pytest.mark.benchmark(group="host")
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_host_vectorize_strided(benchmark, layout, impl):
+    # Non-contiguous operands of a 2000 x 2000 float32 problem on the cpu target: the
+    # strided loop (innermost runs, a unit-stride run taking the vectorised loop).
+    f = _make(impl, "fma", "cpu")
+    a = np.random.default_rng(2).standard_normal((2000, 2000)).astype(np.float32)
+    args = LAYOUTS[layout](a)
+    out = np.full(np.broadcast_shapes(*(np.shape(x) for x in args)), np.nan, np.float32)
+    f(*args, out=out)
+    benchmark.extra_info.update(kind="fma", target="cpu", layout=layout, impl=impl)
+    benchmark(f, *args, out=out)
+    np.testing.assert_allclose(out, fma3(*args), rtol=2e-6, atol=1e-6)

@@ -32,7 +32,7 @@ def _wheel_dirs():
     except (ImportError, ValueError):
         spec = None
     for root in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cuda_nvrtc/lib", "cu13/lib", "cu12/lib"):
+        for sub in ("cuda_nvrtc/lib", "nvjitlink/lib", "cu13/lib", "cu12/lib"):
             if os.path.isdir(os.path.join(root, sub)):
                 libs.append(os.path.join(root, sub))
         for sub in ("cuda_cccl/include", "cu13/include/cccl", "cu13/include", "cu12/include"):

@@ -5,7 +5,8 @@ matches it, so ``except TypeError`` catches a :class:`CompileError`. This module
 imports nothing from ``_core`` (the C++ engine imports it to raise these types).
 """
 
-__all__ = ["NumbaCudaUfuncError", "CompileError", "CudaSupportError", "CudaError"]
+__all__ = ["NumbaCudaUfuncError", "CompileError", "CudaSupportError", "CudaError",
+           "LinkerError"]
 
 
 class NumbaCudaUfuncError(Exception):
@@ -34,3 +35,13 @@ class CudaError(NumbaCudaUfuncError, RuntimeError):
         super().__init__(message)
         self.name = name
         self.call = call
+
+
+class LinkerError(NumbaCudaUfuncError, RuntimeError):
+    """A file given to ``cuda.jit(link=...)`` / ``cuda.declare_device(link=...)`` cannot be
+    linked: an unknown kind, GPU code on the host backend, or an nvJitLink failure (Numba's
+    ``LinkerError``). ``log`` carries the linker's log when there is one."""
+
+    def __init__(self, message, log=""):
+        super().__init__(message)
+        self.log = log

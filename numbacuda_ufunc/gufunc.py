@@ -12,6 +12,7 @@ import re
 from . import _core, _dask
 from ._keywords import gufunc_call_with_keywords
 from .compiler import translate
+from .errors import CompileError
 from .types import Array, Scalar, Signature, parse_signature_for
 from .ufunc import TARGETS, _arity, _take_identity_of, global_name
 
@@ -178,6 +179,11 @@ class GUFunc(_core.GUFunc):
                 raise TypeError(f"{api}: output argument {k + 1} of {sig} must be an array "
                                 f"(outputs are written in place)")
         tf = translate(self.py_func, sig.args)
+        if tf.foreign:
+            raise CompileError(f"{api}: the function calls the foreign device function"
+                               f"{'s' if len(tf.foreign) > 1 else ''} {', '.join(tf.foreign)}; "
+                               f"foreign functions (cuda.declare_device) are linked into "
+                               f"@cuda.jit kernels only")
         dtypes = [(t if isinstance(t, Scalar) else t.dtype).dtype.str for t in sig.args]
         self._add_loop(dtypes, kinds, tf.name, tf.source)
         self._translated[sig] = tf

@@ -15,16 +15,18 @@ import warnings
 import numpy as np
 
 from . import _core
+from ._linking import link_paths, read_link_files
 from .compiler import translate_kernel
+from .compiler._types import TupleType
 from .compiler.device_function import DeviceFunction
-from .errors import CompileError
+from .errors import CompileError, LinkerError
 from .types import Array, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]
 
 # Numba options that change nothing here (NVRTC always optimises; the cache is always on).
-_IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "link", "max_registers",
+_IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "max_registers",
                     "boundscheck", "lto", "launch_bounds"}
 # Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
 _THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
@@ -36,7 +38,8 @@ class Kernel(_core.Kernel):
     shared_bytes](*args)`` launch it; ``k.forall(n)(*args)`` picks the shape for ``n``
     threads. Host NumPy arrays are copied to the device and back, as in Numba."""
 
-    def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=()):
+    def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=(),
+                 link=()):
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
         super().__init__(pyfunc.__name__, bool(debug), bool(fastmath))
@@ -44,9 +47,11 @@ class Kernel(_core.Kernel):
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
         self.extensions = list(extensions or ())
+        self.link = link_paths(link, f"cuda.jit({pyfunc.__name__!r})")
         self._specs = []  # index -> TranslatedKernel
         self._lock = threading.Lock()
         self._declared = []  # (Signature, spec index): eager signatures, in order
+        self._tuple_types = {}  # spec index -> argument types with tuples (_resolve_tuples)
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
             self._declared.append((sig, self._add(translate_kernel(pyfunc, sig.args))))
@@ -55,8 +60,15 @@ class Kernel(_core.Kernel):
     def _add(self, tk) -> int:
         params = [(t.dtype.dtype.str, t.ndim) if isinstance(t, Array) else (t.dtype.str, -1)
                   for t in tk.arg_types]
+        paths = tuple(dict.fromkeys(self.link + tk.links))
+        if tk.foreign and not paths:
+            raise LinkerError(f"kernel '{self.__name__}' calls the foreign function"
+                              f"{'s' if len(tk.foreign) > 1 else ''} {', '.join(tk.foreign)} "
+                              f"but links no file that defines them: pass link=[...] to "
+                              f"cuda.jit or to cuda.declare_device")
+        links = read_link_files(paths, f"kernel '{self.__name__}'")
         index = self._add_spec(params, tk.name, tk.source, tk.cooperative,
-                               tk.static_shared_bytes, tk.grid_sync)
+                               tk.static_shared_bytes, tk.grid_sync, links)
         self._specs.append(tk)
         return index
 
@@ -67,6 +79,8 @@ class Kernel(_core.Kernel):
         if len(descr) != nparams:
             raise TypeError(f"kernel '{self.__name__}' takes {nparams} argument"
                             f"{'s' if nparams != 1 else ''} (got {len(descr)})")
+        if any(isinstance(d, list) for d in descr):
+            return self._resolve_tuples(descr)
         if self._declared:
             for sig, index in self._declared:
                 if all(_accepts(t, dtype, ndim) for t, (dtype, ndim) in zip(sig.args, descr)):
@@ -79,20 +93,39 @@ class Kernel(_core.Kernel):
                       for dtype, ndim in descr)
         with self._lock:  # two threads' first calls with the same types share one spec
             for index, tk in enumerate(self._specs):
-                if _same_types(tk.arg_types, types):
+                if index not in self._tuple_types and _same_types(tk.arg_types, types):
                     return index
             return self._add(translate_kernel(self.py_func, types))
+
+    def _resolve_tuples(self, descr) -> int:
+        """A launch with tuple arguments. The engine passes their items as scalars; the
+        kernel made for it is a wrapper taking those scalars that rebuilds each tuple and
+        calls the Python kernel with it (translated as a device function), so the tuples
+        are ordinary tuple values inside the kernel."""
+        if self._declared:
+            sigs = "; ".join(str(sig) for sig, _ in self._declared)
+            raise TypeError(f"kernel '{self.__name__}': tuple arguments need a lazily "
+                            f"compiled kernel (no signatures); the signatures are: {sigs}")
+        types = tuple(_descr_type(d, self.__name__) for d in descr)
+        with self._lock:
+            for index, known in self._tuple_types.items():
+                if known == types:
+                    return index
+            wrapper, flat = _flat_wrapper(self.py_func, types)
+            index = self._add(translate_kernel(wrapper, flat))
+            self._tuple_types[index] = types
+            return index
 
     @property
     def signatures(self) -> list:
         """The argument types of every specialization made so far."""
-        return [tk.arg_types for tk in self._specs]
+        return [self._tuple_types.get(i, tk.arg_types) for i, tk in enumerate(self._specs)]
 
     @property
     def overloads(self) -> dict:
         """Argument types -> the translated kernel of each specialization (Numba's
         ``overloads``)."""
-        return {tk.arg_types: tk for tk in self._specs}
+        return {self._tuple_types.get(i, tk.arg_types): tk for i, tk in enumerate(self._specs)}
 
     @property
     def definitions(self) -> list:
@@ -158,7 +191,7 @@ class Kernel(_core.Kernel):
     def specialize(self, *args) -> Kernel:
         """A kernel compiled only for the types of ``args`` (Numba's ``specialize``)."""
         k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,
-                       extensions=self.extensions)
+                       extensions=self.extensions, link=self.link)
         types = tuple(_type_of(a) for a in args)
         k._declared.append((Signature(None, types), k._add(translate_kernel(self.py_func, types))))
         return k
@@ -204,8 +237,11 @@ class Kernel(_core.Kernel):
 
     def inspect_ptx(self, signature=None, cc=(9, 0)) -> dict:
         """Argument types -> PTX, compiled by NVRTC (no GPU needed)."""
+        # A kernel calling foreign functions is relocatable code: their definitions come
+        # at link time.
         return {_sig_text(self._specs[i].arg_types):
-                _core.compile_ptx(self._source(i, False), tuple(cc), self.fastmath)
+                _core.compile_ptx(self._source(i, False), tuple(cc), self.fastmath,
+                                  ["-rdc=true"] if self._specs[i].foreign else [])
                 for i in self._selected(signature)}
 
     inspect_asm = inspect_ptx
@@ -215,16 +251,28 @@ class Kernel(_core.Kernel):
     # device) and the toolkit's cuobjdump/nvdisasm, so they work without a GPU. With
     # ``signature`` one value; without, a dict keyed like inspect_ptx.
     def _per_spec(self, signature, what):
-        from . import _sass
 
         def one(i):
-            cubin = _sass.cubin_of(self._source(i, False), self.fastmath)
-            return what(i, cubin)
+            return what(i, self._cubin(i))
 
         picked = self._selected(signature)
         if signature is not None:
             return one(picked[0])
         return {_sig_text(self._specs[i].arg_types): one(i) for i in picked}
+
+    def _cubin(self, index, cc=None) -> bytes:
+        """The CUBIN of specialization ``index`` for ``cc`` (the current device's, or sm_90
+        without one), linked with its link files by nvJitLink when it has any. No GPU is
+        needed."""
+        from . import _sass
+
+        cc = _sass.inspection_cc() if cc is None else tuple(cc)
+        tk = self._specs[index]
+        paths = tuple(dict.fromkeys(self.link + tk.links))
+        if not paths:
+            return _sass.cubin_of(self._source(index, False), self.fastmath, cc=cc)
+        files = read_link_files(paths, f"kernel '{self.__name__}'")
+        return _core.link_kernel_cubin(self._source(index, False), files, cc, self.fastmath)
 
     def _usage(self, signature, key, api):
         from . import _sass
@@ -295,6 +343,44 @@ class _ExtensionLauncher:
             writeback()
 
 
+def _descr_type(d, name):
+    """The type of one argument from the engine's description: (dtype, ndim) or, for a
+    tuple, a list of its items' descriptions."""
+    if isinstance(d, list):
+        if not d:
+            raise TypeError(f"kernel '{name}': an empty tuple cannot be a kernel argument")
+        if len(d) > 8:
+            raise TypeError(f"kernel '{name}': tuple arguments hold at most 8 items (got "
+                            f"{len(d)})")
+        return TupleType(_descr_type(x, name) for x in d)
+    dtype, ndim = d
+    return Array(from_dtype(dtype), ndim, "A") if ndim >= 0 else from_dtype(dtype)
+
+
+def _flat_wrapper(pyfunc, types):
+    """A function of the tuples' items (flattened, in order) that calls ``pyfunc`` with
+    the tuples rebuilt, and its argument types."""
+    code = pyfunc.__code__
+    names = code.co_varnames[:code.co_argcount]
+    params, flat = [], []
+
+    def rebuild(prefix, t):
+        if not isinstance(t, TupleType):
+            params.append(prefix)
+            flat.append(t)
+            return prefix
+        items = [rebuild(f"{prefix}_{i}", it) for i, it in enumerate(t.items)]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    calls = [rebuild(f"nu_arg{i}", t) for i, t in enumerate(types)]
+    name = f"{pyfunc.__name__}_tuples" if pyfunc.__name__.isidentifier() else "kernel_tuples"
+    text = (f"def {name}({', '.join(params)}):\n"
+            f"    nu_kernel_body({', '.join(calls)})\n")
+    namespace = {"nu_kernel_body": pyfunc}
+    exec(compile(text, f"<tuple arguments of kernel {', '.join(names)}>", "exec"), namespace)
+    return namespace[name], tuple(flat)
+
+
 def _kernel_signature(sig, name) -> Signature:
     sig = parse_signature_for(f"cuda.jit({name!r})", sig)
     if sig.return_type is not None:
@@ -349,21 +435,24 @@ def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
         warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
                       stacklevel=2)
     extensions = options.pop("extensions", None) or ()
+    link = options.pop("link", None)
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
         raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
     if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
         if device:
-            return DeviceFunction(func_or_sig, fastmath=fastmath)
+            return DeviceFunction(func_or_sig, fastmath=fastmath, link=link)
         cls = _ExtensionKernel if extensions else Kernel
-        return cls(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions)
+        return cls(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
+                   link=link)
     sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
-            return DeviceFunction(fn, sigs, fastmath=fastmath)
+            return DeviceFunction(fn, sigs, fastmath=fastmath, link=link)
         cls = _ExtensionKernel if extensions else Kernel
-        return cls(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions)
+        return cls(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
+                   link=link)
 
     return decorate
 

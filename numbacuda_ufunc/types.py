@@ -17,7 +17,7 @@ __all__ = [
     "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128", "bfloat16",
     "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "intp", "uintp", "double", "single", "byte",
-    "parse_signature", "from_dtype", "SCALARS",
+    "parse_signature", "from_dtype", "SCALARS", "CPointer", "voidptr",
 ]
 
 
@@ -142,6 +142,24 @@ class Array(Type):
         return (self.dtype.name, self.ndim, self.layout)
 
 
+class CPointer(Type):
+    """A C pointer to ``dtype`` values (``void*`` with None), for arguments of foreign
+    device functions (``cuda.declare_device``): a kernel passes an array there, and the
+    function receives the array's data pointer (Numba's ``types.CPointer``)."""
+
+    def __init__(self, dtype):
+        if dtype is not None and not isinstance(dtype, Scalar):
+            dtype = _as_type(dtype, "CPointer()")
+            if not isinstance(dtype, Scalar):
+                raise TypeError(f"CPointer(): expected a scalar type such as float32 (got "
+                                f"{dtype!r})")
+        self.dtype = dtype
+        self.name = f"{dtype.name}*" if dtype is not None else "void*"
+
+    def _key(self):
+        return self.name
+
+
 class Signature:
     """``return_type(*args)``; ``return_type`` is None for ``void`` or an omitted return."""
 
@@ -183,6 +201,7 @@ complex64 = _scalar("complex64", np.complex64)
 complex128 = _scalar("complex128", np.complex128)
 bfloat16 = _BFloat16()
 void = none = NoneType()
+voidptr = CPointer(None)
 
 SCALARS = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
            float16, float32, float64, complex64, complex128, bfloat16)
@@ -209,7 +228,8 @@ _NAMESPACE = {
     "complex128": complex128, "bfloat16": bfloat16, "half": half, "f2": f2,
     "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2,
     "u4": u4, "u8": u8, "f4": f4, "f8": f8, "c8": c8, "c16": c16, "intp": intp,
-    "uintp": uintp, "double": double, "single": single,
+    "uintp": uintp, "double": double, "single": single, "CPointer": CPointer,
+    "voidptr": voidptr,
 }
 
 _ALLOWED_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Subscript, ast.Slice,

@@ -19,6 +19,7 @@ from . import _core, _dask, _methods
 from ._compile import compile_ptx
 from ._keywords import call_with_keywords
 from .compiler import translate
+from .errors import CompileError
 from .types import (
     Scalar,
     Signature,
@@ -109,6 +110,11 @@ class UFunc(_core.UFunc):
                 raise TypeError(f"{api}: vectorize signatures take scalar types only (got {t} "
                                 f"in {sig}); use guvectorize for arrays")
         tf = translate(self.py_func, sig.args, sig.return_type)
+        if tf.foreign:
+            raise CompileError(f"{api}: the function calls the foreign device function"
+                               f"{'s' if len(tf.foreign) > 1 else ''} {', '.join(tf.foreign)}; "
+                               f"foreign functions (cuda.declare_device) are linked into "
+                               f"@cuda.jit kernels only")
         ret = sig.return_type or tf.return_type
         if not isinstance(ret, Scalar):
             raise TypeError(f"{api}: the function must return one scalar value (got {ret})")

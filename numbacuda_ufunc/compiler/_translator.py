@@ -20,6 +20,7 @@ import numpy as np
 
 from ..types import Scalar
 from . import _arrays as arrays
+from . import _foreign as foreign
 from . import _kernel_api as kernel_api
 from . import _tuples as tuples
 from ._bytecode import HIDDEN
@@ -667,8 +668,12 @@ class FunctionTranslator:
             r = lookup_attribute(np, value.__name__)
             if isinstance(r, TypeRef):
                 return Val("", r)
+        if getattr(value, "_nu_foreign", False) is True:  # cuda.declare_device
+            return Val("", foreign.ForeignRef(value))
         py = getattr(value, "py_func", None)  # cuda.jit(device=True) / Numba dispatchers
         if isinstance(py, pytypes.FunctionType):
+            for path in getattr(value, "link", None) or ():  # cuda.jit(device=True, link=)
+                self.ctx.links[path] = None
             return Val("", PyFuncRef(py))
         if isinstance(value, pytypes.FunctionType):
             return Val("", PyFuncRef(value))
@@ -983,6 +988,8 @@ class FunctionTranslator:
             return Val(self.cast(e, args[0], ref.scalar), ref.scalar)
         if isinstance(ref, PyFuncRef):
             return self.call_function(e, ref.fn, args, kwargs)
+        if isinstance(ref, foreign.ForeignRef):
+            return foreign.call(self, e, ref.fn, args, kwargs)
         if isinstance(ref, kernel_api.IntrinsicRef):
             return kernel_api.call(self, e, ref, args, kwargs)
         raise self.error(e, f"{getattr(ref, 'name', ref)} is not callable")

@@ -148,8 +148,8 @@ def ctype(t) -> str:
         return f"nu::array<{ctype(t.dtype)}, {t.ndim}>"
     if isinstance(t, TupleType):
         n = len(t.items)
-        if not 2 <= n <= 4:
-            raise PromotionError(f"tuples of {n} values are not supported (2 to 4)")
+        if not 1 <= n <= 8:
+            raise PromotionError(f"tuples of {n} values are not supported (1 to 8)")
         return f"nu::tuple{n}<" + ", ".join(ctype(x) for x in t.items) + ">"
     if t is None:
         return "void"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 
+from .._linking import link_paths
 from ..errors import CompileError
 from ..types import parse_signature
 from .translate import translate
@@ -19,11 +20,13 @@ __all__ = ["DeviceFunction", "cpu_jit"]
 class DeviceFunction:
     """A Python function marked for use on the device (``cuda.jit(device=True)``)."""
 
-    def __init__(self, py_func, signatures=(), fastmath=False):
+    def __init__(self, py_func, signatures=(), fastmath=False, link=None):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise CompileError(f"cuda.jit(): expected a Python function (got {py_func!r})")
         self.py_func = py_func
         self.fastmath = fastmath
+        # Files every kernel calling this function links (cuda.jit(device=True, link=...)).
+        self.link = link_paths(link, f"cuda.jit({py_func.__name__!r}, device=True)")
         self.signatures = [parse_signature(s) for s in signatures]
         functools.update_wrapper(self, py_func)
         for sig in self.signatures:  # eager signatures are checked at decoration

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CompileError
 from ..types import Array, Scalar, parse_signature
+from ._foreign import declared_source
 from ._source import error_at, load_source
 from ._translator import FunctionTranslator
 from ._types import BOTTOM, TupleType, strong, typecode
@@ -37,6 +38,8 @@ class TranslatedFunction:
     return_type: object  # a Scalar, a TupleType, or None (no return value)
     source: str  # prototypes + definitions of this function and its helpers, no #include
     helpers: tuple = field(default=())  # symbols of the Python functions it calls
+    foreign: tuple = ()  # C names of the foreign functions it calls (cuda.declare_device)
+    links: tuple = ()  # files those and the device functions it calls ask to link
 
     @property
     def cuda_source(self) -> str:
@@ -71,6 +74,8 @@ class _Context:
         self.local_bytes = 0  # cuda.local.array per thread
         self.constants = {}  # frozen global arrays -> their symbol
         self.file_scope = []  # definitions of those arrays
+        self.foreign = {}  # C name -> ForeignFunction called (cuda.declare_device)
+        self.links = {}  # files to link (declare_device / device functions' link=), in order
 
     def function(self, fn, arg_types, caller=None, node=None, declared_return=None):
         key = (fn, arg_types, declared_return)
@@ -191,7 +196,9 @@ def translate(pyfunc, arg_types, return_type=None) -> TranslatedFunction:
         return TranslatedFunction(
             name=rec.name, py_name=fn.__name__, arg_types=types,
             return_type=strong(ret) if ret is not None else None,
-            source=_source_of(ctx.order), helpers=tuple(r.name for r in ctx.order[:-1]))
+            source=declared_source(ctx) + _source_of(ctx.order),
+            helpers=tuple(r.name for r in ctx.order[:-1]), foreign=tuple(ctx.foreign),
+            links=tuple(ctx.links))
 
     return _memoized(fn, (types, return_type), build)
 
@@ -209,6 +216,8 @@ class TranslatedKernel:
     static_shared_bytes: int
     grid_sync: bool = False  # uses cuda.cg.this_grid().sync()
     local_types: tuple = ()  # (name, type) of arguments and locals, for inspect_types()
+    foreign: tuple = ()  # C names of the foreign functions it calls (cuda.declare_device)
+    links: tuple = ()  # files to link that declare_device / device functions ask for
 
     @property
     def cuda_source(self) -> str:
@@ -237,12 +246,13 @@ def _kernel_of(fn, types) -> TranslatedKernel:
         raise error_at(src, src.node, f"kernel '{fn.__name__}' declares {ctx.local_bytes} bytes of "
                                       f"cuda.local.array per thread, more than CUDA's "
                                       f"{_LOCAL_LIMIT} (use global or shared memory)")
-    scope = "\n".join(ctx.file_scope)
+    scope = "\n".join(ctx.file_scope + [declared_source(ctx)])
     return TranslatedKernel(
         name=rec.name, py_name=fn.__name__, arg_types=types,
-        source=(scope + "\n\n" if scope else "") + _source_of(ctx.order),
+        source=(scope + "\n\n" if scope.strip() else "") + _source_of(ctx.order),
         cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
-        grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()))
+        grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()),
+        foreign=tuple(ctx.foreign), links=tuple(ctx.links))
 
 
 __all__ += ["error_at"]

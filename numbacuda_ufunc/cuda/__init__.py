@@ -19,6 +19,7 @@ from .._compile import (
     compile_ptx,
     compile_ptx_for_current_device,
 )
+from ..compiler._foreign import ForeignFunction
 from ..compiler.intrinsics import *  # noqa: F403  (the kernel-only names, as in Numba)
 from ..gufunc import guvectorize
 from ..kernel import Kernel, jit
@@ -75,6 +76,7 @@ __all__ = [
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
     "default_stream", "legacy_default_stream", "per_thread_default_stream", "external_stream",
     "memory_stats", "current_context", "is_emulated", "jit", "Kernel", "compile_ptx",
+    "declare_device",
     "compile", "compile_for_current_device", "compile_ptx_for_current_device",
     "reduce", "Reduce", "vectorize", "guvectorize", "random",
     # memory
@@ -89,6 +91,16 @@ __all__ = [
     # events and kernel argument hints
     "Event", "event", "event_elapsed_time", "In", "Out", "InOut",
 ]
+
+
+def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
+    """Numba's ``cuda.declare_device``: a device function written in CUDA C++ (or PTX...),
+    callable from kernels and device functions. ``sig`` such as ``"float32(float32,
+    float32)"`` (a return type is required; ``CPointer(t)`` arguments take arrays).
+    The function follows Numba's ABI, ``extern "C" __device__ int name(ret_t*, args...)``
+    (``abi="c"``: ``ret_t name(args...)``); ``link`` names files that define it, linked
+    into every kernel that calls it."""
+    return ForeignFunction(name, sig, link=link, use_cooperative=use_cooperative, abi=abi)
 
 
 class Device:

@@ -1,7 +1,10 @@
 // src/bindings/compile.cpp: NVRTC, host builds and the kernel cache
 #include "bindings/common.h"
 
+#include <algorithm>
+
 #include "compile/compile_error.h"
+#include "compile/device_link.h"
 #include "compile/host_build.h"
 #include "compile/kernel_cache.h"
 #include "compile/nvrtc.h"
@@ -16,6 +19,10 @@ void bind_compile(py::module_& m) {
             if (p) std::rethrow_exception(p);
         } catch (const nu::compile_error& e) {
             py::object cls = py::module_::import("numbacuda_ufunc.errors").attr("CompileError");
+            py::object exc = cls(e.what(), e.log());
+            PyErr_SetObject(cls.ptr(), exc.ptr());
+        } catch (const nu::link_error& e) {
+            py::object cls = py::module_::import("numbacuda_ufunc.errors").attr("LinkerError");
             py::object exc = cls(e.what(), e.log());
             PyErr_SetObject(cls.ptr(), exc.ptr());
         }
@@ -63,6 +70,48 @@ void bind_compile(py::module_& m) {
           py::arg("options") = std::vector<std::string>{},
           "The NVRTC option list these settings produce.");
     m.def("nvrtc_version", &nu::nvrtc_version, "(major, minor) of NVRTC; loads it.");
+    using link_files = std::vector<std::tuple<std::string, std::string, py::bytes>>;
+    m.def("link_kernel_cubin",
+          [nvrtc_opts](const std::string& source, const link_files& files, std::pair<int, int> cc,
+                       bool fastmath) {
+              std::vector<nu::link_file> links;
+              for (const auto& [path, kind, content] : files) links.push_back({path, kind, std::string(content)});
+              std::string bin;
+              {
+                  py::gil_scoped_release release;
+                  bin = nu::link_kernel_cubin(source, links, nvrtc_opts(cc, true, fastmath, {}));
+              }
+              return py::bytes(bin);
+          },
+          py::arg("source"), py::arg("links"), py::arg("cc"), py::arg("fastmath") = false,
+          "A kernel's translation unit and its link files [(path, kind, bytes)] -> one CUBIN for "
+          "sm_XY (NVRTC to LTO IR, nvJitLink), through the kernel cache. No GPU needed.");
+    m.def("nvjitlink_link",
+          [](const std::vector<std::tuple<std::string, std::string, py::bytes>>& inputs, int cc, bool lto) {
+              std::vector<nu::link_input> in;
+              for (const auto& [name, kind, data] : inputs) {
+                  static const std::pair<const char*, nu::link_input_kind> kinds[] = {
+                      {"cubin", nu::link_input_kind::cubin}, {"ptx", nu::link_input_kind::ptx},
+                      {"ltoir", nu::link_input_kind::ltoir}, {"fatbin", nu::link_input_kind::fatbin},
+                      {"o", nu::link_input_kind::object}, {"a", nu::link_input_kind::library}};
+                  auto it = std::find_if(std::begin(kinds), std::end(kinds),
+                                         [&](const auto& k) { return kind == k.first; });
+                  if (it == std::end(kinds))
+                      throw nu::link_error("nvjitlink_link(): '" + name + "' has kind '" + kind +
+                                               "' (expected ptx, cubin, ltoir, fatbin, o or a)", "");
+                  in.push_back({it->second, name, std::string(data)});
+              }
+              std::string bin;
+              {
+                  py::gil_scoped_release release;
+                  bin = nu::nvjitlink_link(in, cc, lto);
+              }
+              return py::bytes(bin);
+          },
+          py::arg("inputs"), py::arg("cc"), py::arg("lto") = true,
+          "nvJitLink: [(name, kind, bytes)] with kind ptx/cubin/ltoir/fatbin/o/a -> CUBIN for sm_<cc>.");
+    m.def("nvjitlink_version", &nu::nvjitlink_version, "(major, minor) of nvJitLink; loads it.");
+    m.def("nvjitlink_library_path", &nu::nvjitlink_library_path, "Path of the loaded libnvJitLink.");
     m.def("nvrtc_supported_archs", &nu::nvrtc_supported_archs,
           "Architectures NVRTC compiles for (nvrtcGetSupportedArchs); loads it.");
     m.def("nvrtc_device_target", [](int cc, std::vector<int> archs) {
@@ -87,6 +136,7 @@ void bind_compile(py::module_& m) {
     m.def("build_host", &nu::build_host, py::arg("source"),
           py::arg("options") = std::vector<std::string>{},
           py::arg("symbols") = std::vector<std::string>{},
+          py::arg("extra_sources") = std::vector<std::string>{},
           py::call_guard<py::gil_scoped_release>(),
           "Compiles source with the host C++ compiler (after host_prelude.h), cached; "
           "returns the loaded HostLibrary.");

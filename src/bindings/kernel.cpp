@@ -178,6 +178,47 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
     return a;
 }
 
+// A tuple argument (Numba's UniTuple/Tuple of numbers, nested or not): its items become
+// scalar arguments, in order; the key records the nesting, so (1, 2.0) and ((1,), 2.0)
+// are different specializations. The translator rebuilds the tuple in the kernel
+// (numbacuda_ufunc/kernel.py), so the launch itself only ever sees numbers and arrays.
+void add_argument(const nu::jit_kernel& kernel, py::handle arg, std::size_t k, std::vector<py::object>& keep,
+                  std::string& key, std::vector<nu::kernel_arg>& out) {
+    if (!PyTuple_Check(arg.ptr())) {
+        out.push_back(kernel_argument(kernel, arg, k, keep, key));
+        return;
+    }
+    const Py_ssize_t n = PyTuple_GET_SIZE(arg.ptr());
+    if (n > 200) bad_argument("kernel '" + kernel.name() + "'", k, "is a tuple of " + std::to_string(n) +
+                                                                  " items (at most 200)");
+    key += static_cast<char>(0xfe);  // '(' : no dtype code or ndim is this large
+    key += static_cast<char>(n);
+    for (Py_ssize_t j = 0; j < n; ++j) {
+        py::handle item = PyTuple_GET_ITEM(arg.ptr(), j);
+        const std::size_t before = out.size();
+        add_argument(kernel, item, k, keep, key, out);
+        for (std::size_t m = before; m < out.size(); ++m) {
+            if (out[m].is_array)
+                bad_argument("kernel '" + kernel.name() + "'", k, "is a tuple holding an array; tuples passed "
+                                                                  "to kernels hold numbers (and tuples of numbers)");
+        }
+    }
+    key += static_cast<char>(0xfd);  // ')'
+}
+
+// The (dtype, ndim) pairs _resolve reads, ndim -1 for scalars; a tuple argument is a list
+// of its items' descriptions. `next` walks the flattened arguments.
+py::object describe_argument(py::handle arg, const std::vector<nu::kernel_arg>& kargs, std::size_t& next) {
+    if (PyTuple_Check(arg.ptr())) {
+        py::list items;
+        for (py::handle item : py::reinterpret_borrow<py::tuple>(arg)) items.append(describe_argument(item, kargs, next));
+        return std::move(items);
+    }
+    const nu::kernel_arg& a = kargs.at(next++);
+    const nu::dtype t = a.is_array ? a.view.type : a.value.type;
+    return py::make_tuple(to_numpy_dtype(t), a.is_array ? a.view.ndim() : -1);
+}
+
 py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
     kernel_launcher& l = engine_object<kernel_launcher>(self);
     nu::jit_kernel& k = *l.kernel;
@@ -188,20 +229,33 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
     std::vector<nu::kernel_arg> kargs;
     kargs.reserve(args.size());
     std::string key;
-    for (std::size_t i = 0; i < args.size(); ++i) kargs.push_back(kernel_argument(k, args[i], i, keep, key));
+    bool flattened = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        flattened = flattened || PyTuple_Check(args[i].ptr());
+        add_argument(k, args[i], i, keep, key, kargs);
+    }
     int spec = k.find(key);
     if (spec < 0) {
-        py::tuple descr(kargs.size());
-        for (std::size_t i = 0; i < kargs.size(); ++i) {
-            const nu::dtype t = kargs[i].is_array ? kargs[i].view.type : kargs[i].value.type;
-            descr[i] = py::make_tuple(to_numpy_dtype(t), kargs[i].is_array ? kargs[i].view.ndim() : -1);
-        }
+        py::tuple descr(args.size());
+        std::size_t next = 0;
+        for (std::size_t i = 0; i < args.size(); ++i) descr[i] = describe_argument(args[i], kargs, next);
         spec = l.owner.attr("_resolve")(descr).cast<int>();  // translates (or picks a signature)
         k.bind_key(key, spec);
     }
     k.launch(spec, kargs, l.shape, l.stream);
-    for (std::size_t i = 0; i < args.size(); ++i) {  // a kernel may write any array it gets
+    for (std::size_t i = 0; i < args.size() && !flattened; ++i) {  // a kernel may write any array it gets
         if (kargs[i].is_array) note_stream_use(args[i], l.stream, !kargs[i].read_only);
+    }
+    if (flattened) {  // tuples hold no arrays: the arrays are the arguments that are not tuples
+        std::size_t next = 0;
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            if (PyTuple_Check(args[i].ptr())) {
+                describe_argument(args[i], kargs, next);  // skips its items
+                continue;
+            }
+            const nu::kernel_arg& a = kargs[next++];
+            if (a.is_array) note_stream_use(args[i], l.stream, !a.read_only);
+        }
     }
     return py::none();
 }
@@ -231,8 +285,13 @@ void bind_kernel(py::module_& m) {
         .def("_forall", &configure_forall, py::arg("tasks"), py::arg("stream"), py::arg("sharedmem"))
         .def("_add_spec",
              [](nu::jit_kernel& k, const std::vector<std::pair<std::string, int>>& params, std::string function,
-                std::string source, bool cooperative, std::int64_t static_shared, bool grid_sync) {
+                std::string source, bool cooperative, std::int64_t static_shared, bool grid_sync,
+                const std::vector<std::tuple<std::string, std::string, py::bytes>>& links) {
                  nu::kernel_spec s;
+                 for (const auto& [path, kind, content] : links) {
+                     nu::check_link_kind(path, kind);
+                     s.links.push_back({path, kind, std::string(content)});
+                 }
                  for (const auto& [typestr, ndim] : params) {
                      s.params.push_back({nu::dtype_from_typestr(typestr, "cuda.jit"), ndim});
                  }
@@ -242,7 +301,10 @@ void bind_kernel(py::module_& m) {
                  s.grid_sync = grid_sync;
                  s.static_shared = static_shared;
                  return k.add_spec(std::move(s));
-             })
+             },
+             py::arg("params"), py::arg("function"), py::arg("source"), py::arg("cooperative"),
+             py::arg("static_shared"), py::arg("grid_sync"),
+             py::arg("links") = std::vector<std::tuple<std::string, std::string, py::bytes>>{})
         .def("_source", &nu::jit_kernel::source, py::arg("index"), py::arg("host") = false,
              "The complete translation unit of specialization `index`.")
         .def("_entry", &nu::jit_kernel::entry)

@@ -293,7 +293,8 @@ std::string pch_dir(const std::vector<std::string>& options) {
 }
 
 std::string compile_shared_object(const std::string& source,
-                                  const std::vector<std::string>& options) {
+                                  const std::vector<std::string>& options,
+                                  const std::vector<std::string>& extra_sources) {
     const std::string headers = pch_dir(options);
     std::string dir = make_temp_dir();
     struct cleanup {
@@ -314,6 +315,15 @@ std::string compile_shared_object(const std::string& source,
     for (const auto& f : base_flags()) args.push_back(f);
     args.insert(args.end(), options.begin(), options.end());
     args.insert(args.end(), {"-I", headers.empty() ? dir : headers, "-o", lib, src});
+    // Linked CUDA C++ files (cuda.jit(link=...)): each its own translation unit, as NVRTC
+    // compiles them on the GPU path, so their declarations never meet the kernel's. A
+    // function the kernel calls and no file defines is a link error here, not at dlopen.
+    for (std::size_t k = 0; k < extra_sources.size(); ++k) {
+        const std::string path = dir + "/nu_link_" + std::to_string(k) + ".cpp";
+        write_text(path, "#include \"host_prelude.h\"\n" + extra_sources[k]);
+        args.push_back(path);
+    }
+    if (!extra_sources.empty()) args.push_back("-Wl,--no-undefined");
     count_compile(compile_kind::host);
     int rc = run_process(args, log);
     if (rc != 0) {
@@ -430,10 +440,13 @@ std::vector<std::string> host_compiler_command() {
 
 std::shared_ptr<host_library> build_host(const std::string& source,
                                          const std::vector<std::string>& options,
-                                         const std::vector<std::string>& symbols) {
+                                         const std::vector<std::string>& symbols,
+                                         const std::vector<std::string>& extra_sources) {
     std::vector<std::string> all = base_flags();
     all.insert(all.end(), options.begin(), options.end());
-    std::string key = cache_key("host-so", source, all,
+    std::string keyed = source;
+    for (const auto& extra : extra_sources) keyed += std::string("\0nu_link_unit\0", 14) + extra;
+    std::string key = cache_key("host-so", keyed, all,
                                 join(host_compiler_command()) + (native_arch() ? "|" + cpu_identity() : ""));
     {
         std::lock_guard<std::mutex> lock(g_mutex);
@@ -448,7 +461,7 @@ std::shared_ptr<host_library> build_host(const std::string& source,
     std::shared_ptr<host_library> lib;
     std::string why;
     std::string bytes = cached_artifact(
-        key, [&] { return compile_shared_object(source, options); }, /*use_memory=*/false,
+        key, [&] { return compile_shared_object(source, options, extra_sources); }, /*use_memory=*/false,
         [&](const std::string& cached) { return bool(lib = try_load(cached, key, symbols, &why)); });
     if (!lib) {
         lib = try_load(bytes, key, symbols, &why);

@@ -33,8 +33,11 @@ std::vector<std::string> host_compiler_command();
 // the include path) with -std=c++17 -O2 -shared -fPIC plus `options`, caches the shared
 // object like a CUBIN and loads it. Throws compile_error with the compiler log on failure.
 // A cached library that fails to load or lacks one of `symbols` is rebuilt and replaced.
+// `extra_sources`: more translation units (each after host_prelude.h) linked into the
+// same library, e.g. the CUDA C++ files of cuda.jit(link=...); they are part of the key.
 std::shared_ptr<host_library> build_host(const std::string& source,
                                          const std::vector<std::string>& options,
-                                         const std::vector<std::string>& symbols = {});
+                                         const std::vector<std::string>& symbols = {},
+                                         const std::vector<std::string>& extra_sources = {});
 
 }  // namespace nu

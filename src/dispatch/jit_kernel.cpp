@@ -107,7 +107,8 @@ const jit_kernel::built& jit_kernel::build(int index, bool host) {
     auto b = std::make_unique<built>();
     {
         blocking_section compiling;
-        b->module = build_module(src, host, m_fastmath, {}, {entry(index)});
+        b->module = build_module(src, host, m_fastmath, {}, {entry(index)}, spec(index).links,
+                                 "kernel '" + m_name + "'");
     }
     b->function = module_entry(b->module, entry(index));
     b->max_threads = host ? 1024 : active_backend().function_max_threads(b->function);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "array/array_view.h"
+#include "compile/device_link.h"
 #include "dispatch/casting.h"
 #include "launch/kernel.h"
 #include "runtime/runtime.h"
@@ -31,6 +32,9 @@ struct kernel_spec {
     bool cooperative = false;  // barriers or warp intrinsics: the emulation needs fibers
     bool grid_sync = false;    // cuda.cg.this_grid().sync(): a cooperative launch
     std::int64_t static_shared = 0;  // bytes of cuda.shared.array with a fixed shape
+    // cuda.jit(link=...) and cuda.declare_device(link=...) files: linked by nvJitLink on a
+    // GPU, compiled as extra translation units (.cu only) on the host backend.
+    std::vector<link_file> links;
 };
 
 // A launch argument: an array (device memory, or host memory under emulation or when

@@ -163,6 +163,39 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
                                                         : p.ops[K + 1].ptr)...);
     }
 
+    // Strided host loop, NumPy's way: a run along the innermost dimension at a time, each
+    // operand's pointer stepping by its stride; a run whose operands are all unit-stride
+    // (or by-value scalars) takes the vectorised contiguous loop above.
+    template <class T, unsigned long long K>
+    static T host_load_strided(const params& p, const long long* offsets, long long j) {
+        if constexpr ((SCALARS >> K) & 1ull) {
+            return scalar<T, K>(p);
+        } else {
+            return *reinterpret_cast<const T*>(p.ops[K].ptr + offsets[K] + j * p.ops[K].strides[k_dims - 1]);
+        }
+    }
+
+    template <unsigned long long... K>
+    static void host_run(const params& p, const long long* offsets, long long count, index_seq<K...> seq) {
+        constexpr int last = k_dims - 1;
+        const bool unit = p.ops[0].strides[last] == (long long)sizeof(Out) &&
+                          (true && ... && (((SCALARS >> (K + 1)) & 1ull) ||
+                                           p.ops[K + 1].strides[last] == (long long)sizeof(In)));
+        if (unit) {
+            host_contiguous(seq, 0, count, reinterpret_cast<Out*>(p.ops[0].ptr + offsets[0]),
+                            reinterpret_cast<const In*>(((SCALARS >> (K + 1)) & 1ull)
+                                                            ? reinterpret_cast<const char*>(p.ops[K + 1].value)
+                                                            : p.ops[K + 1].ptr + offsets[K + 1])...);
+            return;
+        }
+        char* out = p.ops[0].ptr + offsets[0];
+        const long long out_stride = p.ops[0].strides[last];
+        for (long long j = 0; j < count; ++j) {
+            *reinterpret_cast<Out*>(out + j * out_stride) =
+                apply(cast<LoopIn>(host_load_strided<In, K + 1>(p, offsets, j))...);
+        }
+    }
+
     // The host backend runs a range of linear indices; the engine splits [0, n) into
     // chunks (over threads for the parallel target).
     static void run_host(const params& p, long long begin, long long end) {
@@ -170,7 +203,27 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
             host_contiguous_entry(p, begin, end, seq{});
         } else {
             const params local = p;  // not aliased by the output: strides stay in registers
-            for (long long i = begin; i < end; ++i) element(local, Index(i));
+            long long index[k_dims];  // begin as a multi-index, innermost last
+            long long rest = begin;
+            for (int d = k_dims - 1; d > 0; --d) {
+                index[d] = rest % local.shape[d];
+                rest /= local.shape[d];
+            }
+            index[0] = rest;
+            for (long long i = begin; i < end;) {
+                long long offsets[k_nops] = {};
+                for (int d = 0; d < k_dims; ++d)
+                    for (int k = 0; k < k_nops; ++k) offsets[k] += index[d] * local.ops[k].strides[d];
+                const long long left = local.shape[k_dims - 1] - index[k_dims - 1];
+                const long long count = end - i < left ? end - i : left;
+                host_run(local, offsets, count, seq{});
+                i += count;
+                index[k_dims - 1] += count;
+                for (int d = k_dims - 1; d > 0 && index[d] == local.shape[d]; --d) {
+                    index[d] = 0;
+                    ++index[d - 1];
+                }
+            }
         }
     }
 #else

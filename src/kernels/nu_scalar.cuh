@@ -378,9 +378,19 @@ template <class T> NU_DEVICE T py_min(T a, T b) { return lt(b, a) ? b : a; }
 template <class T> NU_DEVICE T py_max(T a, T b) { return lt(a, b) ? b : a; }
 
 // ---- tuples (divmod, frexp, modf, tuple-valued locals and returns) --------------------------
+// Tuples of 1 to 8 values (kernel arguments may be any of these; the translator's own
+// results use 2 to 4).
+template <class A> struct tuple1 { A v0; };
 template <class A, class B> struct tuple2 { A v0; B v1; };
 template <class A, class B, class C> struct tuple3 { A v0; B v1; C v2; };
 template <class A, class B, class C, class D> struct tuple4 { A v0; B v1; C v2; D v3; };
+template <class A, class B, class C, class D, class E> struct tuple5 { A v0; B v1; C v2; D v3; E v4; };
+template <class A, class B, class C, class D, class E, class F>
+struct tuple6 { A v0; B v1; C v2; D v3; E v4; F v5; };
+template <class A, class B, class C, class D, class E, class F, class G>
+struct tuple7 { A v0; B v1; C v2; D v3; E v4; F v5; G v6; };
+template <class A, class B, class C, class D, class E, class F, class G, class H>
+struct tuple8 { A v0; B v1; C v2; D v3; E v4; F v5; G v6; H v7; };
 
 template <class T>
 NU_DEVICE tuple2<T, T> divmod(T a, T b) {

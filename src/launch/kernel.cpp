@@ -29,7 +29,8 @@ const device_info& current_device_info() {
 
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
                            const std::vector<std::string>& nvrtc_extra,
-                           const std::vector<std::string>& entries) {
+                           const std::vector<std::string>& entries,
+                           const std::vector<link_file>& links, const std::string& api) {
     kernel_module m;
     m.host = host;
     if (host) {
@@ -37,7 +38,9 @@ kernel_module build_module(const std::string& source, bool host, bool fastmath,
         // called through the PLT (only the extern "C" entries are exported).
         std::vector<std::string> options = {"-fvisibility=hidden"};
         if (fastmath) options.push_back("-ffast-math");
-        m.library = build_host(source, options, entries);
+        const std::vector<std::string> units = host_link_units(links, api);
+        for (const auto& o : host_link_options(links)) options.push_back(o);
+        m.library = build_host(source, options, entries, units);
         return m;
     }
     backend& b = active_backend();
@@ -46,6 +49,15 @@ kernel_module build_module(const std::string& source, bool host, bool fastmath,
     target_device(info.cc_major, info.cc_minor, opts);  // a CUBIN, or PTX for a newer GPU
     opts.fastmath = fastmath;
     opts.extra = nvrtc_extra;
+    if (!links.empty()) {
+        if (!opts.cubin) {  // a GPU newer than this NVRTC: nvJitLink must know the device
+            opts.cc_major = info.cc_major;
+            opts.cc_minor = info.cc_minor;
+            opts.cubin = true;
+        }
+        m.cuda_module = b.load_module(link_kernel_cubin(source, links, opts));
+        return m;
+    }
     m.cuda_module = b.load_module(nvrtc_build(source, opts));
     return m;
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/device_link.h"
 #include "launch/host_launch.h"
 #include "runtime/backend.h"
 
@@ -36,9 +37,12 @@ struct kernel_module {
 // `nvrtc_extra` options, e.g. include paths), or a shared library by the host compiler.
 // `entries`: the entry points the caller will look up (a cached host library lacking one
 // is rebuilt).
+// `links`: files linked into the module (src/compile/device_link.h); `api` names the
+// kernel in link errors.
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
                            const std::vector<std::string>& nvrtc_extra = {},
-                           const std::vector<std::string>& entries = {});
+                           const std::vector<std::string>& entries = {},
+                           const std::vector<link_file>& links = {}, const std::string& api = "");
 // The CUfunction, or the host entry's address, named `name`.
 void* module_entry(const kernel_module& m, const std::string& name);
 

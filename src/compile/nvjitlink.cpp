@@ -1,0 +1,160 @@
+// src/compile/nvjitlink.cpp: nvJitLink, device code pieces -> CUBIN, loaded with dlopen
+#include "compile/nvjitlink.h"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <mutex>
+
+#include "compile/toolkit.h"
+
+namespace nu {
+namespace {
+
+// nvJitLink's C API, declared here instead of including nvJitLink.h: that header renames
+// each call to a versioned symbol (__nvJitLinkCreate_13_0) of the toolkit it came from,
+// while we resolve whichever library the machine has at run time.
+using handle_t = void*;
+using create_fn = int (*)(handle_t*, std::uint32_t, const char**);
+using destroy_fn = int (*)(handle_t*);
+using add_data_fn = int (*)(handle_t, int, const void*, std::size_t, const char*);
+using complete_fn = int (*)(handle_t);
+using size_fn = int (*)(handle_t, std::size_t*);
+using get_fn = int (*)(handle_t, char*);
+using version_fn = int (*)(unsigned*, unsigned*);
+
+struct nvjitlink_api {
+    std::string path;
+    create_fn create = nullptr;
+    destroy_fn destroy = nullptr;
+    add_data_fn add_data = nullptr;
+    complete_fn complete = nullptr;
+    size_fn cubin_size = nullptr;
+    get_fn cubin = nullptr;
+    size_fn error_log_size = nullptr;
+    get_fn error_log = nullptr;
+    version_fn version = nullptr;
+};
+
+const char* const k_sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"};
+
+// The plain name (exported from 12.x on), else a versioned one of the headers' macros.
+template <class F>
+void resolve(void* handle, const std::string& name, F& out, const std::string& path) {
+    for (const std::string& n : {name, "__" + name + "_13_0", "__" + name + "_12_0"}) {
+        out = reinterpret_cast<F>(::dlsym(handle, n.c_str()));
+        if (out) return;
+    }
+    throw std::runtime_error("nvjitlink: " + path + " lacks the symbol " + name);
+}
+
+const nvjitlink_api& api() {
+    static std::once_flag once;
+    static nvjitlink_api a;
+    static std::string load_error;
+    std::call_once(once, [] {
+        void* handle = nullptr;
+        std::string tried;
+        for (const auto& dir : library_search_dirs()) {
+            for (const char* n : k_sonames) {
+                const std::string p = dir + "/" + n;
+                if (handle || !file_exists(p)) continue;
+                handle = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+                if (handle) a.path = p;
+                else tried += "\n  " + p + ": " + ::dlerror();
+            }
+        }
+        for (const char* n : k_sonames) {  // then the dynamic loader's own search path
+            if (handle) break;
+            handle = ::dlopen(n, RTLD_NOW | RTLD_LOCAL);
+            if (handle) a.path = n;
+        }
+        if (!handle) {
+            load_error =
+                "nvjitlink: cannot load libnvJitLink (CUDA 12.0+), which links kernels with "
+                "link= files (set NUMBACUDA_UFUNC_CUDA_HOME to the CUDA toolkit, or pip install "
+                "nvidia-nvjitlink)" + tried;
+            return;
+        }
+        try {
+            resolve(handle, "nvJitLinkCreate", a.create, a.path);
+            resolve(handle, "nvJitLinkDestroy", a.destroy, a.path);
+            resolve(handle, "nvJitLinkAddData", a.add_data, a.path);
+            resolve(handle, "nvJitLinkComplete", a.complete, a.path);
+            resolve(handle, "nvJitLinkGetLinkedCubinSize", a.cubin_size, a.path);
+            resolve(handle, "nvJitLinkGetLinkedCubin", a.cubin, a.path);
+            resolve(handle, "nvJitLinkGetErrorLogSize", a.error_log_size, a.path);
+            resolve(handle, "nvJitLinkGetErrorLog", a.error_log, a.path);
+            resolve(handle, "nvJitLinkVersion", a.version, a.path);
+        } catch (const std::exception& e) {
+            load_error = e.what();
+        }
+    });
+    if (!load_error.empty()) throw std::runtime_error(load_error);
+    return a;
+}
+
+// Destroys the link on every exit path.
+struct link_guard {
+    handle_t h = nullptr;
+    ~link_guard() {
+        if (h) api().destroy(&h);
+    }
+};
+
+std::string error_log(handle_t h) {
+    std::size_t n = 0;
+    if (api().error_log_size(h, &n) != 0 || n <= 1) return "";
+    std::string log(n, '\0');
+    if (api().error_log(h, &log[0]) != 0) return "";
+    while (!log.empty() && log.back() == '\0') log.pop_back();
+    return log;
+}
+
+}  // namespace
+
+std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool lto) {
+    const nvjitlink_api& n = api();
+    std::vector<std::string> options = {"-arch=sm_" + std::to_string(cc)};
+    if (lto) options.push_back("-lto");
+    std::vector<const char*> argv;
+    for (const auto& o : options) argv.push_back(o.c_str());
+    link_guard g;
+    if (n.create(&g.h, static_cast<std::uint32_t>(argv.size()), argv.data()) != 0) {
+        g.h = nullptr;
+        throw std::runtime_error("nvjitlink: nvJitLinkCreate failed (options: -arch=sm_" + std::to_string(cc) + ")");
+    }
+    std::string names;
+    for (const link_input& in : inputs) {
+        names += (names.empty() ? "" : ", ") + in.name;
+        std::string data = in.data;
+        if (in.kind == link_input_kind::ptx) data.push_back('\0');  // PTX is NUL-terminated text
+        if (n.add_data(g.h, static_cast<int>(in.kind), data.data(), data.size(), in.name.c_str()) != 0) {
+            const std::string log = error_log(g.h);
+            throw link_error("nvjitlink: cannot add '" + in.name + "' to the link for sm_" + std::to_string(cc) +
+                                 (log.empty() ? std::string() : ":\n" + log),
+                             log);
+        }
+    }
+    if (n.complete(g.h) != 0) {
+        const std::string log = error_log(g.h);
+        throw link_error("nvjitlink: linking " + names + " for sm_" + std::to_string(cc) + " failed" +
+                             (log.empty() ? std::string() : ":\n" + log),
+                         log);
+    }
+    std::size_t size = 0;
+    if (n.cubin_size(g.h, &size) != 0) throw std::runtime_error("nvjitlink: nvJitLinkGetLinkedCubinSize failed");
+    std::string cubin(size, '\0');
+    if (size && n.cubin(g.h, &cubin[0]) != 0) throw std::runtime_error("nvjitlink: nvJitLinkGetLinkedCubin failed");
+    return cubin;
+}
+
+std::pair<int, int> nvjitlink_version() {
+    unsigned major = 0, minor = 0;
+    if (api().version(&major, &minor) != 0) throw std::runtime_error("nvjitlink: nvJitLinkVersion failed");
+    return {static_cast<int>(major), static_cast<int>(minor)};
+}
+
+std::string nvjitlink_library_path() { return api().path; }
+
+}  // namespace nu

@@ -1,0 +1,550 @@
+"""Foreign device functions (Numba's "Calling foreign functions from Python kernels"):
+``cuda.declare_device`` with Numba's ABI, ``cuda.jit(link=[...])``, ``CPointer`` arguments.
+
+On the host backend the ``.cu`` files are compiled by the host compiler next to the kernel,
+so the kernels run and are checked against NumPy. The GPU path (NVRTC to LTO IR, linked by
+nvJitLink into one CUBIN for sm_90) is checked up to the CUBIN, which is inspected here;
+running it needs a GPU (``@pytest.mark.gpu``)."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import _core, cuda, float32, int32, types, vectorize
+from numbacuda_ufunc.errors import CompileError, LinkerError
+from numbacuda_ufunc.types import CPointer, parse_signature, voidptr
+
+RNG = np.random.default_rng(20261122)
+
+# Numba's own documentation example, written out here: the ABI with a result pointer.
+FUNCTIONS_CU = r"""
+extern "C" __device__ int mul_f32_f32(float* return_value, float x, float y) {
+    *return_value = x * y;
+    return 0;
+}
+
+extern "C" __device__ int sum_reduce(float* return_value, float* array, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; ++i) sum += array[i];
+    *return_value = sum;
+    return 0;
+}
+
+// int64 arithmetic wraps; long long is the 64-bit type on both compilers.
+extern "C" __device__ int mix_i64(long long* return_value, long long a, int b) {
+    *return_value = a * 3 + b;
+    return 0;
+}
+
+extern "C" __device__ int hypot_f64(double* return_value, double x, double y) {
+    *return_value = sqrt(x * x + y * y);
+    return 0;
+}
+
+// A void function: writes through a pointer argument; the result slot is unused.
+extern "C" __device__ int store_scaled(int* unused, float* out, int i, float v) {
+    out[i] = 2.0f * v;
+    return 0;
+}
+
+// The C ABI (declare_device(..., abi="c")): the value is returned directly.
+extern "C" __device__ float add_c(float x, float y) { return x + y; }
+"""
+
+
+@pytest.fixture
+def functions_cu(tmp_path):
+    path = tmp_path / "functions.cu"
+    path.write_text(FUNCTIONS_CU)
+    return str(path)
+
+
+def _floats(n, dtype=np.float32):
+    x = RNG.standard_normal(n).astype(dtype) * 100
+    x[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(dtype).max]
+    return x
+
+
+def _launch(kernel, n, *args):
+    kernel[(n + 31) // 32, 32](*args)
+
+
+# ---- running on the host backend, checked against NumPy --------------------------------
+
+def test_ffi_mul_matches_numpy(functions_cu):
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    @cuda.jit(link=[functions_cu])
+    def multiply_vectors(r, x, y):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = mul(x[i], y[i])
+
+    x, y = _floats(200), _floats(200)[::-1].copy()
+    r = np.full_like(x, 7.0)
+    _launch(multiply_vectors, len(r), r, x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, x * y)
+
+
+def test_ffi_arguments_are_cast_to_declared_types(functions_cu):
+    # float64 arguments to a float32 function are converted, as Numba's typing does.
+    mul = cuda.declare_device("mul_f32_f32", float32(float32, float32))
+
+    @cuda.jit(link=functions_cu)  # one path, not a list
+    def k(r, x):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = mul(x[i], 3)
+
+    x = RNG.standard_normal(50)
+    r = np.zeros(50)
+    _launch(k, 50, r, x)
+    np.testing.assert_array_equal(r, (x.astype(np.float32) * np.float32(3)).astype(np.float64))
+
+
+def test_ffi_int64_and_float64(functions_cu):
+    mix = cuda.declare_device("mix_i64", "int64(int64, int32)")
+    hyp = cuda.declare_device("hypot_f64", "float64(float64, float64)")
+
+    @cuda.jit(link=[functions_cu])
+    def k(ri, a, b, rf, x, y):
+        i = cuda.grid(1)
+        if i < len(ri):
+            ri[i] = mix(a[i], b[i])
+            rf[i] = hyp(x[i], y[i])
+
+    info = np.iinfo(np.int64)
+    a = RNG.integers(info.min, info.max, 64, dtype=np.int64)
+    a[:3] = [info.min, info.max, -1]
+    b = RNG.integers(-2**31, 2**31 - 1, 64).astype(np.int32)
+    x, y = _floats(64, np.float64), _floats(64, np.float64)
+    ri = np.zeros(64, np.int64)
+    rf = np.zeros(64)
+    _launch(k, 64, ri, a, b, rf, x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(ri, a * np.int64(3) + b.astype(np.int64))
+        np.testing.assert_allclose(rf, np.sqrt(x * x + y * y), rtol=1e-15)
+
+
+def test_ffi_cpointer_sum_reduce(functions_cu):
+    # Numba's "Passing pointers" example: an array argument declared CPointer(float32).
+    sum_reduce = cuda.declare_device("sum_reduce",
+                                     types.float32(types.CPointer(types.float32), types.int32))
+
+    @cuda.jit(link=[functions_cu])
+    def reduce_kernel(result, array):
+        if cuda.grid(1) == 0:
+            result[0] = sum_reduce(array, len(array))
+
+    for n in (0, 1, 1000):
+        a = RNG.standard_normal(n).astype(np.float32)
+        result = np.full(1, np.nan, np.float32)
+        reduce_kernel[1, 32](result, a)
+        expected = np.cumsum(a, dtype=np.float32)[-1] if n else np.float32(0)  # in order
+        assert result[0] == expected
+
+
+def test_ffi_void_function_and_device_array(functions_cu):
+    store = cuda.declare_device("store_scaled", "void(CPointer(float32), int32, float32)")
+
+    @cuda.jit(link=[functions_cu])
+    def k(out, x):
+        i = cuda.grid(1)
+        if i < len(x):
+            store(out, i, x[i])
+
+    x = _floats(100)
+    out = cuda.to_device(np.full(100, 5.0, np.float32))
+    _launch(k, 100, out, x)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(out.copy_to_host(), np.float32(2) * x)
+
+
+def test_ffi_c_abi_and_declare_device_link(functions_cu):
+    # declare_device(link=...): the file travels with the declaration, not the kernel.
+    add = cuda.declare_device("add_c", "float32(float32, float32)", link=[functions_cu],
+                              abi="c")
+
+    @cuda.jit
+    def k(r, x, y):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = add(x[i], y[i])
+
+    x, y = _floats(40), _floats(40)
+    r = np.zeros_like(x)
+    _launch(k, 40, r, x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, x + y)
+
+
+def test_ffi_from_device_function_with_link(functions_cu):
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    @cuda.jit(device=True, link=[functions_cu])
+    def square_plus_one(v):
+        return mul(v, v) + float32(1)
+
+    @cuda.jit
+    def k(r, x):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = square_plus_one(x[i])
+
+    x = _floats(70)
+    r = np.zeros_like(x)
+    _launch(k, 70, r, x)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, x * x + np.float32(1))
+
+
+def test_ffi_cu_includes_its_own_headers(tmp_path):
+    (tmp_path / "scale.h").write_text("#define NU_TEST_SCALE 4.0f\n")
+    cu = tmp_path / "scaled.cu"
+    cu.write_text('#include "scale.h"\nextern "C" __device__ int scaled(float* r, float x) '
+                  '{ *r = NU_TEST_SCALE * x; return 0; }\n')
+    scaled = cuda.declare_device("scaled", "float32(float32)")
+
+    @cuda.jit(link=[str(cu)])
+    def k(r, x):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = scaled(x[i])
+
+    x = _floats(10)
+    r = np.zeros_like(x)
+    _launch(k, 10, r, x)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, np.float32(4) * x)
+
+
+def test_ffi_edited_file_recompiles(tmp_path):
+    cu = tmp_path / "factor.cu"
+    f = cuda.declare_device("factor_fn", "float32(float32)")
+
+    def make():
+        @cuda.jit(link=[str(cu)])
+        def k(r, x):
+            i = cuda.grid(1)
+            if i < len(r):
+                r[i] = f(x[i])
+        return k
+
+    x = _floats(20)
+    results = []
+    for factor in ("2.0f", "3.0f", "2.0f"):
+        cu.write_text(f'extern "C" __device__ int factor_fn(float* r, float x) '
+                      f'{{ *r = {factor} * x; return 0; }}\n')
+        _core.reset_cache_stats()
+        r = np.zeros_like(x)
+        _launch(make(), 20, r, x)
+        results.append((r, _core.cache_stats()))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(results[0][0], np.float32(2) * x)
+        np.testing.assert_array_equal(results[1][0], np.float32(3) * x)
+        np.testing.assert_array_equal(results[2][0], np.float32(2) * x)
+    # The third build has the first one's contents: served by the cache, not compiled.
+    assert results[2][1]["host_compiles"] == 0
+
+
+# ---- types ------------------------------------------------------------------------------
+
+def test_ffi_cpointer_types_and_signature_strings():
+    assert CPointer(float32).name == "float32*"
+    assert voidptr.name == "void*" and CPointer(None) == voidptr
+    assert CPointer(float32) == types.CPointer(types.float32) != CPointer(int32)
+    sig = parse_signature("int32(CPointer(float32), voidptr, int32)")
+    assert sig.args == (CPointer(float32), voidptr, int32) and sig.return_type == int32
+    with pytest.raises(TypeError, match="CPointer"):
+        CPointer(float32[:])
+
+
+def test_ffi_voidptr_takes_any_array(tmp_path):
+    cu = tmp_path / "bytes.cu"
+    cu.write_text('extern "C" __device__ int first_byte(int* r, void* p) '
+                  '{ *r = ((unsigned char*)p)[0]; return 0; }\n')
+    first = cuda.declare_device("first_byte", "int32(voidptr)")
+
+    @cuda.jit(link=[str(cu)])
+    def k(r, a, b):
+        r[0] = first(a)
+        r[1] = first(b)
+
+    r = np.zeros(2, np.int32)
+    k[1, 1](r, np.array([0x01020304], np.int32), np.array([7.5]))
+    assert r.tolist() == [0x04, np.frombuffer(np.array([7.5]).tobytes(), np.uint8)[0]]
+
+
+# ---- errors -----------------------------------------------------------------------------
+
+def test_ffi_declaration_errors(functions_cu):
+    with pytest.raises(TypeError, match="return type must be provided"):
+        cuda.declare_device("f", "(float32,)")
+    with pytest.raises(TypeError, match="return type must be provided"):
+        cuda.declare_device("f", (float32,))
+    with pytest.raises(TypeError, match=r"CPointer\(float32\)"):
+        cuda.declare_device("f", "float32(float32[:])")
+    with pytest.raises(TypeError, match="C identifier"):
+        cuda.declare_device("not a name", "float32(float32)")
+    with pytest.raises(NotImplementedError, match="ABI"):
+        cuda.declare_device("f", "float32(float32)", abi="fortran")
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+    with pytest.raises(TypeError, match="only from kernels"):
+        mul(1.0, 2.0)
+
+
+def test_ffi_missing_file_and_unknown_kind(tmp_path):
+    missing = str(tmp_path / "nowhere.cu")
+    with pytest.raises(FileNotFoundError, match="nowhere.cu"):
+        @cuda.jit(link=[missing])
+        def k(r):
+            r[0] = 1
+    with pytest.raises(FileNotFoundError, match="nowhere.cu"):
+        cuda.declare_device("f", "float32(float32)", link=missing)
+    odd = tmp_path / "code.cpp"
+    odd.write_text("int x;\n")
+    with pytest.raises(LinkerError, match=r"code.cpp.*unknown file kind '\.cpp'"):
+        @cuda.jit(link=[str(odd)])
+        def k2(r):
+            r[0] = 1
+
+
+def test_ffi_wrong_arity_and_argument_types(functions_cu):
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+    sum_reduce = cuda.declare_device("sum_reduce", "float32(CPointer(float32), int32)")
+
+    def arity(r, x):
+        r[0] = mul(x[0])
+
+    def not_an_array(r, x):
+        r[0] = sum_reduce(x[0], 3)
+
+    def wrong_dtype(r, x):
+        r[0] = sum_reduce(x, 3)
+
+    def array_for_scalar(r, x):
+        r[0] = mul(x, x[0])
+
+    cases = [(arity, np.float32, "'mul_f32_f32' takes 2 arguments .* \\(got 1\\)"),
+             (not_an_array, np.float32, "argument 1 .*'sum_reduce' is a pointer"),
+             (wrong_dtype, np.float64, "pointer to float32: pass an array of float32"),
+             (array_for_scalar, np.float32, "argument 1 of foreign function 'mul_f32_f32' "
+                                            "must be a float32")]
+    for fn, dtype, message in cases:
+        k = cuda.jit(link=[functions_cu])(fn)
+        with pytest.raises(CompileError, match=message):
+            k[1, 1](np.zeros(1, dtype), np.zeros(4, dtype))
+
+
+def test_ffi_cu_compile_error_carries_log(tmp_path):
+    cu = tmp_path / "broken.cu"
+    cu.write_text('extern "C" __device__ int broken(float* r, float x) { *r = x +; return 0; }\n')
+    broken = cuda.declare_device("broken", "float32(float32)")
+
+    @cuda.jit(link=[str(cu)])
+    def k(r):
+        r[0] = broken(r[0])
+
+    with pytest.raises(CompileError, match="broken.cu") as info:
+        k[1, 1](np.zeros(1, np.float32))
+    assert "broken.cu:1" in info.value.log
+
+
+def test_ffi_undefined_function_is_an_error(functions_cu):
+    nothere = cuda.declare_device("not_defined_anywhere", "float32(float32)")
+
+    @cuda.jit(link=[functions_cu])
+    def k(r):
+        r[0] = nothere(r[0])
+
+    with pytest.raises(CompileError, match="not_defined_anywhere"):
+        k[1, 1](np.zeros(1, np.float32))
+
+
+def test_ffi_call_without_link_file():
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    @cuda.jit
+    def k(r):
+        r[0] = mul(r[0], r[0])
+
+    with pytest.raises(LinkerError, match="calls the foreign function mul_f32_f32 but links "
+                                          "no file"):
+        k[1, 1](np.zeros(1, np.float32))
+
+
+def test_ffi_gpu_code_on_host_backend_needs_a_gpu(tmp_path):
+    if not cuda.is_emulated():
+        pytest.skip("the host backend's error")
+    ptx = tmp_path / "mul.ptx"
+    ptx.write_text(_core.compile_ptx(FUNCTIONS_CU, (9, 0), False, ["-rdc=true"]))
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    @cuda.jit(link=[str(ptx)])
+    def k(r):
+        r[0] = mul(r[0], r[0])
+
+    with pytest.raises(LinkerError, match=r"mul\.ptx' on the host backend.*only a GPU can link"):
+        k[1, 1](np.zeros(1, np.float32))
+
+
+def test_ffi_not_in_vectorize(functions_cu):
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    def f(x):
+        return mul(x, x)
+
+    with pytest.raises(CompileError, match="linked into @cuda.jit kernels only"):
+        vectorize(["float32(float32)"], target="cuda")(f)
+
+
+def test_ffi_conflicting_declarations(functions_cu):
+    a = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+    b = cuda.declare_device("mul_f32_f32", "float64(float64, float64)")
+
+    @cuda.jit(link=[functions_cu])
+    def k(r):
+        r[0] = a(r[0], r[0]) + b(r[0], r[0])
+
+    with pytest.raises(CompileError, match="declared twice with different signatures"):
+        k[1, 1](np.zeros(1, np.float32))
+
+
+# ---- the GPU path up to the CUBIN: NVRTC -> LTO IR, nvJitLink -> sm_90 -----------------
+
+def _elf_symbols(image: bytes) -> dict:
+    """{name: (section index, type)} of an ELF64 image's symbol table."""
+    assert image[:4] == b"\x7fELF" and image[4] == 2
+    shoff, = struct.unpack_from("<Q", image, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", image, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", image, shoff + k * shentsize)
+                for k in range(shnum)]
+    out = {}
+    for sh in sections:
+        if sh[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], 24):
+            name_off, info, _, shndx = struct.unpack_from("<IBBH", image, off)
+            end = image.index(b"\0", strtab[4] + name_off)
+            out[image[strtab[4] + name_off:end].decode()] = (shndx, info & 0xF)
+    return out
+
+
+def _cuda_elf_arch(image: bytes) -> int:
+    machine, = struct.unpack_from("<H", image, 0x12)
+    assert machine == 190  # EM_CUDA
+    flags, = struct.unpack_from("<I", image, 0x30)
+    return (flags >> 8) & 0xFF if image[8] >= 8 else flags & 0xFF  # by the ELF ABI version
+
+
+def _mul_kernel(link):
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    @cuda.jit("void(float32[::1], float32[::1], float32[::1])", link=link)
+    def multiply_vectors(r, x, y):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = mul(x[i], y[i])
+
+    return multiply_vectors
+
+
+def test_ffi_nvjitlink_cu_into_cubin(functions_cu):
+    k = _mul_kernel([functions_cu])
+    cubin = k._cubin(0, cc=(9, 0))
+    assert _cuda_elf_arch(cubin) == 90
+    syms = _elf_symbols(cubin)
+    entry = k._entry(0)
+    assert syms[entry][0] != 0 and syms[entry][1] == 2  # defined, STT_FUNC
+    undefined = [n for n, (shndx, kind) in syms.items() if n and shndx == 0 and kind == 2]
+    assert undefined == []  # LTO resolved mul_f32_f32 (inlined into the kernel)
+    assert _core.nvjitlink_version() >= (12, 0)
+
+
+def test_ffi_nvjitlink_ptx_keeps_the_function(functions_cu, tmp_path):
+    ptx = tmp_path / "functions.ptx"
+    ptx.write_text(_core.compile_ptx(FUNCTIONS_CU, (9, 0), False, ["-rdc=true"]))
+    k = _mul_kernel([str(ptx)])
+    syms = _elf_symbols(k._cubin(0, cc=(9, 0)))
+    # PTX is linked, not optimised together: the foreign function is its own defined symbol.
+    assert syms["mul_f32_f32"][0] != 0 and syms["mul_f32_f32"][1] == 2
+    assert syms[k._entry(0)][0] != 0
+
+
+def test_ffi_nvjitlink_missing_symbol(functions_cu):
+    nothere = cuda.declare_device("not_defined_anywhere", "float32(float32)")
+
+    @cuda.jit("void(float32[::1])", link=[functions_cu])
+    def k(r):
+        r[0] = nothere(r[0])
+
+    with pytest.raises(LinkerError, match="not_defined_anywhere") as info:
+        k._cubin(0, cc=(9, 0))
+    assert "not_defined_anywhere" in info.value.log
+
+
+def test_ffi_nvrtc_error_in_cu_names_the_file(tmp_path):
+    cu = tmp_path / "broken.cu"
+    cu.write_text('extern "C" __device__ int mul_f32_f32(float* r, float x, float y) '
+                  '{ *r = x * ; return 0; }\n')
+    k = _mul_kernel([str(cu)])
+    with pytest.raises(CompileError, match="broken.cu"):
+        k._cubin(0, cc=(9, 0))
+
+
+def test_ffi_inspect_ptx_declares_the_extern_function(functions_cu):
+    k = _mul_kernel([functions_cu])
+    ptx = next(iter(k.inspect_ptx().values()))
+    assert ".extern .func" in ptx and "mul_f32_f32" in ptx
+    src = next(iter(k.inspect_cuda().values()))
+    assert 'extern "C" __device__ int mul_f32_f32(nu::f32*, nu::f32, nu::f32);' in src
+
+
+def test_ffi_nvjitlink_direct_inputs():
+    # A PTX caller and an LTO IR callee, linked by nvJitLink (the unreferenced functions of
+    # functions.cu are dropped, as a device link does).
+    caller = ('extern "C" __device__ int sum_reduce(float*, float*, int);\n'
+              'extern "C" __global__ void caller(float* r, float* a, int n) '
+              '{ sum_reduce(r, a, n); }\n')
+    ptx = _core.compile_ptx(caller, (9, 0), False, ["-rdc=true"])
+    ltoir = _core.compile_cubin(FUNCTIONS_CU, (9, 0), False, ["-rdc=true", "-dlto"])
+    cubin = _core.nvjitlink_link([("caller.ptx", "ptx", ptx.encode()),
+                                  ("functions.ltoir", "ltoir", ltoir)], 90, True)
+    syms = _elf_symbols(cubin)
+    assert _cuda_elf_arch(cubin) == 90
+    assert syms["caller"][0] != 0 and "mul_f32_f32" not in syms
+    with pytest.raises(LinkerError, match="not_defined"):
+        _core.nvjitlink_link([("caller.ptx", "ptx", ptx.replace("sum_reduce",
+                                                                 "not_defined").encode())],
+                             90, False)
+    with pytest.raises(LinkerError, match="expected ptx"):
+        _core.nvjitlink_link([("x.cu", "cu", b"")], 90, True)
+    with pytest.raises(LinkerError, match="garbage.ptx"):
+        _core.nvjitlink_link([("garbage.ptx", "ptx", b"this is not ptx")], 90, False)
+
+
+@pytest.mark.gpu
+def test_ffi_runs_on_gpu(functions_cu):
+    k = _mul_kernel([functions_cu])
+    x, y = _floats(300), _floats(300)
+    r = np.zeros_like(x)
+    _launch(k, 300, r, x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, x * y)
+
+
+def test_ffi_kernel_made_with_exec(functions_cu):
+    # Functions without source (exec, python -c) go through the bytecode front end.
+    ns = {"cuda": cuda,
+          "mul": cuda.declare_device("mul_f32_f32", "float32(float32, float32)")}
+    exec("def k(r, x):\n    i = cuda.grid(1)\n    if i < len(r):\n        r[i] = mul(x[i], x[i])\n",
+         ns)
+    k = cuda.jit(link=[functions_cu])(ns["k"])
+    x = _floats(33)
+    r = np.zeros_like(x)
+    _launch(k, 33, r, x)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, x * x)
