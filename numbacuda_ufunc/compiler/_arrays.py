@@ -30,6 +30,7 @@ __all__ = [
     "length",
     "load",
     "reject_method_call",
+    "reshape",
     "shape_item",
     "shape_items",
     "store",
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 _SUPPORTED = ("a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.size, a.ndim, a.dtype, "
-              "a.real, a.imag and len(a)")
+              "a.real, a.imag, a.reshape(...) and len(a)")
 
 
 def _view_type(t: Array, k: int) -> Array:
@@ -268,6 +269,45 @@ def reject_method_call(tr, node):
     if is_array(base.type):
         raise tr.error(node, f"array method '.{node.func.attr}()' is not supported "
                              f"(supported on arrays: {_SUPPORTED})")
+
+
+def reshape(tr, node, base: Val) -> Val:
+    """``a.reshape(m, n)`` or ``a.reshape((m, n))`` of a C-contiguous array: a view, as in
+    Numba; one dimension may be -1. Arrays typed without a layout are checked when the
+    kernel runs (kernel.cuh, reshape_view)."""
+    t = base.type
+    if node.keywords:
+        raise tr.error(node, "a.reshape() takes the shape only (no keywords)")
+    if not getattr(tr.ctx, "kernel", False):
+        raise tr.error(node, "a.reshape() is supported in @cuda.jit kernels (and the device "
+                             "functions they call)")
+    if t.layout == "F" and t.ndim > 1:
+        raise tr.error(node, f"a.reshape() needs a C-contiguous array (got {t})")
+    args = [tr.expr(a) for a in node.args]
+    if any(isinstance(a.type, Bottom) for a in args):
+        return Val("0", BOTTOM)
+    if len(args) == 1 and isinstance(args[0].type, TupleType):
+        tup = args[0]
+        items = tup.type.items
+        codes = [f"({tup.code}).v{k}" for k in range(len(items))]
+        consts = list(tup.const) if isinstance(tup.const, tuple) else [None] * len(items)
+    else:
+        items = [a.type for a in args]
+        codes = [a.code for a in args]
+        consts = [a.const for a in args]
+    if not items:
+        raise tr.error(node, "a.reshape() needs a shape")
+    if any(kind_of(it) != "i" for it in items if not isinstance(it, Ref)) or \
+            any(isinstance(it, (Ref, TupleType)) for it in items):
+        raise tr.error(node, "a.reshape(): the shape must be integers")
+    if sum(c == -1 for c in consts) > 1:
+        raise tr.error(node, "a.reshape(): only one dimension can be -1")
+    if len(items) > 32:
+        raise tr.error(node, f"a.reshape(): at most 32 dimensions (got {len(items)})")
+    dims = ", ".join(f"{c}LL" if isinstance(c, int) else f"(long long)({code})"
+                     for c, code in zip(consts, codes))
+    return Val(f"nu::kern::reshape_view({base.code}, {{{dims}}})",
+               Array(t.dtype, len(items), "C"))
 
 
 def unpack_shape(tr, target, shape):

@@ -12,6 +12,7 @@ many bytes of static shared memory the kernel declares.
 from __future__ import annotations
 
 import ast
+import zlib
 
 import numpy as np
 
@@ -84,6 +85,18 @@ class NamespaceRef(Ref):
 
     def _key(self):  # the same object on every inference pass
         return id(self.obj)
+
+
+def _call_site(tr, node):
+    """A 64-bit number for a call in the user's code that orders calls as the source does
+    (line and column in the high half; file and function, hashed, in the low half) and is
+    the same in every process, so the generated source and its cache key are too."""
+    fn = getattr(tr, "fn", None)
+    code = getattr(fn, "__code__", None)
+    where = f"{getattr(code, 'co_filename', '')}:{getattr(fn, '__qualname__', '')}"
+    line = min(getattr(node, "lineno", 0) or 0, (1 << 20) - 1)
+    col = min(getattr(node, "col_offset", 0) or 0, (1 << 12) - 1)
+    return (line << 44) | (col << 32) | zlib.crc32(where.encode())
 
 
 def _require_kernel(tr, node, what):
@@ -227,6 +240,34 @@ def constant_array(tr, node, name, arr: np.ndarray) -> Val:
         v = Val(f"nu::kern::contiguous_view<{t}, {arr.ndim}>(reinterpret_cast<const {t}*>"
                 f"({symbol}), {{{dims}}})", v.type)
     return v
+
+
+def device_array_global(tr, node, name, obj) -> Val:
+    """A global or closure device array (``cuda.to_device``, CuPy, any object with
+    ``__cuda_array_interface__``): captured by reference, as numba-cuda does. Its pointer,
+    shape and strides are fixed in the kernel, so writes are seen by later launches and by
+    the host; the kernel keeps the array alive."""
+    _require_kernel(tr, node, f"the global device array '{name}'")
+    cai = obj.__cuda_array_interface__
+    try:
+        dtype = from_dtype(np.dtype(cai["typestr"]))
+    except TypeError:
+        raise tr.error(node, f"global device array '{name}' has unsupported dtype "
+                             f"{cai['typestr']}") from None
+    shape = tuple(int(s) for s in cai["shape"])
+    if not shape:
+        raise tr.error(node, f"global device array '{name}' is 0-d; pass it as an argument "
+                             f"or use a 1-element array")
+    item = dtype.dtype.itemsize
+    contiguous = [item * int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+    strides = tuple(int(s) for s in cai.get("strides") or contiguous)
+    layout = "C" if strides == tuple(contiguous) or 0 in shape else "A"
+    tr.ctx.captured.append(obj)
+    dims = ", ".join(f"{s}LL" for s in shape)
+    steps = ", ".join(f"{s}LL" for s in strides)
+    address = int(cai["data"][0] or 0)
+    return Val(f"nu::captured_view<{ctype(dtype)}, {len(shape)}>({address:#x}ULL, {{{dims}}}, "
+               f"{{{steps}}})", Array(dtype, len(shape), layout))
 
 
 def _element(tr, node, api, ary: Val, idx: Val):
@@ -443,7 +484,9 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
     if key in ("syncthreads", "threadfence", "threadfence_block", "threadfence_system",
                "activemask", "lanemask_lt"):
         _bind(tr, node, f"cuda.{key}()", args, kwargs, ())
-        rt = _UINT32 if key in ("activemask", "lanemask_lt") else None
+        if key == "activemask":  # numbered by call site: the host groups lanes per call
+            return Val(f"nu::kern::activemask({_call_site(tr, node):#x}ull)", _UINT32)
+        rt = _UINT32 if key == "lanemask_lt" else None
         return Val(f"nu::kern::{key}()", rt)
     if key in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
         (pred,) = _bind(tr, node, f"cuda.{key}()", args, kwargs, ("predicate",))

@@ -374,9 +374,8 @@ def _cmath_call(tr, node, fname, args):
     if fname in _CMATH1 or fname == "log":
         _arity(tr, node, api, args, 1, 2 if fname == "log" else 1)
         r = complex_of(*(a.type for a in args))
-        code = _call(_CMATH1.get(fname, "log"), tr.cast(node, args[0], r))
-        if len(args) == 2:
-            code = f"({code} / {_call('log', tr.cast(node, args[1], r))})"
+        # cmath.log(z, base) divides as Python does (nu::log(z, base))
+        code = _call(_CMATH1.get(fname, "log"), *(tr.cast(node, a, r) for a in args))
         return Val(code, _python_result(r))
     if fname in ("phase", "polar"):
         _arity(tr, node, api, args, 1)
@@ -409,7 +408,7 @@ def _numpy_call(tr, node, fname, args):
     _arity(tr, node, api, args, nargs)
     r = tr.promote(node, lambda: call_result(fn, *(a.type for a in args)))
     if fname in _NP_OPS:
-        v = tr.binop(node, _NP_OPS[fname], *args)
+        v = tr.binop(node, _NP_OPS[fname], *args, numpy_power=True)
         return Val(tr.cast(node, v, r), r)
     a = args[0]
     if fname in _NP1:

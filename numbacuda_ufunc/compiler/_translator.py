@@ -647,6 +647,8 @@ class FunctionTranslator:
             return Val("", kernel_api.NamespaceRef(value, f"cuda.{value._nu_namespace}"))
         if isinstance(value, np.ndarray):
             return kernel_api.constant_array(self, node, name, value)
+        if hasattr(type(value), "__cuda_array_interface__"):
+            return kernel_api.device_array_global(self, node, name, value)
         if isinstance(value, np.dtype):
             try:
                 from ..types import from_dtype
@@ -770,7 +772,11 @@ class FunctionTranslator:
     def op_type(self, op, a, b):
         return binary_result(op, a, b)
 
-    def binop(self, node, op, a, b) -> Val:
+    def binop(self, node, op, a, b, numpy_power=False) -> Val:
+        """``a op b``. Complex ``**`` of two Python numbers (weak types: literals, complex(),
+        cmath results) is Python's complex_pow, as CPython computes it; with a NumPy complex
+        operand, or for np.power (``numpy_power``), it is NumPy's power. They differ at
+        special values, as ``z ** w`` does in Python for NumPy and Python scalars."""
         if op is None:
             raise self.error(node, "unsupported operator '@'")
         if is_array(a.type) or is_array(b.type):
@@ -800,7 +806,9 @@ class FunctionTranslator:
         if op in _HELPERS:
             return Val(f"nu::{_HELPERS[op]}<{ct}>({ca}, {cb})", r)
         if op == "**":
-            helper = "ipow" if is_int_like(r) else "fpow"
+            helper = ("ipow" if is_int_like(r) else
+                      "cpow" if is_complex(r) and isinstance(r, Weak) and not numpy_power
+                      else "fpow")
             return Val(f"nu::{helper}<{ct}>({ca}, {cb})", r)
         return Val(f"{ct}({ca} {op} {cb})", r)  # & | ^
 
@@ -919,6 +927,10 @@ class FunctionTranslator:
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 
     def expr_Call(self, e):
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "reshape":
+            base = self.expr(e.func.value)
+            if is_array(base.type):
+                return arrays.reshape(self, e, base)
         if isinstance(e.func, ast.Attribute):
             arrays.reject_method_call(self, e)
         if isinstance(e.func, ast.Attribute) and e.func.attr == "bit_count":

@@ -74,6 +74,7 @@ class _Context:
         self.local_bytes = 0  # cuda.local.array per thread
         self.constants = {}  # frozen global arrays -> their symbol
         self.file_scope = []  # definitions of those arrays
+        self.captured = []  # global device arrays the kernel reads by pointer: kept alive
         self.foreign = {}  # C name -> ForeignFunction called (cuda.declare_device)
         self.links = {}  # files to link (declare_device / device functions' link=), in order
 
@@ -216,6 +217,7 @@ class TranslatedKernel:
     static_shared_bytes: int
     grid_sync: bool = False  # uses cuda.cg.this_grid().sync()
     local_types: tuple = ()  # (name, type) of arguments and locals, for inspect_types()
+    captured: tuple = ()  # global device arrays whose pointers the source holds
     foreign: tuple = ()  # C names of the foreign functions it calls (cuda.declare_device)
     links: tuple = ()  # files to link that declare_device / device functions ask for
 
@@ -252,7 +254,7 @@ def _kernel_of(fn, types) -> TranslatedKernel:
         source=(scope + "\n\n" if scope.strip() else "") + _source_of(ctx.order),
         cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
         grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()),
-        foreign=tuple(ctx.foreign), links=tuple(ctx.links))
+        captured=tuple(ctx.captured), foreign=tuple(ctx.foreign), links=tuple(ctx.links))
 
 
 __all__ += ["error_at"]

@@ -32,7 +32,7 @@
 namespace nu {
 namespace detail {
 
-enum class fiber_state : int { runnable, at_block_barrier, at_warp_barrier, done };
+enum class fiber_state : int { runnable, at_block_barrier, at_warp_barrier, at_activemask, done };
 
 struct host_launch;
 
@@ -45,6 +45,8 @@ struct host_thread {
     fiber_state state;
     unsigned warp_mask;       // lanes this thread waits for at a warp barrier (itself included)
     unsigned long long slot;  // the value it offers to a shuffle or vote
+    unsigned long long site;  // the activemask() call it waits at (ordered as in the source)
+    unsigned converged;       // the lanes released with it from that call
     ucontext_t context;
 };
 
@@ -96,6 +98,7 @@ struct host_launch {
     int block_result, block_participants;  // of the barrier last released
     unsigned warp_live[k_max_warps];       // per warp: lanes that exist and have not returned
     unsigned warp_waiting[k_max_warps];    // per warp: lanes waiting at a warp barrier
+    unsigned warp_converging[k_max_warps];  // per warp: lanes waiting at an activemask()
     ucontext_t scheduler;
     char* stacks;
     size_t stacks_bytes, stack_stride;
@@ -222,6 +225,35 @@ static inline void try_release_warp(host_launch* l, unsigned w) {
     l->warp_waiting[w] = waiting;
 }
 
+// activemask(): the lanes that execute the same activemask() call together. A lane that
+// reaches one waits until no lane of its warp can run any more (every live lane waits at an
+// activemask, a barrier, or has returned). Then the lanes waiting at the call that comes
+// first in the source go on together, and the others wait on: so the lanes of an if branch
+// meet only each other, and reconverge with the lanes that skipped the branch at a call
+// after it; in a loop, the lanes still looping meet at each round.
+static inline void try_release_converged(host_launch* l, unsigned w) {
+    const unsigned converging = l->warp_converging[w];
+    if (!converging) return;
+    for (unsigned r = l->warp_live[w]; r; r &= r - 1)
+        if (l->threads[w * 32 + unsigned(__builtin_ctz(r))].state == fiber_state::runnable) return;
+    unsigned long long first = ~0ull;
+    for (unsigned r = converging; r; r &= r - 1) {
+        const unsigned long long site = l->threads[w * 32 + unsigned(__builtin_ctz(r))].site;
+        if (site < first) first = site;
+    }
+    unsigned group = 0;
+    for (unsigned r = converging; r; r &= r - 1) {
+        const unsigned lane = unsigned(__builtin_ctz(r));
+        if (l->threads[w * 32 + lane].site == first) group |= 1u << lane;
+    }
+    l->warp_converging[w] = converging & ~group;
+    for (unsigned r = group; r; r &= r - 1) {
+        host_thread* u = &l->threads[w * 32 + unsigned(__builtin_ctz(r))];
+        u->converged = group;
+        push_ready(l, u);
+    }
+}
+
 static inline void report_deadlock(host_launch* l) {
     unsigned at_block = 0, at_warp = 0;
     for (unsigned i = 0; i < l->nthreads; ++i) {
@@ -258,6 +290,7 @@ static inline void fiber_main() {
     l->warp_live[t->warp] &= ~(1u << t->lane);
     if (l->block_waiting && l->block_waiting == l->live) release_block_barrier(l);
     try_release_warp(l, t->warp);
+    try_release_converged(l, t->warp);
     switch_from(t);  // never resumed
 }
 
@@ -273,6 +306,7 @@ static inline int block_barrier(int pred, int* participants) {
     ++l->block_waiting;
     l->block_pred_sum += pred != 0;
     if (l->block_waiting == l->live) release_block_barrier(l);
+    try_release_converged(l, t->warp);
     switch_from(t);
     // Safe to read after resuming: the next release needs this thread to arrive again.
     *participants = l->block_participants;
@@ -290,6 +324,7 @@ static inline void grid_barrier() {
     ++l->block_waiting;
     l->grid_pending = true;
     if (l->block_waiting == l->live) release_block_barrier(l);
+    try_release_converged(l, t->warp);
     switch_from(t);
 }
 
@@ -304,7 +339,19 @@ static inline void warp_barrier(unsigned mask) {
     t->warp_mask = mask | (1u << t->lane);
     l->warp_waiting[t->warp] |= 1u << t->lane;
     try_release_warp(l, t->warp);
+    try_release_converged(l, t->warp);
     switch_from(t);
+}
+
+static inline unsigned converged_lanes(unsigned long long site) {
+    host_thread* t = g_current;
+    host_launch* l = t->launch;
+    t->state = fiber_state::at_activemask;
+    t->site = site;
+    l->warp_converging[t->warp] |= 1u << t->lane;
+    try_release_converged(l, t->warp);
+    switch_from(t);
+    return t->converged;
 }
 
 // Lanes of the caller's warp that take part in a warp operation with `mask`.
@@ -364,6 +411,7 @@ static inline void run_block_cooperative(host_launch* l) {
         const unsigned lanes = l->nthreads - w * 32 < 32 ? l->nthreads - w * 32 : 32;
         l->warp_live[w] = lanes == 32 ? ~0u : (1u << lanes) - 1;
         l->warp_waiting[w] = 0;
+        l->warp_converging[w] = 0;
     }
     for (unsigned i = 0; i < l->nthreads; ++i) {
         host_thread* t = &l->threads[i];

@@ -410,6 +410,45 @@ NU_DEVICE array<T, N> contiguous_view(const T* p, const long long (&shape)[N]) {
     return contiguous_view(const_cast<T*>(p), shape);
 }
 
+// a.reshape(...) in a kernel: the same data in a C-contiguous shape; one dimension given
+// as -1 takes what the others leave. An array that is not C-contiguous at run time, or a
+// shape of another size, is an error NumPy raises and a kernel cannot: the host launch
+// fails with that message, the GPU traps (the launch fails with a CUDA error).
+template <class T, int N, int M>
+NU_DEVICE array<T, M> reshape_view(const array<T, N>& a, const long long (&shape)[M]) {
+    array<T, M> r;
+    r.data = a.data;
+    long long known = 1, size = a.size(), expect = sizeof(T);
+    int unknown = -1;
+    bool ok = true;
+    for (int d = N - 1; d >= 0; --d) {  // C-contiguous (any strides where a dimension is 1)
+        ok = ok && (a.shape[d] == 1 || a.strides[d] == expect || size == 0);
+        expect *= a.shape[d];
+    }
+    for (int k = 0; k < M; ++k) {
+        if (shape[k] == -1 && unknown < 0) unknown = k;
+        else if (shape[k] < 0) ok = false;
+        else known *= shape[k];
+    }
+    ok = ok && (unknown >= 0 ? (known != 0 && size % known == 0) : known == size);
+    long long stride = sizeof(T);
+    for (int d = M - 1; d >= 0; --d) {
+        r.shape[d] = !ok ? 0 : d == unknown ? size / known : shape[d];
+        r.strides[d] = stride;
+        stride *= r.shape[d];
+    }
+    if (!ok) {
+#ifdef NU_HOST_BUILD
+        detail::fail(detail::g_current->launch, 3,
+                     "a.reshape(): the array is not C-contiguous or the new shape has another "
+                     "size (%lld elements)", size);
+#else
+        __trap();
+#endif
+    }
+    return r;
+}
+
 // ---- atomics: each returns the old value -------------------------------------------------
 #define NU_ATOMIC_TYPES(op)                                                   \
     static_assert(detail::is_word_int<T> || detail::is_word_float<T>,        \
@@ -767,16 +806,19 @@ NU_DEVICE void print(const char* format, A... args) {
 #endif
 }
 
-// Host: the lanes of the warp that have not returned. Host threads do not run in lockstep,
-// so there is no narrower "converged" set to report.
-NU_DEVICE unsigned activemask() {
+// The lanes executing this activemask() call together. `site` names the call (the
+// translator numbers them in source order): on the host, lanes that diverged (an if
+// branch, a loop that some lanes left) meet only the lanes reaching the same call in the
+// same round (host_emulation.h, try_release_converged), as on the GPU.
+NU_DEVICE unsigned activemask(unsigned long long site = 0) {
 #ifdef NU_HOST_BUILD
     const detail::host_thread* t = detail::g_current;
     const detail::host_launch* l = t->launch;
-    if (l->cooperative) return l->warp_live[t->warp];
+    if (l->cooperative) return detail::converged_lanes(site);
     const unsigned lanes = l->nthreads - t->warp * 32;
     return lanes >= 32 ? ~0u : (1u << lanes) - 1;
 #else
+    (void)site;
     return __activemask();
 #endif
 }

@@ -117,6 +117,20 @@ NU_DEVICE array<typename T::value_type, N> part_view(const array<T, N>& a, int p
     return r;
 }
 
+// A view of N-d data at a fixed address with these byte strides: a global device array
+// captured by the kernel (its pointer is part of the generated source).
+template <class T, int N>
+NU_DEVICE array<T, N> captured_view(unsigned long long address, const long long (&shape)[N],
+                                    const long long (&strides)[N]) {
+    array<T, N> r;
+    r.data = reinterpret_cast<char*>(address);
+    for (int d = 0; d < N; ++d) {
+        r.shape[d] = shape[d];
+        r.strides[d] = strides[d];
+    }
+    return r;
+}
+
 // One item of a subscript that makes a view: an integer (fixes its dimension) or a slice
 // start:stop:step whose missing bounds are flagged, as Python's slice() keeps None.
 struct index_part {
