@@ -26,7 +26,8 @@ from . import _reductions as reductions
 from . import _tuples as tuples
 from ._bytecode import HIDDEN
 from ._library import UFUNC_NIN, call_library, lookup_attribute, lookup_global_function
-from ._source import error_at
+from ._literal_args import literal_params
+from ._source import error_at, load_source
 from ._types import (
     BOTTOM,
     WEAK_BOOL,
@@ -49,6 +50,7 @@ from ._types import (
 from ._values import (
     BuiltinRef,
     LibFuncRef,
+    LiteralRef,
     ModuleRef,
     PyFuncRef,
     Ref,
@@ -647,6 +649,8 @@ class FunctionTranslator:
                     raise self.error(e, f"local variable '{name}' is read before assignment")
                 return Val("0", BOTTOM)
             t = self.vars[name]
+            if isinstance(t, LiteralRef):  # an integer constant argument (_literal_args)
+                return const_val(t.value)
             if isinstance(t, Ref) and not isinstance(t, kernel_api.NamespaceRef):
                 return Val("", t)  # a compile-time argument
             const = self.constant_locals.get(name)
@@ -1075,7 +1079,21 @@ class FunctionTranslator:
             raise self.error(node, f"wrong arguments for '{fn.__name__}': {exc}") from None
         bound.apply_defaults()
         vals = []
+        literals = frozenset()
+        def weak_int(v):  # an int constant, or a tuple of them (a shape)
+            if not isinstance(v, Val):
+                return False
+            if isinstance(v.const, tuple):
+                return (isinstance(v.type, TupleType) and all(type(c) is int for c in v.const)
+                        and all(isinstance(t, Weak) for t in v.type.items))
+            return type(v.const) is int and isinstance(v.type, Weak)
+
+        if any(weak_int(v) for v in bound.arguments.values()):
+            literals = literal_params(load_source(fn))
         for pname, v in bound.arguments.items():
+            if pname in literals and weak_int(v):
+                vals.append(Val("", LiteralRef(v.const)))
+                continue
             if not isinstance(v, Val):
                 c = self.promote(node, lambda v=v: const_val(v))
                 if c is None:
