@@ -92,3 +92,82 @@ def test_module_is_not_a_runtime_value():
 
     with pytest.raises(CompileError, match="cannot assign module math"):
         translate(bad, (float32,))
+
+
+# ---- integer constants as compile-time values (Numba's literal arguments)
+
+@cuda.jit(device=True)
+def shared_reverse(ary, nelem, shape, dtype):
+    # nelem sizes a 1-d shared array, shape (a tuple of two) a 2-d one: both come from the
+    # caller's constants, as in numba-cuda's atomics tests.
+    tid = cuda.threadIdx.x
+    sm = cuda.shared.array(nelem, dtype)
+    grid = cuda.shared.array(shape, dtype)
+    sm[tid] = ary[tid]
+    grid[tid // shape[1], tid % shape[1]] = ary[tid]
+    cuda.syncthreads()
+    ary[tid] = sm[nelem - 1 - tid] + grid[0, 0]
+
+
+@cuda.jit(device=True)
+def forward(ary, nelem, dtype):
+    shared_reverse(ary, nelem, (4, nelem // 4), dtype)   # passed on, one level deeper
+
+
+@cuda.jit
+def reverse16(ary):
+    forward(ary, 16, int32)
+
+
+@cuda.jit
+def reverse32(ary):
+    shared_reverse(ary, 32, (8, 4), float64)
+
+
+def test_integer_constants_size_shared_arrays_in_callees():
+    a = np.arange(16, dtype=np.int32) * 3
+    reverse16[1, 16](a)
+    np.testing.assert_array_equal(a, (np.arange(16, dtype=np.int32) * 3)[::-1] + 0)
+    b = np.linspace(1, 2, 32)
+    reverse32[1, 32](b)
+    np.testing.assert_array_equal(b, np.linspace(1, 2, 32)[::-1] + 1.0)
+    # One specialisation per value; the literal is not a run-time parameter.
+    ptx = next(iter(reverse16.inspect_ptx().values()))
+    assert ".entry" in ptx and ".shared" in ptx
+
+
+def scaled(x, n):
+    for _ in range(1):
+        pass
+    return x * n       # not a shape: n stays an ordinary (weak int) parameter
+
+
+def use_scaled(x):
+    return scaled(x, 3) + scaled(x, 5)
+
+
+def test_integer_constants_elsewhere_stay_parameters():
+    tf = translate(use_scaled, (float64,))
+    assert sum("nu_scaled_" in h for h in tf.helpers) == 1
+    case = hr.Case(use_scaled, (float64,))
+    hr.build([case])
+    hr.check(case, np.array([0.5, -2.0, np.inf, np.nan, -0.0]))
+
+
+def reassigns(ary, n):
+    n = n + 1
+    sm = cuda.local.array(4, int32)
+    sm[0] = n
+    ary[0] = sm[0]
+
+
+def test_reassigned_parameter_is_not_a_literal():
+    # n is assigned in the body, so it is an ordinary parameter (a local array sized by it
+    # would be refused as in Numba).
+    @cuda.jit
+    def k(ary):
+        reassigns(ary, 6)
+
+    a = np.zeros(1, np.int32)
+    k[1, 1](a)
+    assert a[0] == 7

@@ -188,18 +188,27 @@ def test_atomic_operations():
 
 
 @cuda.jit
-def atomic_nan(f, g):
-    cuda.atomic.max(f, 0, math.nan)
+def atomic_nan(f, g, old):
+    old[0] = cuda.atomic.max(f, 0, math.nan)
+    old[1] = cuda.atomic.min(f, 1, math.nan)
+    old[2] = cuda.atomic.max(f, 2, 5.0)
+    old[3] = cuda.atomic.min(f, 3, -5.0)
     cuda.atomic.nanmax(g, 0, math.nan)
     cuda.atomic.nanmin(g, 1, -1.0)
+    cuda.atomic.nanmax(g, 2, 3.0)
 
 
 def test_atomic_max_nan_semantics():
-    f = np.array([1.0])
-    g = np.array([1.0, 2.0])
-    atomic_nan[1, 1](f, g)
-    assert math.isnan(f[0])  # max propagates NaN, like np.maximum
-    assert g[0] == 1.0 and g[1] == -1.0  # nanmax ignores it, like np.fmax
+    # numba-cuda: atomic.max/min are Python's max(ary[idx], val), so a NaN on either side
+    # keeps the stored value; nanmax/nanmin treat NaN as missing, like np.fmax.
+    for dtype in (np.float64, np.float32):
+        f = np.array([1.0, 2.0, np.nan, np.nan], dtype)
+        g = np.array([1.0, 2.0, np.nan], dtype)
+        old = np.zeros(4, dtype)
+        atomic_nan[1, 1](f, g, old)
+        np.testing.assert_array_equal(f, np.array([1.0, 2.0, np.nan, np.nan], dtype))
+        np.testing.assert_array_equal(old, np.array([1.0, 2.0, np.nan, np.nan], dtype))
+        np.testing.assert_array_equal(g, np.array([1.0, -1.0, 3.0], dtype))
 
 
 @cuda.jit

@@ -23,10 +23,12 @@ from . import _arrays as arrays
 from . import _foreign as foreign
 from . import _kernel_api as kernel_api
 from . import _record_access as records
+from . import _reductions as reductions
 from . import _tuples as tuples
 from ._bytecode import HIDDEN
 from ._library import UFUNC_NIN, call_library, lookup_attribute, lookup_global_function
-from ._source import error_at
+from ._literal_args import literal_params
+from ._source import error_at, load_source
 from ._types import (
     BOTTOM,
     WEAK_BOOL,
@@ -49,6 +51,7 @@ from ._types import (
 from ._values import (
     BuiltinRef,
     LibFuncRef,
+    LiteralRef,
     ModuleRef,
     PyFuncRef,
     Ref,
@@ -84,6 +87,8 @@ _UNSUPPORTED_EXPR = {
     "FormattedValue": "f-string", "NamedExpr": "assignment expression (:=)",
     "Starred": "starred expression", "Slice": "slice",
 }
+_PY_CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+           "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
 _MAX_PASSES = 32
 _SPLIT = 32  # operations of a long chain per C++ expression
 
@@ -148,6 +153,11 @@ class FunctionTranslator:
         self.lines = []
         self.depth = 1
         self.counter = 0
+        # Loop variables of unrolled loops: name -> (hidden local of this item, constant).
+        self.aliases = {}
+        self.unroll_path = ()  # (loop node id, item) of the enclosing unrolled loops
+        self.unroll_slots = {}  # unroll_path -> number, stable over the inference passes
+        self.loops = []  # enclosing loops, innermost last: None or tuples.Unrolled
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
@@ -334,10 +344,16 @@ class FunctionTranslator:
             raise self.error(s, "unsupported construct 'assert'")
 
     def stmt_Break(self, s):
-        self.emit("break;")
+        if self.loops and self.loops[-1] is not None:  # an unrolled loop
+            self.emit(self.loops[-1].jump(True))
+        else:
+            self.emit("break;")
 
     def stmt_Continue(self, s):
-        self.emit("continue;")
+        if self.loops and self.loops[-1] is not None:
+            self.emit(self.loops[-1].jump(False))
+        else:
+            self.emit("continue;")
 
     def stmt_Expr(self, s):
         v = self.expr(s.value)
@@ -379,6 +395,9 @@ class FunctionTranslator:
                 self.emit(f"return {code};")
 
     def assign_name(self, node, name, v):
+        alias = self.aliases.get(name)
+        if alias is not None:  # in an unrolled loop: this item's hidden variable
+            name = alias[0]
         if isinstance(v.type, Bottom):
             self.vars.setdefault(name, BOTTOM)
             return
@@ -489,6 +508,18 @@ class FunctionTranslator:
             test = self.expr(s.test)
             before, self.lines = self.lines, saved
             self._numeric(s.test, test, "if condition")
+            if (keyword == "if" and closes == 1 and test.const is not None
+                    and not isinstance(test.type, (Ref, TupleType))):
+                # Known at compile time (a.ndim == 1 with a literal_unroll item): only the
+                # branch taken is typed and emitted, as Numba prunes dead branches.
+                self.lines.extend(before)
+                if not test.const and len(s.orelse) == 1 and isinstance(s.orelse[0], ast.If):
+                    s = s.orelse[0]
+                    continue
+                self.emit("{")
+                self._nested(s.body if test.const else s.orelse)
+                self.emit("}")
+                return
             if before and keyword != "if":  # the test needs statements: nest it
                 self.emit("} else {")
                 keyword, closes = "if", closes + 1
@@ -515,22 +546,35 @@ class FunctionTranslator:
         test = self.expr(s.test)
         self._numeric(s.test, test, "while condition")
         self.emit(f"while ({self.truth(test)}) {{")
-        self._nested(s.body)
+        self.loops.append(None)
+        try:
+            self._nested(s.body)
+        finally:
+            self.loops.pop()
         self.emit("}")
 
     def stmt_For(self, s):
+        seq = tuples.tuple_loop(self, s)  # tuples and literal_unroll() (own loop context)
+        if seq is True:
+            return
         if s.orelse:
-            raise self.error(s, "unsupported construct 'for ... else'")
+            raise self.error(s, "unsupported construct 'for ... else' (supported only in "
+                                "literal_unroll() loops)")
+        self.loops.append(None)
+        try:
+            self._for(s, seq)
+        finally:
+            self.loops.pop()
+
+    def _for(self, s, seq):
         it = s.iter
-        ref = self.expr(it.func) if isinstance(it, ast.Call) else None
+        ref = self.expr(it.func) if seq is None else None
         if not (isinstance(ref, Val) and isinstance(ref.type, BuiltinRef)
                 and ref.type.fname == "range"):
-            seq = self.expr(it)
+            if seq is None:
+                seq = self.expr(it)
             if is_array(seq.type):
                 arrays.for_each(self, s, seq)
-                return
-            if isinstance(seq.type, TupleType):  # also literal_unroll(t)
-                tuples.for_each_item(self, s, seq)
                 return
             if isinstance(seq.type, Bottom):  # typed on a later inference pass
                 return
@@ -604,12 +648,19 @@ class FunctionTranslator:
 
     def expr_Name(self, e):
         name = e.id
+        alias = self.aliases.get(name)
+        if alias is not None:  # the loop variable of an unrolled loop: this item's
+            hidden, const = alias
+            t = self.vars.get(hidden, BOTTOM)
+            return Val(_cname(hidden) if not isinstance(t, Bottom) else "0", t, const)
         if name in self.locals:
             if name not in self.vars:
                 if self.emitting:
                     raise self.error(e, f"local variable '{name}' is read before assignment")
                 return Val("0", BOTTOM)
             t = self.vars[name]
+            if isinstance(t, LiteralRef):  # an integer constant argument (_literal_args)
+                return const_val(t.value)
             if isinstance(t, Ref) and not isinstance(t, kernel_api.NamespaceRef):
                 return Val("", t)  # a compile-time argument
             const = self.constant_locals.get(name)
@@ -745,8 +796,10 @@ class FunctionTranslator:
             raise self.error(e, f"indexing is supported only on arrays and tuples (got "
                                 f"{getattr(base.type, 'name', 'None')})")
         idx = self.expr(e.slice)
+        if isinstance(idx.type, Bottom):
+            return Val("0", BOTTOM)
         if not isinstance(idx.const, int) or isinstance(idx.const, bool):
-            raise self.error(e, "tuples can be indexed only with integer constants")
+            return tuples.dynamic_index(self, e, base, idx)
         n = len(base.type.items)
         i = idx.const + n if idx.const < 0 else idx.const
         if not 0 <= i < n:
@@ -759,8 +812,8 @@ class FunctionTranslator:
         if any(isinstance(v.type, Bottom) for v in vals):
             return Val("0", BOTTOM)
         for x, v in zip(e.elts, vals):
-            if not isinstance(v.type, TupleType):  # tuples of tuples are fine
-                self._numeric(x, v, "tuple item")
+            if not isinstance(v.type, TupleType) and not is_array(v.type):
+                self._numeric(x, v, "tuple item")  # tuples of tuples and arrays are fine
         tt = TupleType(v.type for v in vals)
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
         if len(vals) == 1 and const is not None:  # (n,): a shape; no C++ value is needed
@@ -896,6 +949,10 @@ class FunctionTranslator:
                 return Val("0", BOTTOM)
         if len(ops) == 1:
             code, r = self._compare2(e, ops[0], vals[0], vals[1])
+            a, b = vals[0].const, vals[1].const
+            if (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                    and isinstance(r, Weak)):  # ndim == 1, a constant: known to branches
+                return Val(code, r, bool(_PY_CMP[ops[0][1]](a, b)))
             return Val(f"({code})" if not code.startswith("nu::") else code, r)
         # a < b < c: each operand evaluated once, later ones only if needed (Python).
         names = [self.temp("nu_c") for _ in vals]
@@ -934,7 +991,12 @@ class FunctionTranslator:
         return acc
 
     def expr_IfExp(self, e):
-        test, a, b = self.expr(e.test), self.expr(e.body), self.expr(e.orelse)
+        test = self.expr(e.test)
+        if test.const is not None and not isinstance(test.type, (Ref, TupleType)):
+            # A condition known at compile time (a.ndim == 1 in a literal_unroll body):
+            # only the branch taken is typed, as Numba prunes dead branches.
+            return self.expr(e.body if test.const else e.orelse)
+        a, b = self.expr(e.body), self.expr(e.orelse)
         for node, v in ((e.test, test), (e.body, a), (e.orelse, b)):
             if isinstance(v.type, TupleType) and v is not test:  # (a, b) if c else (b, a)
                 continue
@@ -946,6 +1008,9 @@ class FunctionTranslator:
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 
     def expr_Call(self, e):
+        r = reductions.try_call(self, e)  # np.sum(a), a.mean(), np.argmax(a)...
+        if r is not None:
+            return r
         if isinstance(e.func, ast.Attribute) and e.func.attr == "reshape":
             base = self.expr(e.func.value)
             if is_array(base.type):
@@ -1036,7 +1101,21 @@ class FunctionTranslator:
             raise self.error(node, f"wrong arguments for '{fn.__name__}': {exc}") from None
         bound.apply_defaults()
         vals = []
+        literals = frozenset()
+        def weak_int(v):  # an int constant, or a tuple of them (a shape)
+            if not isinstance(v, Val):
+                return False
+            if isinstance(v.const, tuple):
+                return (isinstance(v.type, TupleType) and all(type(c) is int for c in v.const)
+                        and all(isinstance(t, Weak) for t in v.type.items))
+            return type(v.const) is int and isinstance(v.type, Weak)
+
+        if any(weak_int(v) for v in bound.arguments.values()):
+            literals = literal_params(load_source(fn))
         for pname, v in bound.arguments.items():
+            if pname in literals and weak_int(v):
+                vals.append(Val("", LiteralRef(v.const)))
+                continue
             if not isinstance(v, Val):
                 c = self.promote(node, lambda v=v: const_val(v))
                 if c is None:

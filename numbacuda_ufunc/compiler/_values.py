@@ -22,6 +22,7 @@ from ._types import (
 __all__ = [
     "BuiltinRef",
     "LibFuncRef",
+    "LiteralRef",
     "ModuleRef",
     "PyFuncRef",
     "Ref",
@@ -104,6 +105,20 @@ class TypeRef(Ref):
     def __init__(self, scalar):
         self.scalar = scalar
         self.name = f"type {scalar.name}"
+
+
+class LiteralRef(Ref):
+    """An integer constant (or a tuple of them) passed where the callee needs a
+    compile-time value (Numba's literal argument): ``helper(ary, 32)`` whose parameter
+    sizes ``cuda.shared.array``. The callee is specialised per value and reads the
+    parameter as that constant."""
+
+    def __init__(self, value):
+        self.value = value
+        self.name = f"literal {value}"
+
+    def _key(self):
+        return ("literal", self.value)
 
 
 class Val:

@@ -158,15 +158,16 @@ NU_DEVICE T atomic_update(T& ref, F f) {
     }
 }
 
-// The value atomic max/min (NaN propagates, like np.maximum) and nanmax/nanmin (NaN is
-// missing, like np.fmax) store, given the old one.
+// The value atomic max/min and nanmax/nanmin store, given the old one. max/min are
+// Python's max(old, v) (numba-cuda's atomic.max): a NaN on either side keeps the stored
+// value. nanmax/nanmin treat NaN as missing, like np.fmax: a stored NaN is replaced.
 template <class T>
 NU_DEVICE T max_nan(T old, T v) {
-    return old != old ? old : (v != v || v > old) ? v : old;
+    return v > old ? v : old;
 }
 template <class T>
 NU_DEVICE T min_nan(T old, T v) {
-    return old != old ? old : (v != v || v < old) ? v : old;
+    return v < old ? v : old;
 }
 template <class T>
 NU_DEVICE T fmax_nan(T old, T v) {
@@ -498,7 +499,8 @@ NU_DEVICE T atomic_sub(T& ref, T v) {
 #endif
 }
 
-// max/min: NaN propagates (np.maximum): a NaN argument is stored, a stored NaN stays.
+// max/min: Python's max(ary[idx], val), as numba-cuda: a NaN argument changes nothing and
+// a stored NaN stays.
 template <class T>
 NU_DEVICE T atomic_max(T& ref, T v) {
     NU_ATOMIC_TYPES(max);
