@@ -193,6 +193,9 @@ LONG_KERNEL = textwrap.dedent("""
             s = s * 0.999 + 1.0
         return s
 
+    # Python leaves SIGINT ignored when the parent process ignored it (exec inherits the
+    # disposition): restore the default, so the test does not depend on its runner.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     which = sys.argv[1]
     a = np.zeros(1, np.float32)
     inc[1, 1](a)  # compile outside the timed part
