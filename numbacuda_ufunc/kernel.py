@@ -17,10 +17,10 @@ import numpy as np
 from . import _core
 from ._linking import link_paths, read_link_files
 from .compiler import translate_kernel
-from .compiler._types import TupleType, element_ctype
+from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import DeviceFunction
 from .errors import CompileError, LinkerError
-from .types import Array, Record, Signature, from_dtype, parse_signature_for
+from .types import Array, CPointer, Record, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]
@@ -78,7 +78,7 @@ class Kernel(_core.Kernel):
         if len(descr) != nparams:
             raise TypeError(f"kernel '{self.__name__}' takes {nparams} argument"
                             f"{'s' if nparams != 1 else ''} (got {len(descr)})")
-        if any(isinstance(d, list) for d in descr):
+        if any(isinstance(d, (list, dict)) for d in descr):
             return self._resolve_tuples(descr)
         if self._declared:
             for sig, index in self._declared:
@@ -88,8 +88,7 @@ class Kernel(_core.Kernel):
             sigs = "; ".join(str(sig) for sig, _ in self._declared)
             raise TypeError(f"kernel '{self.__name__}': no signature matches the arguments "
                             f"({got}); the signatures are: {sigs}")
-        types = tuple(Array(from_dtype(dtype), ndim, "A") if ndim >= 1 else from_dtype(dtype)
-                      for dtype, ndim in descr)  # ndim 0: a record, by reference
+        types = tuple(_array_or_scalar(dtype, ndim) for dtype, ndim in descr)
         with self._lock:  # two threads' first calls with the same types share one spec
             for index, tk in enumerate(self._specs):
                 if index not in self._tuple_types and _same_types(tk.arg_types, types):
@@ -344,16 +343,24 @@ class _ExtensionLauncher:
 
 def _descr_type(d, name):
     """The type of one argument from the engine's description: (dtype, ndim) or, for a
-    tuple, a list of its items' descriptions."""
+    tuple, a list of its items' descriptions ({"fields": ..., "items": list} for a
+    namedtuple)."""
+    names = None
+    if isinstance(d, dict):
+        names, d = tuple(d["fields"]), d["items"]
     if isinstance(d, list):
-        if not d:
-            raise TypeError(f"kernel '{name}': an empty tuple cannot be a kernel argument")
         if len(d) > 8:
             raise TypeError(f"kernel '{name}': tuple arguments hold at most 8 items (got "
                             f"{len(d)})")
-        return TupleType(_descr_type(x, name) for x in d)
-    dtype, ndim = d
-    return Array(from_dtype(dtype), ndim, "A") if ndim >= 1 else from_dtype(dtype)  # 0: record
+        return TupleType((_descr_type(x, name) for x in d), names)
+    return _array_or_scalar(*d)
+
+
+def _array_or_scalar(dtype, ndim):
+    """ndim -1: a scalar; 0: a record (by reference) or a 0-d array; else an array."""
+    if ndim >= 1 or ndim == 0 and np.dtype(dtype).fields is None:
+        return Array(from_dtype(dtype), ndim, "A")
+    return from_dtype(dtype)
 
 
 def _flat_wrapper(pyfunc, types):
@@ -362,6 +369,7 @@ def _flat_wrapper(pyfunc, types):
     code = pyfunc.__code__
     names = code.co_varnames[:code.co_argcount]
     params, flat = [], []
+    namespace = {"nu_kernel_body": pyfunc}
 
     def rebuild(prefix, t):
         if not isinstance(t, TupleType):
@@ -369,15 +377,26 @@ def _flat_wrapper(pyfunc, types):
             flat.append(t)
             return prefix
         items = [rebuild(f"{prefix}_{i}", it) for i, it in enumerate(t.items)]
+        if t.names is not None:  # a namedtuple: built by its (stand-in) class, with names
+            maker = f"nu_named_{len(namespace)}"
+            namespace[maker] = _namedtuple_class(t.names)
+            return f"{maker}({', '.join(items)})"
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
     calls = [rebuild(f"nu_arg{i}", t) for i, t in enumerate(types)]
     name = f"{pyfunc.__name__}_tuples" if pyfunc.__name__.isidentifier() else "kernel_tuples"
     text = (f"def {name}({', '.join(params)}):\n"
             f"    nu_kernel_body({', '.join(calls)})\n")
-    namespace = {"nu_kernel_body": pyfunc}
     exec(compile(text, f"<tuple arguments of kernel {', '.join(names)}>", "exec"), namespace)
     return namespace[name], tuple(flat)
+
+
+def _namedtuple_class(fields):
+    """A namedtuple class with these field names: the translator types a call of one as
+    a tuple whose items ``.name`` reads (only the names matter to it)."""
+    import collections
+
+    return collections.namedtuple("NamedTupleArgument", fields)
 
 
 def _kernel_signature(sig, name) -> Signature:
@@ -396,6 +415,8 @@ def _param(t):
         return (t.dtype.dtype, t.ndim, elem)
     if isinstance(t, Record):
         return (t.dtype, 0, element_ctype(t))
+    if isinstance(t, CPointer):  # an address, passed as a uint64 word
+        return (np.dtype(np.uint64), -1, ctype(t))
     return (t.dtype, -1, "")
 
 
@@ -409,6 +430,8 @@ def _accepts(t, dtype, ndim) -> bool:
     to real."""
     if isinstance(t, Array):
         return ndim == t.ndim and np.dtype(dtype) == t.dtype.dtype
+    if isinstance(t, CPointer):  # an address: an integer (Numba's CPointer argument)
+        return ndim < 0 and np.dtype(dtype).kind in "iu"
     if isinstance(t, Record) or ndim == 0:
         return ndim == 0 and isinstance(t, Record) and np.dtype(dtype) == t.dtype
     if ndim >= 0:

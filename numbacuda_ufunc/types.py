@@ -17,14 +17,21 @@ __all__ = [
     "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128", "bfloat16",
     "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "intp", "uintp", "double", "single", "byte",
-    "parse_signature", "from_dtype", "SCALARS", "CPointer", "voidptr",
+    "parse_signature", "from_dtype", "SCALARS", "CPointer", "voidptr", "carray", "farray",
 ]
 
 
 class Type:
-    """Base of every type object."""
+    """Base of every type object. ``Type(name)`` names a user-defined type, as Numba's
+    ``types.Type(name=...)`` does for extension types."""
 
     name = "?"
+
+    def __init__(self, name=None):
+        if name is not None:
+            if not isinstance(name, str):
+                raise TypeError(f"Type(): name must be a str (got {name!r})")
+            self.name = name
 
     def __repr__(self):
         return self.name
@@ -338,3 +345,42 @@ def parse_signature(sig) -> Signature:
     if isinstance(value, tuple) and all(isinstance(a, Type) for a in value):
         return Signature(None, value)
     raise TypeError(f"signature: {sig!r} is not a signature")
+
+
+def _pointer_array(order, ptr, shape, dtype):
+    api = "carray()" if order == "C" else "farray()"
+    import ctypes
+
+    if not isinstance(ptr, ctypes._Pointer) and not isinstance(ptr, ctypes.c_void_p):
+        raise TypeError(f"{api}: ptr must be a ctypes pointer here (got {type(ptr).__name__}); "
+                        f"in a kernel, a CPointer argument or ffi.from_buffer()")
+    shape = (shape,) if hasattr(shape, "__index__") else tuple(shape)
+    if isinstance(ptr, ctypes.c_void_p):
+        if dtype is None:
+            raise TypeError(f"{api}: dtype is required for a void pointer")
+        target = np.dtype(getattr(dtype, "dtype", dtype))
+    else:
+        target = np.dtype(ptr._type_)
+        if dtype is not None and np.dtype(getattr(dtype, "dtype", dtype)) != target:
+            raise TypeError(f"{api}: mismatching dtype {dtype} for a pointer to {target}")
+    count = int(np.prod(shape, dtype=np.int64))
+    address = ctypes.cast(ptr, ctypes.c_void_p).value
+    buffer = (ctypes.c_char * (count * target.itemsize)).from_address(address)
+    return np.frombuffer(buffer, dtype=target).reshape(shape, order=order)
+
+
+def carray(ptr, shape, dtype=None):
+    """Numba's ``carray``: the C-contiguous array of ``shape`` at pointer ``ptr``. In a
+    kernel or device function ``ptr`` is a ``CPointer`` value (a kernel argument declared
+    ``CPointer(t)``, or ``ffi.from_buffer(a)``); in Python, a ctypes pointer. ``dtype`` is
+    needed for a void pointer and must match a typed one."""
+    return _pointer_array("C", ptr, shape, dtype)
+
+
+def farray(ptr, shape, dtype=None):
+    """Numba's ``farray``: as :func:`carray`, Fortran-contiguous."""
+    return _pointer_array("F", ptr, shape, dtype)
+
+
+carray._nu_pointer_array = "C"
+farray._nu_pointer_array = "F"

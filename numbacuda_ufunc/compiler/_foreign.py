@@ -120,6 +120,11 @@ def call(tr, node, fn: ForeignFunction, args, kwargs) -> Val:
     codes = []
     for i, (v, t) in enumerate(zip(args, sig.args)):
         what = f"argument {i + 1} of foreign function '{fn.name}'"
+        if isinstance(t, CPointer) and isinstance(v.type, CPointer):  # ffi.from_buffer(a)
+            if t.dtype is not None and v.type.dtype is not None and v.type.dtype != t.dtype:
+                raise tr.error(node, f"{what} is a pointer to {t.dtype.name} (got {v.type})")
+            codes.append(f"reinterpret_cast<{_param_ctype(t)}>({v.code})")
+            continue
         if isinstance(t, CPointer):
             if not isinstance(v.type, Array):
                 raise tr.error(node, f"{what} is a pointer ({t}): pass an array (got "

@@ -22,6 +22,7 @@ from ..types import Record, Scalar
 from . import _arrays as arrays
 from . import _foreign as foreign
 from . import _kernel_api as kernel_api
+from . import _pointers as pointers
 from . import _record_access as records
 from . import _reductions as reductions
 from . import _tuples as tuples
@@ -722,6 +723,12 @@ class FunctionTranslator:
             raise self.error(node, str(exc)) from None
         if v is not None:
             return v
+        if tuples.is_namedtuple_class(value):
+            return Val("", tuples.NamedTupleRef(value))
+        if pointers.is_cffi_ffi(value):
+            return Val("", pointers.FfiRef())
+        if getattr(value, "_nu_pointer_array", None) in ("C", "F"):  # carray / farray
+            return Val("", pointers.PointerArrayRef(value._nu_pointer_array))
         ref = lookup_global_function(value) if callable(value) else None
         if ref is not None:
             return Val("", ref)
@@ -760,6 +767,8 @@ class FunctionTranslator:
             return r
         if isinstance(base.type, Bottom):
             return Val("0", BOTTOM)
+        if isinstance(base.type, pointers.FfiRef) and base.type.method is None:
+            return pointers.attribute(self, e, e.attr)
         if is_array(base.type):
             return arrays.attribute(self, e, base)
         if isinstance(base.type, Record):
@@ -774,6 +783,10 @@ class FunctionTranslator:
             if e.attr == "real":
                 return base
             return Val(self.cast(e, Val("0", WEAK_INT, 0), t), t, 0)
+        if isinstance(base.type, TupleType) and e.attr in (base.type.names or ()):
+            i = base.type.names.index(e.attr)  # a namedtuple's field
+            const = base.const[i] if isinstance(base.const, tuple) else None
+            return Val(f"({base.code}).v{i}", base.type.items[i], const)
         raise self.error(e, f"attribute '.{e.attr}' is not supported on {base.type}")
 
     def expr_Subscript(self, e):
@@ -1073,6 +1086,12 @@ class FunctionTranslator:
                              f"{'np' if ref.lib == 'numpy' else ref.lib}.{ref.fname}")
                     raise self.error(e, f"{shown}() on a whole array is not supported "
                                         f"(got {a.type}); apply it to the elements")
+        if isinstance(ref, pointers.PointerArrayRef):  # carray / farray
+            return pointers.pointer_array(
+                self, e, ref.order, args, kwargs,
+                lambda v: kernel_api._dtype_arg(self, e, v, f"{ref.name}()"))
+        if isinstance(ref, pointers.FfiRef) and ref.method == "from_buffer":
+            return pointers.from_buffer(self, e, args, kwargs)
         if isinstance(ref, (BuiltinRef, LibFuncRef)):
             return call_library(self, e, ref, args, kwargs)
         if isinstance(ref, TypeRef) and isinstance(ref.scalar, Record):
@@ -1091,6 +1110,8 @@ class FunctionTranslator:
             return foreign.call(self, e, ref.fn, args, kwargs)
         if isinstance(ref, kernel_api.IntrinsicRef):
             return kernel_api.call(self, e, ref, args, kwargs)
+        if isinstance(ref, tuples.NamedTupleRef):
+            return tuples.make_namedtuple(self, e, ref, args, kwargs)
         raise self.error(e, f"{getattr(ref, 'name', ref)} is not callable")
 
     def call_function(self, node, fn, args, kwargs):

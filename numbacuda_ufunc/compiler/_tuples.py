@@ -28,9 +28,10 @@ from ._types import (
     is_int_like,
     unify,
 )
-from ._values import PyFuncRef, Val, const_val
+from ._values import PyFuncRef, Ref, Val, const_val
 
-__all__ = ["dynamic_index", "for_each_item", "literal_unroll", "starred_items", "tuple_loop"]
+__all__ = ["NamedTupleRef", "dynamic_index", "for_each_item", "is_namedtuple_class",
+           "literal_unroll", "make_namedtuple", "starred_items", "tuple_loop"]
 
 
 def literal_unroll(container):
@@ -321,3 +322,50 @@ def starred_items(tr, node, v):
         raise tr.error(node, "a starred argument must be a tuple variable or constant; "
                              "assign the expression to a name first")
     return [Val(f"{v.code}.v{i}", it) for i, it in enumerate(v.type.items)]
+
+
+class NamedTupleRef(Ref):
+    """A namedtuple class (``collections.namedtuple`` or ``typing.NamedTuple``): calling
+    it in translated code makes a tuple whose fields ``.name`` reads."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.fields = tuple(cls._fields)
+        self.name = f"namedtuple class {cls.__name__}"
+
+    def _key(self):
+        return (self.cls.__module__, self.cls.__qualname__, self.fields)
+
+
+def is_namedtuple_class(value) -> bool:
+    return (isinstance(value, type) and issubclass(value, tuple)
+            and isinstance(getattr(value, "_fields", None), tuple))
+
+
+def make_namedtuple(tr, node, ref: NamedTupleRef, args, kwargs) -> Val:
+    """``Point(1, y=2.0)``: the items in field order (defaults as the class has them)."""
+    fields = ref.fields
+    if len(args) > len(fields):
+        raise tr.error(node, f"{ref.cls.__name__}() takes {len(fields)} arguments (got "
+                             f"{len(args)})")
+    items = dict(zip(fields, args))
+    for k, v in kwargs.items():
+        if k not in fields or k in items:
+            raise tr.error(node, f"{ref.cls.__name__}() got an unexpected or repeated "
+                                 f"argument '{k}'")
+        items[k] = v
+    defaults = getattr(ref.cls, "_field_defaults", {})
+    for f in fields:
+        if f not in items:
+            c = const_val(defaults[f]) if f in defaults else None
+            if c is None:
+                raise tr.error(node, f"{ref.cls.__name__}() is missing argument '{f}'")
+            items[f] = c
+    vals = [items[f] for f in fields]
+    for v in vals:
+        if not isinstance(v.type, TupleType) and not is_array(v.type):
+            tr._numeric(node, v, f"field of {ref.cls.__name__}")
+    tt = TupleType((v.type for v in vals), fields)
+    const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
+    ct = tr.promote(node, lambda: ctype(tt))
+    return Val(f"{ct}{{{', '.join(v.code for v in vals)}}}", tt, const)

@@ -22,6 +22,7 @@ import numpy as np
 from ..types import (
     SCALARS,
     Array,
+    CPointer,
     Record,
     Scalar,
     bool_,
@@ -82,20 +83,27 @@ class Weak:
 
 
 class TupleType:
-    """A tuple of types (results of divmod/frexp, tuple-valued locals and returns)."""
+    """A tuple of types (results of divmod/frexp, tuple-valued locals and returns).
+    ``names``: the field names of a namedtuple (``t.x`` reads item ``x``), else None."""
 
-    def __init__(self, items):
+    def __init__(self, items, names=None):
         self.items = tuple(items)
-        self.name = "tuple(" + ", ".join(str(t) for t in self.items) + ")"
+        self.names = tuple(names) if names is not None else None
+        if self.names is None:
+            self.name = "tuple(" + ", ".join(str(t) for t in self.items) + ")"
+        else:
+            self.name = "namedtuple(" + ", ".join(
+                f"{n}: {t}" for n, t in zip(self.names, self.items)) + ")"
 
     def __repr__(self):
         return self.name
 
     def __eq__(self, other):
-        return isinstance(other, TupleType) and other.items == self.items
+        return (isinstance(other, TupleType) and other.items == self.items
+                and other.names == self.names)
 
     def __hash__(self):
-        return hash(("tuple", self.items))
+        return hash(("tuple", self.items, self.names))
 
 
 class Bottom:
@@ -134,7 +142,7 @@ def strong(t):
     if isinstance(t, Weak):
         return _WEAK_STRONG[t.kind]
     if isinstance(t, TupleType):
-        return TupleType(strong(x) for x in t.items)
+        return TupleType((strong(x) for x in t.items), t.names)
     return t
 
 
@@ -150,10 +158,14 @@ def ctype(t) -> str:
         return f"nu::array<{element_ctype(t.dtype)}, {t.ndim}>"
     if isinstance(t, Record):  # a record value is a reference to its bytes (_records.py)
         return element_ctype(t) + "*"
+    if isinstance(t, CPointer):  # _pointers.py
+        return (element_ctype(t.dtype) if t.dtype is not None else "void") + "*"
     if isinstance(t, TupleType):
         n = len(t.items)
-        if not 1 <= n <= 8:
-            raise PromotionError(f"tuples of {n} values are not supported (1 to 8)")
+        if n > 8:
+            raise PromotionError(f"tuples of {n} values are not supported (0 to 8)")
+        if n == 0:
+            return "nu::tuple0"
         return f"nu::tuple{n}<" + ", ".join(ctype(x) for x in t.items) + ">"
     if t is None:
         return "void"
@@ -318,7 +330,8 @@ def unify(a, b):
     if isinstance(a, TupleType) or isinstance(b, TupleType):
         if (isinstance(a, TupleType) and isinstance(b, TupleType)
                 and len(a.items) == len(b.items)):
-            return TupleType(unify(x, y) for x, y in zip(a.items, b.items))
+            names = a.names if a.names == b.names else None
+            return TupleType((unify(x, y) for x, y in zip(a.items, b.items)), names)
         raise PromotionError(f"cannot unify {a} and {b}")
     if a is None or b is None:
         raise PromotionError(f"cannot unify {a or 'None'} and {b or 'None'}")

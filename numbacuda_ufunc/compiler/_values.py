@@ -208,8 +208,9 @@ def const_val(value):
         items = [const_val(v) for v in value]
         if any(i is None or isinstance(i.type, TupleType) for i in items):
             return None
-        tt = TupleType(i.type for i in items)
-        return Val(f"{ctype(tt)}{{{', '.join(i.code for i in items)}}}", tt, value)
+        names = getattr(type(value), "_fields", None)  # a namedtuple: t.x reads a field
+        tt = TupleType((i.type for i in items), names if isinstance(names, tuple) else None)
+        return Val(f"{ctype(tt)}{{{', '.join(i.code for i in items)}}}", tt, tuple(value))
     return None
 
 

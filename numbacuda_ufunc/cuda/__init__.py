@@ -19,6 +19,16 @@ from .._compile import (
     compile_ptx,
     compile_ptx_for_current_device,
 )
+from .._linking import (
+    LTOIR,
+    Archive,
+    Cubin,
+    CUSource,
+    Fatbin,
+    LinkableCode,
+    Object,
+    PTXSource,
+)
 from ..compiler._foreign import ForeignFunction
 from ..compiler.intrinsics import *  # noqa: F403  (the kernel-only names, as in Numba)
 from ..gufunc import guvectorize
@@ -76,7 +86,8 @@ __all__ = [
     "device_array_like", "pinned_array", "as_cuda_array", "is_cuda_array", "stream",
     "default_stream", "legacy_default_stream", "per_thread_default_stream", "external_stream",
     "memory_stats", "current_context", "is_emulated", "jit", "Kernel", "compile_ptx",
-    "declare_device",
+    "declare_device", "LinkableCode", "CUSource", "PTXSource", "Cubin", "Fatbin", "LTOIR",
+    "Object", "Archive",
     "compile", "compile_for_current_device", "compile_ptx_for_current_device",
     "reduce", "Reduce", "vectorize", "guvectorize", "random",
     # memory

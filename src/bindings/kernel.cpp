@@ -153,9 +153,7 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
             key += static_cast<char>(0);
             return a;
         }
-        if (arr.ndim() == 0) {
-            if (ndarray) bad_argument(api_text(), k, "is a 0-d array; pass a 1-element array or a scalar");
-            nu::scalar_value v;
+        if (arr.ndim() == 0 && !ndarray) {  // a NumPy scalar: passed by value
             v.type = a.view.type;
             std::memcpy(v.bytes, a.view.data, nu::itemsize(v.type));
             return scalar(v);
@@ -196,9 +194,17 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
     return a;
 }
 
-// A tuple argument (Numba's UniTuple/Tuple of numbers, nested or not): its items become
-// scalar arguments, in order; the key records the nesting, so (1, 2.0) and ((1,), 2.0)
-// are different specializations. The translator rebuilds the tuple in the kernel
+// A namedtuple's field names (its class's _fields), empty for a plain tuple.
+py::object namedtuple_fields(py::handle arg) {
+    if (PyTuple_CheckExact(arg.ptr())) return py::none();
+    py::object fields = py::getattr(py::type::handle_of(arg), "_fields", py::none());
+    return py::isinstance<py::tuple>(fields) ? fields : py::none();
+}
+
+// A tuple argument (Numba's UniTuple/Tuple/NamedTuple, nested or not, empty or holding
+// arrays): its items become arguments, in order; the key records the nesting and a
+// namedtuple's field names, so (1, 2.0), ((1,), 2.0) and Point(1, 2.0) are different
+// specializations. The translator rebuilds the tuple in the kernel
 // (numbacuda_ufunc/kernel.py), so the launch itself only ever sees numbers and arrays.
 void add_argument(const nu::jit_kernel& kernel, py::handle arg, std::size_t k, std::vector<py::object>& keep,
                   std::string& key, std::vector<nu::kernel_arg>& out) {
@@ -211,30 +217,44 @@ void add_argument(const nu::jit_kernel& kernel, py::handle arg, std::size_t k, s
                                                                   " items (at most 200)");
     key += static_cast<char>(0xfe);  // '(' : no dtype code or ndim is this large
     key += static_cast<char>(n);
-    for (Py_ssize_t j = 0; j < n; ++j) {
-        py::handle item = PyTuple_GET_ITEM(arg.ptr(), j);
-        const std::size_t before = out.size();
-        add_argument(kernel, item, k, keep, key, out);
-        for (std::size_t m = before; m < out.size(); ++m) {
-            if (out[m].is_array)
-                bad_argument("kernel '" + kernel.name() + "'", k, "is a tuple holding an array; tuples passed "
-                                                                  "to kernels hold numbers (and tuples of numbers)");
-        }
+    const py::object fields = namedtuple_fields(arg);
+    if (!fields.is_none()) {
+        key += static_cast<char>(0xfc);  // field names, each ended by a NUL
+        for (py::handle f : fields) key += py::str(f).cast<std::string>() + '\0';
     }
+    for (Py_ssize_t j = 0; j < n; ++j) add_argument(kernel, PyTuple_GET_ITEM(arg.ptr(), j), k, keep, key, out);
     key += static_cast<char>(0xfd);  // ')'
 }
 
 // The (dtype, ndim) pairs _resolve reads, ndim -1 for scalars; a tuple argument is a list
-// of its items' descriptions. `next` walks the flattened arguments.
+// of its items' descriptions, a namedtuple {"fields": names, "items": that list}. `next`
+// walks the flattened arguments.
 py::object describe_argument(py::handle arg, const std::vector<nu::kernel_arg>& kargs, std::size_t& next) {
     if (PyTuple_Check(arg.ptr())) {
         py::list items;
         for (py::handle item : py::reinterpret_borrow<py::tuple>(arg)) items.append(describe_argument(item, kargs, next));
-        return std::move(items);
+        const py::object fields = namedtuple_fields(arg);
+        if (fields.is_none()) return std::move(items);
+        py::dict named;
+        named["fields"] = fields;
+        named["items"] = items;
+        return std::move(named);
     }
     const nu::kernel_arg& a = kargs.at(next++);
     const nu::dtype t = a.is_array ? a.view.type : a.value.type;
     return py::make_tuple(to_numpy_dtype(t), a.is_array ? a.view.ndim() : -1);
+}
+
+// note_stream_use for every array in `arg`, a tuple's items included; `next` walks the
+// flattened arguments as describe_argument does.
+void note_argument_stream_uses(py::handle arg, const std::vector<nu::kernel_arg>& kargs, std::size_t& next,
+                      const nu::stream_ref& stream) {
+    if (PyTuple_Check(arg.ptr())) {
+        for (py::handle item : py::reinterpret_borrow<py::tuple>(arg)) note_argument_stream_uses(item, kargs, next, stream);
+        return;
+    }
+    const nu::kernel_arg& a = kargs.at(next++);
+    if (a.is_array) note_stream_use(arg, stream, !a.read_only);
 }
 
 py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
@@ -264,16 +284,9 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
     for (std::size_t i = 0; i < args.size() && !flattened; ++i) {  // a kernel may write any array it gets
         if (kargs[i].is_array) note_stream_use(args[i], l.stream, !kargs[i].read_only);
     }
-    if (flattened) {  // tuples hold no arrays: the arrays are the arguments that are not tuples
+    if (flattened) {  // the arrays among the tuples' items too
         std::size_t next = 0;
-        for (std::size_t i = 0; i < args.size(); ++i) {
-            if (PyTuple_Check(args[i].ptr())) {
-                describe_argument(args[i], kargs, next);  // skips its items
-                continue;
-            }
-            const nu::kernel_arg& a = kargs[next++];
-            if (a.is_array) note_stream_use(args[i], l.stream, !a.read_only);
-        }
+        for (std::size_t i = 0; i < args.size(); ++i) note_argument_stream_uses(args[i], kargs, next, l.stream);
     }
     return py::none();
 }

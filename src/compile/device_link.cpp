@@ -12,9 +12,12 @@ namespace {
 
 const char* const k_kinds[] = {"cu", "ptx", "cubin", "fatbin", "ltoir", "o", "a"};
 
+// The folder of a file given by absolute path (its own #include "..." resolve there); ""
+// for in-memory code (cuda.CUSource, named "<...>"), which includes only toolkit headers.
 std::string directory_of(const std::string& path) {
     const std::size_t slash = path.rfind('/');
-    return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+    if (path.empty() || path[0] != '/' || slash == std::string::npos) return "";
+    return path.substr(0, slash == 0 ? 1 : slash);
 }
 
 // A #line directive naming `path`, so compiler messages point at the user's file.
@@ -69,7 +72,7 @@ std::string link_kernel_cubin(const std::string& source, const std::vector<link_
         // The user's file is compiled as it is: without our fastmath or FMA settings.
         nvrtc_options o = lto;
         o.fastmath = false;
-        o.extra.push_back("-I" + directory_of(f.path));
+        if (!directory_of(f.path).empty()) o.extra.push_back("-I" + directory_of(f.path));
         if (!includes.empty()) o.extra.push_back("-I" + includes);
         inputs.push_back({link_input_kind::ltoir, f.path, nvrtc_build(line_directive(f.path) + f.content, o)});
     }
@@ -99,7 +102,7 @@ std::vector<std::string> host_link_units(const std::vector<link_file>& files, co
 std::vector<std::string> host_link_options(const std::vector<link_file>& files) {
     std::vector<std::string> options;
     for (const link_file& f : files)
-        if (f.kind == "cu") options.push_back("-I" + directory_of(f.path));
+        if (f.kind == "cu" && !directory_of(f.path).empty()) options.push_back("-I" + directory_of(f.path));
     return options;
 }
 

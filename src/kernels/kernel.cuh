@@ -32,13 +32,13 @@ struct kernel_params {
 };
 
 // Parameter k of the kernel function: N >= 1 an nu::array<T, N>, N == -1 a scalar T,
-// N == 0 a record T passed by reference (a T*).
+// N == 0 a record T passed by reference (a T*) or a 0-d array (an nu::array<T, 0>).
 // Words, each 8 bytes: an array is data, shape[N], strides[N] (nu::array's own layout); a
 // scalar its bytes from the start of one word, or two words for complex128; a record its
 // address.
 template <class T, int N>
 struct karg {
-    static_assert(N >= 0 || N == -1, "nu::karg: N is an array's ndim (>= 1), 0 for a record, -1 for a scalar");
+    static_assert(N >= 0 || N == -1, "nu::karg: N is an array's ndim (>= 1), 0 for a record or 0-d array, -1 for a scalar");
     using type = T;
     static constexpr int ndim = N;
     static constexpr int words = N >= 0 ? 1 + 2 * N : int((sizeof(T) + 7) / 8);
@@ -193,6 +193,20 @@ NU_DEVICE T from_slot(unsigned long long s) {
 }
 #endif
 
+// A by-reference argument (ndim 0): the kernel function takes a record as a T*, a 0-d
+// array as an nu::array<T, 0>; the translator decides which, the same word serves both.
+template <class T>
+struct zero_d_arg {
+    T* p;
+    NU_DEVICE operator T*() const { return p; }
+    NU_DEVICE operator array<T, 0>() const {
+        array<T, 0> a;
+        a.data = reinterpret_cast<char*>(p);
+        a.shape[0] = a.strides[0] = 0;  // unused: a 0-d array has no dimensions
+        return a;
+    }
+};
+
 // Decodes the parameter words into the kernel function's arguments and calls it.
 template <class... A>
 struct kernel_signature {
@@ -217,7 +231,7 @@ struct kernel_signature {
             }
             return a;
         } else if constexpr (Arg::ndim == 0) {
-            return reinterpret_cast<T*>(w[0]);
+            return zero_d_arg<T>{reinterpret_cast<T*>(w[0])};
         } else {
             return *reinterpret_cast<const T*>(w);
         }
@@ -403,6 +417,19 @@ NU_DEVICE array<T, N> contiguous_view(T* p, const long long (&shape)[N]) {
     a.data = reinterpret_cast<char*>(p);
     long long stride = sizeof(T);
     for (int d = N - 1; d >= 0; --d) {
+        a.shape[d] = shape[d];
+        a.strides[d] = stride;
+        stride *= shape[d];
+    }
+    return a;
+}
+// carray/farray's Fortran order: the first dimension varies fastest.
+template <class T, int N>
+NU_DEVICE array<T, N> fortran_view(T* p, const long long (&shape)[N]) {
+    array<T, N> a;
+    a.data = reinterpret_cast<char*>(p);
+    long long stride = sizeof(T);
+    for (int d = 0; d < N; ++d) {
         a.shape[d] = shape[d];
         a.strides[d] = stride;
         stride *= shape[d];

@@ -378,8 +378,9 @@ template <class T> NU_DEVICE T py_min(T a, T b) { return lt(b, a) ? b : a; }
 template <class T> NU_DEVICE T py_max(T a, T b) { return lt(a, b) ? b : a; }
 
 // ---- tuples (divmod, frexp, modf, tuple-valued locals and returns) --------------------------
-// Tuples of 1 to 8 values (kernel arguments may be any of these; the translator's own
+// Tuples of 0 to 8 values (kernel arguments may be any of these; the translator's own
 // results use 2 to 4).
+struct tuple0 {};  // (): an empty tuple argument or value
 template <class A> struct tuple1 { A v0; };
 template <class A, class B> struct tuple2 { A v0; B v1; };
 template <class A, class B, class C> struct tuple3 { A v0; B v1; C v2; };
