@@ -347,6 +347,10 @@ def parse_signature(sig) -> Signature:
     raise TypeError(f"signature: {sig!r} is not a signature")
 
 
+def _numpy_dtype(dtype) -> np.dtype:
+    return dtype.dtype if isinstance(dtype, Scalar) else np.dtype(dtype)
+
+
 def _pointer_array(order, ptr, shape, dtype):
     api = "carray()" if order == "C" else "farray()"
     import ctypes
@@ -358,10 +362,10 @@ def _pointer_array(order, ptr, shape, dtype):
     if isinstance(ptr, ctypes.c_void_p):
         if dtype is None:
             raise TypeError(f"{api}: dtype is required for a void pointer")
-        target = np.dtype(getattr(dtype, "dtype", dtype))
+        target = _numpy_dtype(dtype)
     else:
         target = np.dtype(ptr._type_)
-        if dtype is not None and np.dtype(getattr(dtype, "dtype", dtype)) != target:
+        if dtype is not None and _numpy_dtype(dtype) != target:
             raise TypeError(f"{api}: mismatching dtype {dtype} for a pointer to {target}")
     count = int(np.prod(shape, dtype=np.int64))
     address = ctypes.cast(ptr, ctypes.c_void_p).value

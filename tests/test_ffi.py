@@ -11,7 +11,17 @@ import struct
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import _core, cuda, float32, int32, types, vectorize
+from numbacuda_ufunc import (
+    _core,
+    carray,
+    cuda,
+    farray,
+    float32,
+    float64,
+    int32,
+    types,
+    vectorize,
+)
 from numbacuda_ufunc.errors import CompileError, LinkerError
 from numbacuda_ufunc.types import CPointer, parse_signature, voidptr
 
@@ -548,3 +558,168 @@ def test_ffi_kernel_made_with_exec(functions_cu):
     _launch(k, 33, r, x)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(r, x * x)
+
+
+# ---- in-memory code: cuda.CUSource (Numba's LinkableCode) -------------------------------
+
+TIMES2_CU = cuda.CUSource(r"""
+extern "C" __device__ int times2(int* out, int a) { *out = a * 2; return 0; }
+""")
+TIMES4_CU = cuda.CUSource(r"""
+extern "C" __device__ int times2(int* out, int a);
+extern "C" __device__ int times4(int* out, int a) {
+    int t;
+    times2(&t, a);
+    *out = t * 2;
+    return 0;
+}
+""", name="times4.cu")
+
+
+@pytest.mark.parametrize("container", [list, tuple, set])
+def test_ffi_cusource_in_memory_and_calling_each_other(container):
+    times4 = cuda.declare_device("times4", "int32(int32)", link=container([TIMES2_CU, TIMES4_CU]))
+    times2 = cuda.declare_device("times2", "int32(int32)", link=TIMES2_CU)
+
+    @cuda.jit
+    def helper(x):
+        return times2(x)
+
+    @cuda.jit
+    def k(r, x):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = times4(x[i]) + helper(x[i])
+
+    info = np.iinfo(np.int32)
+    x = RNG.integers(info.min, info.max, 50, dtype=np.int32)
+    x[:3] = [info.min, info.max, 0]
+    r = np.full_like(x, -7)
+    _launch(k, 50, r, x)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(r, x * np.int32(4) + x * np.int32(2))
+
+
+def test_ffi_cusource_and_file_together_and_cubin(functions_cu):
+    src = cuda.CUSource(FUNCTIONS_CU.encode())  # bytes are accepted as well as str
+    k = _mul_kernel([src])
+    x, y = _floats(40), _floats(40)
+    r = np.zeros_like(x)
+    _launch(k, 40, r, x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, x * y)
+    cubin = k._cubin(0, cc=(9, 0))  # NVRTC (LTO IR) + nvJitLink, named <unnamed-cu>
+    assert _cuda_elf_arch(cubin) == 90 and k._entry(0) in _elf_symbols(cubin)
+    both = _mul_kernel([functions_cu, TIMES2_CU])
+    assert _cuda_elf_arch(both._cubin(0, cc=(9, 0))) == 90
+
+
+def test_ffi_cusource_errors_name_the_source(tmp_path):
+    broken = cuda.CUSource('extern "C" __device__ int f(int* o) { return undefined_x; }',
+                           name="broken_source.cu")
+    f = cuda.declare_device("f", "int32()", link=broken)
+
+    @cuda.jit
+    def k(r):
+        r[0] = f()
+
+    with pytest.raises(CompileError, match="broken_source.cu"):
+        k[1, 1](np.zeros(1, np.int32))
+    with pytest.raises(TypeError, match="data must be str or bytes"):
+        cuda.CUSource(42)
+    with pytest.raises(NotImplementedError, match="setup_callback"):
+        cuda.CUSource("", setup_callback=print)
+    with pytest.raises(TypeError, match="use one of its kinds"):
+        cuda.LinkableCode("")
+    path = tmp_path / "code.ptx"
+    path.write_text("// ptx")
+    obj = cuda.LinkableCode.from_path_or_obj(str(path))
+    assert isinstance(obj, cuda.PTXSource) and obj.data == b"// ptx" and obj.name == "code.ptx"
+    assert cuda.LinkableCode.from_path_or_obj(obj) is obj
+    ptx = cuda.declare_device("times2", "int32(int32)", link=cuda.PTXSource("// ptx"))
+
+    @cuda.jit
+    def needs_gpu(r):
+        r[0] = ptx(1)
+
+    with pytest.raises(LinkerError, match="only a GPU can link"):
+        needs_gpu[1, 1](np.zeros(1, np.int32))
+
+
+# ---- pointers: CPointer kernel arguments, ffi.from_buffer, carray / farray --------------
+
+def test_ffi_from_buffer_passes_array_pointers(functions_cu):
+    cffi = pytest.importorskip("cffi")
+    ffi = cffi.FFI()
+    sum_reduce = cuda.declare_device("sum_reduce", "float32(CPointer(float32), int32)")
+    store = cuda.declare_device("store_scaled", "void(CPointer(float32), int32, float32)")
+
+    @cuda.jit(link=[functions_cu])
+    def k(result, array, out):
+        result[()] = sum_reduce(ffi.from_buffer(array), len(array))
+        for i in range(len(out) - 1):
+            store(ffi.from_buffer(out[1:]), i, array[i])  # a view: its own first element
+
+    a = _floats(12)[6:].copy()  # finite values
+    out = np.full(6, np.nan, np.float32)
+    r = np.full((), np.nan, np.float32)
+    k[1, 1](r, a, out)
+    assert r[()] == np.cumsum(a, dtype=np.float32)[-1]
+    np.testing.assert_array_equal(out[1:], 2 * a[:5])
+    assert np.isnan(out[0])
+
+
+def pointer_views(a_ptr, out):
+    c = carray(a_ptr, (2, 3), dtype=float32)
+    f = farray(a_ptr, (2, 3))
+    for i in range(2):
+        for j in range(3):
+            out[i, j] = c[i, j]
+            out[2 + i, j] = f[i, j]
+    c[0, 0] += 1.5
+
+
+def test_ffi_cpointer_kernel_argument_and_carray_farray():
+    k = cuda.jit(types.void(CPointer(float32), float32[:, :]))(pointer_views)
+    a = cuda.to_device(np.array([0.25, -1.0, np.inf, np.nan, -0.0, 7.0], np.float32))
+    out = np.full((4, 3), -7.0, np.float32)
+    host = a.copy_to_host()
+    k[1, 1](int(a.gpu_data.device_pointer), out)
+    np.testing.assert_array_equal(out[:2], host.reshape(2, 3))
+    np.testing.assert_array_equal(out[2:], host.reshape(2, 3, order="F"))
+    got = a.copy_to_host()
+    assert got[0] == np.float32(0.25) + np.float32(1.5)
+    np.testing.assert_array_equal(got[1:], host[1:])
+    assert ".entry" in next(iter(k.inspect_ptx().values()))
+    # In Python, on a ctypes pointer, as Numba's carray does.
+    import ctypes
+    buf = (ctypes.c_float * 6)(*range(6))
+    view = carray(ctypes.cast(buf, ctypes.POINTER(ctypes.c_float)), (2, 3))
+    np.testing.assert_array_equal(view, np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert farray(ctypes.cast(buf, ctypes.c_void_p), 6, np.float32)[5] == 5.0
+
+
+def test_ffi_pointer_errors():
+    def bad_dtype(p, out):
+        out[0] = carray(p, 1, dtype=float64)[0]
+
+    def not_a_pointer(p, out):
+        out[0] = carray(out, 1)[0]
+
+    def void_needs_dtype(p, out):
+        out[0] = carray(p, 1)[0]
+
+    with pytest.raises(CompileError, match="mismatching dtype"):
+        cuda.jit("void(CPointer(float32), float32[:])")(bad_dtype)
+    with pytest.raises(CompileError, match="ptr must be a pointer"):
+        cuda.jit("void(CPointer(float32), float32[:])")(not_a_pointer)
+    with pytest.raises(CompileError, match="dtype is required"):
+        cuda.jit(types.void(voidptr, float32[:]))(void_needs_dtype)
+    def nothing(p, out):
+        out[0] = 1
+
+    good = cuda.jit("void(CPointer(float32), float32[:])")(nothing)
+    with pytest.raises(TypeError, match="no signature matches"):
+        good[1, 1](1.5, np.zeros(1, np.float32))  # an address is an integer
+    with pytest.raises(TypeError, match="ctypes pointer"):
+        carray(12345, 3, np.float32)

@@ -829,7 +829,8 @@ class FunctionTranslator:
                 self._numeric(x, v, "tuple item")  # tuples of tuples and arrays are fine
         tt = TupleType(v.type for v in vals)
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
-        if len(vals) == 1 and const is not None:  # (n,): a shape; no C++ value is needed
+        if len(vals) == 1 and const is not None and not isinstance(vals[0].type, TupleType):
+            # (n,): a shape; no C++ value is needed
             return Val("", tt, const)
         ct = self.promote(e, lambda: ctype(tt))
         return Val(f"{ct}{{{', '.join(v.code for v in vals)}}}", tt, const)

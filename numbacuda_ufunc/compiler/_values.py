@@ -204,6 +204,8 @@ def const_val(value):
         except TypeError:
             return None
         return Val(literal(value.item(), t), t, value.item())
+    if isinstance(value, tuple) and not value:  # (): an empty tuple value
+        return Val("nu::tuple0{}", TupleType(()), ())
     if isinstance(value, tuple) and 2 <= len(value) <= 4:
         items = [const_val(v) for v in value]
         if any(i is None or isinstance(i.type, TupleType) for i in items):

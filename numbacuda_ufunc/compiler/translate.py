@@ -14,7 +14,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from ..errors import CompileError
-from ..types import Array, Record, Scalar, parse_signature
+from ..types import Array, CPointer, Record, Scalar, parse_signature
 from . import _records
 from ._foreign import declared_source
 from ._source import error_at, load_source
@@ -162,7 +162,7 @@ def _memoized(fn, key, build):
         return _cache.setdefault(fn, {}).setdefault(key, made)
 
 
-def _as_types(arg_types):
+def _as_types(arg_types, kernel=False):
     if isinstance(arg_types, str):
         arg_types = parse_signature(arg_types).args
     out = []
@@ -174,10 +174,13 @@ def _as_types(arg_types):
                 _records.struct_name(t if isinstance(t, Record) else t.dtype)
             except _records.RecordError as exc:
                 raise CompileError(f"translate(): {exc}") from None
+        if kernel and isinstance(t, CPointer):  # an address argument (_pointers.py)
+            out.append(t)
+            continue
         if not isinstance(t, (Scalar, TupleType, Array)):
             raise CompileError(f"translate(): argument types must be scalar or array types "
                                f"such as float32 or float32[:, :] (got {t!r})")
-        if isinstance(t, Array) and t.ndim < 1:
+        if isinstance(t, Array) and t.ndim < 1 and not kernel:  # kernels take 0-d arrays
             raise CompileError(f"translate(): array arguments need at least one dimension; "
                                f"pass a 0-d value as a scalar (got {t!r})")
         out.append(t)
@@ -234,11 +237,11 @@ class TranslatedKernel:
 
 
 def translate_kernel(pyfunc, arg_types) -> TranslatedKernel:
-    """Translate ``pyfunc`` as a @cuda.jit kernel for the given argument types (scalars
-    and arrays of at least one dimension). Raises CompileError for anything outside the
+    """Translate ``pyfunc`` as a @cuda.jit kernel for the given argument types (scalars,
+    arrays, 0-d arrays, tuples and CPointer addresses). Raises CompileError for anything outside the
     subset, for a kernel that returns a value, and for misuse of the ``cuda`` intrinsics."""
     fn = _python_function(pyfunc, "cuda.jit()")
-    types = _as_types(arg_types)
+    types = _as_types(arg_types, kernel=True)
     return _memoized(fn, ("kernel", types), lambda: _kernel_of(fn, types))
 
 

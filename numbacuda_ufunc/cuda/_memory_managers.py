@@ -50,6 +50,17 @@ def _pointer_value(pointer) -> int:
     return value.__index__()
 
 
+class DevicePointer(ctypes.c_void_p):
+    """A device address: a ``ctypes.c_void_p`` (Numba's ctypes binding) that ``int()``
+    also reads, as Numba's NVIDIA-binding ``CUdeviceptr`` (``int(d.gpu_data.device_pointer)``
+    is the usual way to pass an address to a ``CPointer`` kernel argument)."""
+
+    def __int__(self):
+        return self.value or 0
+
+    __index__ = __int__
+
+
 class MemoryPointer:
     """Device memory handed out by a memory manager: ``device_pointer`` (a
     ``ctypes.c_void_p``), ``size`` in bytes, and the ``owner`` that keeps it alive.
@@ -61,7 +72,7 @@ class MemoryPointer:
         if isinstance(size, bool) or not hasattr(size, "__index__") or size < 0:
             raise ValueError(f"MemoryPointer(): size must be a non-negative integer (got {size!r})")
         self.context = context
-        self.device_pointer = ctypes.c_void_p(_pointer_value(pointer))
+        self.device_pointer = DevicePointer(_pointer_value(pointer))
         self.size = size.__index__()
         self._cuda_memsize_ = self.size
         self.owner = owner

@@ -154,10 +154,12 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
             return a;
         }
         if (arr.ndim() == 0 && !ndarray) {  // a NumPy scalar: passed by value
+            nu::scalar_value v;
             v.type = a.view.type;
             std::memcpy(v.bytes, a.view.data, nu::itemsize(v.type));
             return scalar(v);
         }
+        // Arrays of any ndim, 0-d too (the kernel reads and writes a[()], as in Numba).
         a.is_array = true;
         if (nu::active_backend().emulated()) {
             if (!arr.writeable()) {  // kernels may write: never into read-only host memory

@@ -1,0 +1,79 @@
+"""0-d arrays as @cuda.jit kernel arguments, as Numba takes them: ``a[()]`` reads and
+writes the one element, in place (host arrays are written back, device arrays stay on the
+device). NumPy scalars stay values passed by copy. The Python function is the oracle."""
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import cuda
+from numbacuda_ufunc.errors import CompileError
+
+Z = 1
+
+
+def add_0d(r, x, y):
+    r[()] = x[()] + y[()] + Z
+
+
+def describe_0d(out, a):
+    out[0] = a.size
+    out[1] = a.ndim
+    out[2] = len(a.shape)
+    a[()] = a[()] * 2
+
+
+_add = cuda.jit(add_0d)
+
+EDGES = {
+    np.float32: [(1.5, -2.25), (np.nan, 1.0), (np.inf, -np.inf), (-0.0, -0.0),
+                 (np.finfo(np.float32).max, np.finfo(np.float32).max)],
+    np.int64: [(3, 4), (np.iinfo(np.int64).max, 0), (np.iinfo(np.int64).min, -1)],
+    np.complex128: [(1 + 2j, -3j), (complex(np.nan, 1), 0j)],
+}
+
+
+@pytest.mark.parametrize("dtype", list(EDGES), ids=lambda d: np.dtype(d).name)
+def test_zero_d_arrays_read_and_write_in_place(dtype):
+    for xv, yv in EDGES[dtype]:
+        x, y = np.array(xv, dtype), np.array(yv, dtype)
+        r = np.full((), -7, dtype)
+        _add[1, 1](r, x, y)
+        expected = np.full((), -7, dtype)
+        with np.errstate(all="ignore"):
+            add_0d(expected, x, y)
+        np.testing.assert_array_equal(r, expected)
+
+
+def test_zero_d_device_arrays_and_shape():
+    k = cuda.jit(describe_0d)
+    a = cuda.to_device(np.array(2.5))
+    out = np.full(3, -7, np.int64)
+    k[1, 1](out, a)
+    np.testing.assert_array_equal(out, [1, 0, 0])
+    assert a.copy_to_host()[()] == 5.0
+    r = cuda.device_array((), np.float64)
+    _add[1, 1](r, np.array(1.0), a)  # a host and a device 0-d array together
+    assert r.copy_to_host()[()] == 7.0
+
+
+def test_zero_d_array_and_numpy_scalar_are_different_arguments():
+    def put(r, v):
+        r[0] = v + 1
+
+    k = cuda.jit(put)
+    r = np.zeros(1)
+    k[1, 1](r, np.float64(2.0))  # a scalar: by value
+    assert r[0] == 3.0
+    with pytest.raises(CompileError):
+        k[1, 1](r, np.array(2.0))  # a 0-d array is an array: v + 1 is not a number
+    assert len(k.overloads) == 1
+
+
+def test_zero_d_array_errors_and_ptx():
+    def bad_index(r, a):
+        r[0] = a[0]
+
+    with pytest.raises(CompileError):
+        cuda.jit(bad_index)[1, 1](np.zeros(1), np.array(1.0))
+    ptx = _add.inspect_ptx()
+    assert ptx and all(".entry" in p for p in ptx.values())
