@@ -233,14 +233,19 @@ class Kernel(_core.Kernel):
         return {_sig_text(self._specs[i].arg_types): self._source(i, False)
                 for i in self._selected(signature)}
 
-    def inspect_ptx(self, signature=None, cc=(9, 0)) -> dict:
-        """Argument types -> PTX, compiled by NVRTC (no GPU needed)."""
+    def inspect_ptx(self, signature=None, cc=(9, 0)):
+        """Argument types -> PTX, compiled by NVRTC (no GPU needed); with a signature, that
+        specialization's PTX (a str), as Numba's ``inspect_asm(signature)``."""
         # A kernel calling foreign functions is relocatable code: their definitions come
         # at link time.
-        return {_sig_text(self._specs[i].arg_types):
-                _core.compile_ptx(self._source(i, False), tuple(cc), self.fastmath,
-                                  ["-rdc=true"] if self._specs[i].foreign else [])
-                for i in self._selected(signature)}
+        def ptx(i):
+            return _core.compile_ptx(self._source(i, False), tuple(cc), self.fastmath,
+                                     ["-rdc=true"] if self._specs[i].foreign else [])
+
+        picked = self._selected(signature)
+        if signature is not None:
+            return ptx(picked[0])
+        return {_sig_text(self._specs[i].arg_types): ptx(i) for i in picked}
 
     inspect_asm = inspect_ptx
 

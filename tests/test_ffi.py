@@ -290,12 +290,19 @@ def test_ffi_voidptr_takes_any_array(tmp_path):
 # ---- errors -----------------------------------------------------------------------------
 
 def test_ffi_declaration_errors(functions_cu):
-    with pytest.raises(TypeError, match="return type must be provided"):
+    with pytest.raises(TypeError, match="Return type must be provided"):
         cuda.declare_device("f", "(float32,)")
-    with pytest.raises(TypeError, match="return type must be provided"):
+    with pytest.raises(TypeError, match="Return type must be provided"):
         cuda.declare_device("f", (float32,))
-    with pytest.raises(TypeError, match=r"CPointer\(float32\)"):
-        cuda.declare_device("f", "float32(float32[:])")
+    arr = cuda.declare_device("f", "int32(float32[:])")  # declares, as in Numba ...
+    assert arr.name == "f" and arr.sig.args == (float32[:],) and arr.sig.return_type == int32
+
+    def call_arr(r, x):
+        r[0] = arr(x)
+
+    with pytest.raises(CompileError, match=r"CPointer\(float32\)"):  # ... a call is refused
+        cuda.jit(link=[functions_cu])(call_arr)[1, 1](np.zeros(1, np.int32),
+                                                      np.zeros(2, np.float32))
     with pytest.raises(TypeError, match="C identifier"):
         cuda.declare_device("not a name", "float32(float32)")
     with pytest.raises(NotImplementedError, match="ABI"):

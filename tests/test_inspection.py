@@ -210,7 +210,8 @@ def test_grid_sync_kernels_take_a_per_launch_counter():
             out[i] = a[i] + 1
         g.sync()
 
-    (ptx,) = rotate.inspect_ptx(sig).values()
+    ptx = rotate.inspect_ptx(sig)  # one signature: its PTX, as Numba's inspect_asm(sig)
+    assert rotate.inspect_ptx() == {next(iter(rotate.inspect_ptx())): ptx}
     assert "nu_grid_barrier" not in ptx  # no module-wide counter shared by launches
     # The parameter block holds the two arrays' words (1 + 2 * 1 each) and the counter.
     assert ".param .align 8 .b8" in ptx and "[56]" in ptx

@@ -140,3 +140,96 @@ def test_tuple_signature_with_int32_scalar():
     a = np.zeros(1, np.int32)
     k[2, 32](a, 3)
     assert a[0] == 192
+
+
+# ---- device functions: declared signatures, misuse, functions from user modules --------
+
+def test_device_function_signature_casts_arguments_and_result():
+    @cuda.jit("int32(int32, int32)", device=True)
+    def pack(r, g):
+        return ((r & 0xFF) << 8) | (g & 0xFF)
+
+    @cuda.jit("float64(float64)", device=True)
+    def half(x):
+        return x / 2
+
+    @cuda.jit
+    def caller(out, f, big):
+        out[0] = pack(f[0], f[1])  # float32 -> int32, as Numba's dispatcher converts
+        out[1] = pack(big[0], big[1])  # int64 -> int32 wraps
+        out[2] = half(big[0])  # int64 -> float64
+
+    f = np.array([1.9, -2.5], np.float32)
+    big = np.array([2**40 + 0x1234, -1], np.int64)
+    out = np.full(3, -7, np.int64)
+    caller[1, 1](out, f, big)
+
+    def pack_np(r, g):
+        r, g = np.int32(r), np.int32(g)
+        return ((r & 0xFF) << 8) | (g & 0xFF)
+
+    with np.errstate(over="ignore"):
+        expected = [pack_np(np.float32(1.9).astype(np.int32), np.float32(-2.5).astype(np.int32)),
+                    pack_np(big[0].astype(np.int32), big[1].astype(np.int32)),
+                    np.int64(np.float64(big[0]) / 2)]
+    np.testing.assert_array_equal(out, expected)
+    assert ".entry" in next(iter(caller.inspect_ptx().values()))
+
+    @cuda.jit
+    def wrong(out, x):
+        out[0] = half(x)  # an array for a float64 parameter
+
+    with pytest.raises(CompileError, match="no signature of device function 'half'"):
+        wrong[1, 1](np.zeros(1), np.zeros(2))
+
+
+def test_device_function_misuse_and_cpu_only_jit():
+    from numbacuda_ufunc import jit
+
+    @cuda.jit(device=True)
+    def dev(x):
+        return x + 1
+
+    with pytest.raises(RuntimeError, match="Cannot compile a device function as a kernel"):
+        dev[1, 1](1)
+    with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
+        dev.inspect_sass((int32,))
+
+    @jit("(i4, i4)")  # Numba: a CPU-only signature; refused on the device
+    def add(a, b):
+        return a + b
+
+    assert add(2, 3) == 5  # runs as Python on the host
+
+    @cuda.jit
+    def k(ary):
+        ary[0] = add(ary[0], 1)
+
+    with pytest.raises(CompileError, match="Untyped global name 'add'.*cpu function on device"):
+        k[1, 1](np.zeros(1))
+
+
+def test_functions_and_constants_from_user_modules():
+    import types as pytypes
+
+    mymod = pytypes.ModuleType("mymod")
+    exec("SCALE = 3\ndef add(a, b):\n    return a + b * SCALE\n", mymod.__dict__)
+
+    @cuda.jit
+    def k(ary):
+        i = cuda.grid(1)
+        if i < ary.size:
+            ary[i] = mymod.add(ary[i], mymod.SCALE)
+
+    a = np.arange(10.0)
+    a[:3] = [np.nan, -0.0, np.inf]
+    expected = a + 9
+    k[1, 16](a)
+    np.testing.assert_array_equal(a, expected)
+
+    @cuda.jit
+    def missing(ary):
+        ary[0] = mymod.nothing(1)
+
+    with pytest.raises(CompileError, match="module 'mymod' has no attribute 'nothing'"):
+        missing[1, 1](np.zeros(1))

@@ -284,6 +284,31 @@ def test_device_function_and_local_array():
     np.testing.assert_allclose(theta, np.arctan2(y, x))
 
 
+def test_local_and_shared_array_dtype_given_by_name():
+    @cuda.jit
+    def k(x, out):
+        loc = cuda.local.array(4, dtype="int16")  # a string dtype, as Numba allows
+        sh = cuda.shared.array((2, 2), "float32")
+        for j in range(4):
+            loc[j] = x[j]  # int64 -> int16 wraps
+            sh[j // 2, j % 2] = x[j]
+        for j in range(4):
+            out[j] = loc[j] + sh[j // 2, j % 2]
+
+    x = np.array([1, 2**15 + 3, -(2**16) - 5, 2**40], np.int64)
+    out = np.full(4, np.nan)
+    k[1, 1](x, out)
+    np.testing.assert_array_equal(out, x.astype(np.int16) + x.astype(np.float32).astype(np.float64))
+
+    @cuda.jit
+    def bad(x):
+        loc = cuda.local.array(4, dtype="int33")
+        x[0] = loc[0]
+
+    with pytest.raises(CompileError, match="Invalid NumPy dtype specified: 'int33'"):
+        bad[1, 1](np.zeros(1))
+
+
 WEIGHTS = np.array([0.25, 0.5, 0.25])
 
 

@@ -36,15 +36,13 @@ class ForeignFunction:
             raise NotImplementedError(f"{api}: unsupported ABI {abi!r} (expected 'numba' or "
                                       f"'c')")
         if isinstance(sig, tuple) or isinstance(sig, str) and sig.strip().startswith("("):
-            raise TypeError(f"{api}: a return type must be provided for device declarations "
+            raise TypeError(f"{api}: Return type must be provided for device declarations "
                             f"(got {sig!r})")
         s = parse_signature_for(api, sig)
         for i, t in enumerate(s.args):
-            if isinstance(t, Array):
-                raise TypeError(f"{api}: argument {i + 1} is an array type ({t}); foreign "
-                                f"functions take arrays as pointers: declare it "
-                                f"CPointer({t.dtype.name}) and pass the array")
-            if not isinstance(t, (Scalar, CPointer)):
+            # Array types declare (Numba passes its array struct); a call with one is refused
+            # (see call()), since only pointers cross into foreign code here.
+            if not isinstance(t, (Scalar, CPointer, Array)):
                 raise TypeError(f"{api}: argument {i + 1} has unsupported type {t}")
         if s.return_type is not None and not isinstance(s.return_type, Scalar):
             raise TypeError(f"{api}: the return type must be a scalar type or void (got "
@@ -134,6 +132,10 @@ def call(tr, node, fn: ForeignFunction, args, kwargs) -> Val:
                                      f"of {t.dtype.name} (got {v.type})")
             codes.append(f"reinterpret_cast<{_param_ctype(t)}>(({v.code}).data)")
             continue
+        if isinstance(t, Array):
+            raise tr.error(node, f"{what} is declared as an array ({t}): foreign functions "
+                                 f"take arrays as pointers here; declare it "
+                                 f"CPointer({t.dtype.name}) and pass the array")
         if isinstance(v.type, Array) or not tr._numeric(node, v, what):
             raise tr.error(node, f"{what} must be a {t.name} value (got "
                                  f"{getattr(v.type, 'name', v.type)})")

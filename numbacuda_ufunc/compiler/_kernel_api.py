@@ -33,8 +33,8 @@ from ._types import (
 )
 from ._values import Ref, TypeRef, Val, const_val
 
-__all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "print_call",
-           "value"]
+__all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "dtype_arg",
+           "dtype_from_string", "print_call", "value"]
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 _GEOMETRY = {"threadIdx": "thread_idx", "blockIdx": "block_idx", "blockDim": "block_dim",
@@ -145,6 +145,19 @@ def _dtype_arg(tr, node, v: Val, api) -> Scalar:
         return v.type.scalar
     raise tr.error(node, f"{api}: dtype must be a scalar type such as float32 or np.float32 "
                          f"(got {getattr(v.type, 'name', v.type)})")
+
+
+def dtype_arg(tr, node, v: Val, api) -> Scalar:
+    """A dtype argument (a type, a NumPy type or dtype) of ``api``."""
+    return _dtype_arg(tr, node, v, api)
+
+
+def dtype_from_string(tr, node, text: str) -> Val:
+    """A dtype given by name (``dtype="int32"``), as NumPy reads it."""
+    try:
+        return Val("", TypeRef(from_dtype(np.dtype(text))))
+    except TypeError:
+        raise tr.error(node, f"Invalid NumPy dtype specified: {text!r}") from None
 
 
 def _shape_arg(tr, node, v: Val, api, allow_zero):

@@ -44,6 +44,7 @@ from ._types import (
     is_array,
     is_complex,
     is_int_like,
+    is_numeric,
     kind_of,
     strong,
     unary_result,
@@ -57,6 +58,7 @@ from ._values import (
     PyFuncRef,
     Ref,
     TypeRef,
+    UserModuleRef,
     Val,
     cast_code,
     const_val,
@@ -700,8 +702,7 @@ class FunctionTranslator:
                 return Val("", ModuleRef(value))
             if value.__name__.partition(".")[0] == "numbacuda_ufunc":  # cuda, types
                 return Val("", kernel_api.NamespaceRef(value, value.__name__))
-            raise self.error(node, f"module '{value.__name__}' cannot be used in a translated "
-                                   f"function (supported: math, cmath, numpy, cuda)")
+            return Val("", UserModuleRef(value))
         key = getattr(type(value), "_nu_intrinsic", None) and value._nu_intrinsic
         if key:
             return kernel_api.value(self, node, kernel_api.IntrinsicRef(key))
@@ -742,9 +743,15 @@ class FunctionTranslator:
             return Val("", foreign.ForeignRef(value))
         py = getattr(value, "py_func", None)  # cuda.jit(device=True) / Numba dispatchers
         if isinstance(py, pytypes.FunctionType):
+            if getattr(value, "_nu_cpu_only", False) is True:
+                raise self.error(node, f"Untyped global name '{name}': using cpu function on "
+                                       f"device but its compilation is disabled (it was "
+                                       f"made with jit(signature); use jit without one, or "
+                                       f"cuda.jit(device=True))")
             for path in getattr(value, "link", None) or ():  # cuda.jit(device=True, link=)
                 self.ctx.links[path] = None
-            return Val("", PyFuncRef(py))
+            sigs = getattr(value, "signatures", None)
+            return Val("", PyFuncRef(py, tuple(sigs) if isinstance(sigs, list) else ()))
         if isinstance(value, pytypes.FunctionType):
             return Val("", PyFuncRef(value))
         if getattr(builtins, name, None) is value:
@@ -760,6 +767,11 @@ class FunctionTranslator:
             if r is None:
                 raise self.error(e, f"{base.type.module.__name__}.{e.attr} is not supported")
             return r if isinstance(r, Val) else Val("", r)
+        if isinstance(base.type, UserModuleRef):  # mymod.f: the attribute, as a global
+            module = base.type.module
+            if not hasattr(module, e.attr):
+                raise self.error(e, f"module '{module.__name__}' has no attribute '{e.attr}'")
+            return self.classify(e, f"{module.__name__}.{e.attr}", getattr(module, e.attr))
         if isinstance(base.type, kernel_api.NamespaceRef):
             r = kernel_api.attribute(self, e, base.type, e.attr)
             if r is None:
@@ -1058,17 +1070,26 @@ class FunctionTranslator:
             n = arrays.length(self, e)  # len(a), len(a.shape)
             if n is not None:
                 return n
+        # cuda.local.array(n, dtype="int32"): a dtype may be a string, as in Numba
+        dtype_strings = (isinstance(f.type, kernel_api.IntrinsicRef)
+                         and f.type.key in ("shared.array", "local.array"))
+
+        def arg_value(a):
+            if dtype_strings and isinstance(a, ast.Constant) and isinstance(a.value, str):
+                return kernel_api.dtype_from_string(self, a, a.value)
+            return self.expr(a)
+
         args = []
         for a in e.args:
             if isinstance(a, ast.Starred):  # f(*t): the tuple's items
                 args.extend(tuples.starred_items(self, a, self.expr(a.value)))
             else:
-                args.append(self.expr(a))
+                args.append(arg_value(a))
         kwargs = {}
         for k in e.keywords:
             if k.arg is None:
                 raise self.error(e, "unsupported construct '**kwargs in a call'")
-            kwargs[k.arg] = self.expr(k.value)
+            kwargs[k.arg] = arg_value(k.value)
         ref = f.type
         if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
             return Val("0", BOTTOM)
@@ -1090,7 +1111,7 @@ class FunctionTranslator:
         if isinstance(ref, pointers.PointerArrayRef):  # carray / farray
             return pointers.pointer_array(
                 self, e, ref.order, args, kwargs,
-                lambda v: kernel_api._dtype_arg(self, e, v, f"{ref.name}()"))
+                lambda v: kernel_api.dtype_arg(self, e, v, f"{ref.name}()"))
         if isinstance(ref, pointers.FfiRef) and ref.method == "from_buffer":
             return pointers.from_buffer(self, e, args, kwargs)
         if isinstance(ref, (BuiltinRef, LibFuncRef)):
@@ -1106,6 +1127,8 @@ class FunctionTranslator:
             self._numeric(e, args[0], f"{ref.scalar.name}()")
             return Val(self.cast(e, args[0], ref.scalar), ref.scalar)
         if isinstance(ref, PyFuncRef):
+            if ref.signatures:  # cuda.jit("int32(int32)", device=True): cast to it
+                return self.call_with_signature(e, ref, args, kwargs)
             return self.call_function(e, ref.fn, args, kwargs)
         if isinstance(ref, foreign.ForeignRef):
             return foreign.call(self, e, ref.fn, args, kwargs)
@@ -1114,6 +1137,46 @@ class FunctionTranslator:
         if isinstance(ref, tuples.NamedTupleRef):
             return tuples.make_namedtuple(self, e, ref, args, kwargs)
         raise self.error(e, f"{getattr(ref, 'name', ref)} is not callable")
+
+    def call_with_signature(self, node, ref, args, kwargs):
+        """A device function declared with signatures, as Numba's dispatchers call one
+        whose compilation is fixed: the signature the arguments match exactly, else the
+        first whose arity fits and to whose types every number converts (arrays must
+        match); the arguments are cast to it, and the result to its return type."""
+        fn = ref.fn
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(node, f"wrong arguments for '{fn.__name__}': {exc}") from None
+        vals = list(bound.args)
+
+        def fits(sig, exact):
+            if len(sig.args) != len(vals):
+                return False
+            for v, t in zip(vals, sig.args):
+                if is_array(v.type) or is_array(t):
+                    if not (is_array(v.type) and is_array(t) and v.type.ndim == t.ndim
+                            and v.type.dtype == t.dtype):
+                        return False
+                elif not isinstance(t, Scalar) or not is_numeric(v.type):
+                    return False
+                elif exact and strong(v.type) != t:
+                    return False
+            return True
+
+        sig = next((s for s in ref.signatures if fits(s, True)), None) or \
+            next((s for s in ref.signatures if fits(s, False)), None)
+        if sig is None:
+            got = ", ".join(getattr(v.type, "name", str(v.type)) for v in vals)
+            shown = "; ".join(str(s) for s in ref.signatures)
+            raise self.error(node, f"no signature of device function '{fn.__name__}' matches "
+                                   f"the arguments ({got}); its signatures: {shown}")
+        cast = [v if is_array(t) else Val(self.cast(node, v, t), t)
+                for v, t in zip(vals, sig.args)]
+        r = self.call_function(node, fn, cast, {})
+        if sig.return_type is None or isinstance(r.type, Bottom):
+            return r
+        return Val(self.cast(node, r, sig.return_type), sig.return_type)
 
     def call_function(self, node, fn, args, kwargs):
         try:

@@ -66,11 +66,24 @@ class ModuleRef(Ref):
         self.name = f"module {module.__name__}"
 
 
+class UserModuleRef(Ref):
+    """Any other module (the user's own): its attributes are read at compile time and
+    classified like globals (``mymod.helper(x)``, ``mymod.SCALE``)."""
+
+    def __init__(self, module):
+        self.module = module
+        self.name = f"module {module.__name__}"
+
+    def _key(self):
+        return self.module.__name__
+
+
 class PyFuncRef(Ref):
     """A Python function (or cuda.jit device function) called from translated code."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, signatures=()):
         self.fn = fn
+        self.signatures = tuple(signatures)  # a device function's declared signatures
         self.name = f"function {fn.__name__}"
 
     def _key(self):

@@ -35,6 +35,15 @@ class DeviceFunction:
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
 
+    def __getitem__(self, config):
+        raise RuntimeError(f"Cannot compile a device function as a kernel: "
+                           f"'{self.__name__}' was made with cuda.jit(device=True); launch a "
+                           f"@cuda.jit kernel that calls it")
+
+    def inspect_sass(self, signature=None):
+        raise RuntimeError(f"Cannot inspect SASS of a device function ('{self.__name__}'): "
+                           f"SASS exists only for kernels; use inspect_ptx()")
+
     def __repr__(self):
         return f"<DeviceFunction {self.py_func.__qualname__}>"
 
@@ -62,8 +71,13 @@ def cpu_jit(func=None, signature=None, **options):
     it is translated like any other Python function. Numba's options are accepted."""
     if callable(func) and hasattr(func, "__code__"):
         return DeviceFunction(func)
+    # numba.jit("(i4, i4)"): Numba compiles only that CPU signature and refuses the
+    # function on the device; so do we (the signature is not compiled for the CPU).
+    cpu_only = func is not None or signature is not None
 
     def decorate(fn):
-        return DeviceFunction(fn)
+        d = DeviceFunction(fn)
+        d._nu_cpu_only = cpu_only
+        return d
 
     return decorate
