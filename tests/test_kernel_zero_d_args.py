@@ -77,3 +77,34 @@ def test_zero_d_array_errors_and_ptx():
         cuda.jit(bad_index)[1, 1](np.zeros(1), np.array(1.0))
     ptx = _add.inspect_ptx()
     assert ptx and all(".entry" in p for p in ptx.values())
+
+
+def test_zero_d_integer_array_as_index_and_zero_d_records():
+    # numba-cuda's cache use cases: r[()] = ary[i] with i (and r) 0-d arrays.
+    @cuda.jit
+    def pick(r, ary, i):
+        r[()] = ary[i] * 2
+
+    ary = np.array([1.5, -0.0, np.inf, np.nan, 7.0])
+    for i in range(-5, 5):
+        r = np.full((), -7.0)
+        pick[1, 1](r, ary, np.asarray(i, dtype=np.int32 if i % 2 else np.int64))
+        np.testing.assert_array_equal(r, ary[i] * 2)
+
+    packed = np.dtype([("a", np.int16), ("b", np.float64)])
+    recs = np.array([(1, 42.5), (-2, 43.5)], dtype=packed)
+
+    @cuda.jit
+    def record_return(r, ary, i):
+        r[()] = ary[i]  # a whole record into a 0-d structured array
+
+    @cuda.jit
+    def record_read(out, r):
+        out[0] = r[()].b + r[()]["a"]
+
+    r = np.zeros((), dtype=packed)
+    record_return[1, 1](r, recs, np.asarray(1))
+    assert r[()] == recs[1]
+    out = np.zeros(1)
+    record_read[1, 1](out, r)
+    assert out[0] == 43.5 - 2

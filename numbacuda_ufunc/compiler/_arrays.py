@@ -63,6 +63,10 @@ def _index_codes(tr, node, t: Array):
     if len(vals) == 1 and isinstance(vals[0].type, TupleType):  # idx = (i, j); a[idx]
         tup = vals[0]
         vals = [Val(f"({tup.code}).v{k}", it) for k, it in enumerate(tup.type.items)]
+    # A 0-d integer array indexes by its element, as in NumPy (a[np.asarray(2)]).
+    vals = [Val(f"({v.code})()", v.type.dtype)
+            if is_array(v.type) and v.type.ndim == 0 and kind_of(v.type.dtype) in "iu" else v
+            for v in vals]
     for v in vals:
         if v.type is None or isinstance(v.type, (Ref, TupleType)) or is_array(v.type):
             name = getattr(v.type, "name", "None")
@@ -156,6 +160,8 @@ def _element(tr, target, what):
     if isinstance(base.type, Bottom):
         return None
     if isinstance(base.type, Record):  # r['x'] = v
+        if isinstance(target.slice, ast.Tuple) and not target.slice.elts:
+            return base  # r[()] = rec: a 0-d structured array's one record, whole
         name = field_name(target)
         if name is None:
             name = records.field_at(tr, target, base.type)

@@ -813,6 +813,8 @@ class FunctionTranslator:
             return records.field_read(self, e, base, name)
         if name is not None and is_array(base.type) and isinstance(base.type.dtype, Record):
             return records.field_view(self, e, base, name)  # a['x']
+        if isinstance(base.type, Record) and isinstance(e.slice, ast.Tuple) and not e.slice.elts:
+            return base  # r[()]: a 0-d structured array's one record
         if isinstance(base.type, Record):  # r[0]: the field at that position, as NumPy
             return records.field_read(self, e, base, records.field_at(self, e, base.type))
         if is_array(base.type):
