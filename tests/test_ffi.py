@@ -730,3 +730,33 @@ def test_ffi_pointer_errors():
         good[1, 1](1.5, np.zeros(1, np.float32))  # an address is an integer
     with pytest.raises(TypeError, match="ctypes pointer"):
         carray(12345, 3, np.float32)
+
+
+def test_ffi_cpointer_indexing_reads_and_writes():
+    # Numba's documentation example (CPointer(uint8) argument, x[i] += 1) and a read.
+    @cuda.jit(types.void(types.CPointer(types.uint8), types.uint32, types.CPointer(types.float64)))
+    def add_one(x, n, y):
+        i = cuda.grid(1)
+        if i < n:
+            x[i] += 1  # wraps at 255 as uint8
+            y[i] = y[i] * 2 + x[i]
+
+    x = cuda.to_device(np.array([0, 1, 127, 128, 254, 255], np.uint8))
+    y_host = np.array([0.5, -0.0, np.inf, np.nan, -3.0, 1e308])
+    y = cuda.to_device(y_host)
+    add_one[1, 32](x.__cuda_array_interface__["data"][0], 6, int(y.gpu_data.device_pointer))
+    x_new = np.array([1, 2, 128, 129, 255, 0], np.uint8)
+    np.testing.assert_array_equal(x.copy_to_host(), x_new)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(y.copy_to_host(), y_host * 2 + x_new)
+
+    def void_index(p, out):
+        out[0] = p[0]
+
+    def two_indices(p, out):
+        out[0] = p[0, 1]
+
+    with pytest.raises(CompileError, match="void pointer cannot be indexed"):
+        cuda.jit(types.void(voidptr, float32[:]))(void_index)
+    with pytest.raises(CompileError, match="one integer index"):
+        cuda.jit("void(CPointer(float32), float32[:])")(two_indices)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import ast
 
-from ..types import Array, Record, from_dtype
+from ..types import Array, CPointer, Record, from_dtype
+from . import _pointers as pointers
 from . import _record_access as records
 from ._types import BOTTOM, WEAK_INT, Bottom, TupleType, ctype, is_array, is_complex, kind_of
 from ._values import Ref, TypeRef, Val, const_val
@@ -166,6 +167,8 @@ def _element(tr, target, what):
         if name is None:
             name = records.field_at(tr, target, base.type)
         return records.field_store_ref(tr, target, base, name)
+    if isinstance(base.type, CPointer):  # p[i] = v
+        return pointers.element(tr, target, base)
     if isinstance(base.type, TupleType):
         raise tr.error(target, f"tuples are immutable: cannot {what} an item of {base.type}")
     if not is_array(base.type):

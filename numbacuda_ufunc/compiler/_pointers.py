@@ -5,16 +5,19 @@ A pointer is a value of type ``CPointer(t)`` (``void*`` when ``t`` is None), hel
 ``T*``. Kernels receive one as an integer address (a ``CPointer`` parameter), or take the
 address of an array's first element with ``ffi.from_buffer(a)``; foreign functions
 (``cuda.declare_device``) accept it for their ``CPointer`` parameters, and
-``carray(ptr, shape, dtype)`` turns it back into an array view of the given shape.
+``carray(ptr, shape, dtype)`` turns it back into an array view of the given shape;
+``p[i]`` reads and writes the elements it points at.
 """
 
 from __future__ import annotations
 
-from ..types import CPointer, Scalar
-from ._types import TupleType, element_ctype, is_array, kind_of, strong
+import ast
+
+from ..types import CPointer, Record, Scalar
+from ._types import TupleType, Weak, element_ctype, is_array, kind_of, strong
 from ._values import Ref, Val
 
-__all__ = ["FfiRef", "PointerArrayRef", "attribute", "from_buffer", "is_cffi_ffi",
+__all__ = ["FfiRef", "PointerArrayRef", "attribute", "element", "from_buffer", "is_cffi_ffi",
            "pointer_array"]
 
 
@@ -105,3 +108,23 @@ def pointer_array(tr, node, order, args, kwargs, dtype_of) -> Val:
     view = "contiguous_view" if order == "C" else "fortran_view"
     return Val(f"nu::kern::{view}<{ct}, {len(dims)}>(reinterpret_cast<{ct}*>({ptr.code}), "
                f"{{{extents}}})", Array(dtype, len(dims), order))
+
+
+def element(tr, node, base: Val):
+    """``p[i]`` on a typed pointer: the element ``i`` places after ``*p`` (C's pointer
+    arithmetic, as Numba's: no bounds and no wrap-around of negative indices). The code
+    is an lvalue (a ``T&``; for a record, its address, as records are held)."""
+    t = base.type
+    if t.dtype is None:
+        raise tr.error(node, "a void pointer cannot be indexed; make an array of it with "
+                             "carray(ptr, shape, dtype)")
+    if isinstance(node.slice, ast.Tuple) or isinstance(node.slice, ast.Slice):
+        raise tr.error(node, f"a pointer ({t}) takes one integer index")
+    idx = tr.expr(node.slice)
+    if not isinstance(idx.type, (Scalar, Weak)) or kind_of(idx.type) != "i":
+        raise tr.error(node, f"a pointer index must be an integer (got "
+                             f"{getattr(idx.type, 'name', idx.type)})")
+    code = f"({base.code})[(long long)({idx.code})]"
+    if isinstance(t.dtype, Record):
+        return Val(f"(&{code})", t.dtype)
+    return Val(code, t.dtype)

@@ -18,7 +18,7 @@ import types as pytypes
 
 import numpy as np
 
-from ..types import Record, Scalar
+from ..types import CPointer, Record, Scalar
 from . import _arrays as arrays
 from . import _foreign as foreign
 from . import _kernel_api as kernel_api
@@ -819,6 +819,8 @@ class FunctionTranslator:
             return records.field_read(self, e, base, records.field_at(self, e, base.type))
         if is_array(base.type):
             return arrays.load(self, e, base)
+        if isinstance(base.type, CPointer):
+            return pointers.element(self, e, base)
         if not isinstance(base.type, TupleType):
             raise self.error(e, f"indexing is supported only on arrays and tuples (got "
                                 f"{getattr(base.type, 'name', 'None')})")
