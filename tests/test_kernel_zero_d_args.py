@@ -108,3 +108,20 @@ def test_zero_d_integer_array_as_index_and_zero_d_records():
     out = np.zeros(1)
     record_read[1, 1](out, r)
     assert out[0] == 43.5 - 2
+
+
+def test_zero_d_global_device_array_is_captured_by_reference():
+    g = cuda.to_device(np.array(42.0, dtype=np.float32))
+
+    @cuda.jit
+    def read_write(output):
+        output[()] = g[()] * 2.0
+        g[()] = -0.5
+
+    output = cuda.device_array((), dtype=np.float32)
+    read_write[1, 1](output)
+    assert output.copy_to_host()[()] == 84.0
+    assert g.copy_to_host()[()] == -0.5  # the kernel wrote the captured array
+    read_write[1, 1](output)
+    assert output.copy_to_host()[()] == -1.0
+    assert ".entry" in next(iter(read_write.inspect_ptx().values()))

@@ -274,9 +274,10 @@ def device_array_global(tr, node, name, obj) -> Val:
         raise tr.error(node, f"global device array '{name}' has unsupported dtype "
                              f"{cai['typestr']}") from None
     shape = tuple(int(s) for s in cai["shape"])
-    if not shape:
-        raise tr.error(node, f"global device array '{name}' is 0-d; pass it as an argument "
-                             f"or use a 1-element array")
+    address = int(cai["data"][0] or 0)
+    if not shape:  # 0-d: a[()] reads and writes its element
+        tr.ctx.captured.append(obj)
+        return Val(f"nu::captured_view<{ctype(dtype)}>({address:#x}ULL)", Array(dtype, 0, "A"))
     item = dtype.dtype.itemsize
     contiguous = [item * int(np.prod(shape[k + 1:])) for k in range(len(shape))]
     strides = tuple(int(s) for s in cai.get("strides") or contiguous)
@@ -284,7 +285,6 @@ def device_array_global(tr, node, name, obj) -> Val:
     tr.ctx.captured.append(obj)
     dims = ", ".join(f"{s}LL" for s in shape)
     steps = ", ".join(f"{s}LL" for s in strides)
-    address = int(cai["data"][0] or 0)
     return Val(f"nu::captured_view<{ctype(dtype)}, {len(shape)}>({address:#x}ULL, {{{dims}}}, "
                f"{{{steps}}})", Array(dtype, len(shape), layout))
 

@@ -132,6 +132,15 @@ NU_DEVICE array<T, N> captured_view(unsigned long long address, const long long 
     return r;
 }
 
+// A captured 0-d device array: its one element at `address`.
+template <class T>
+NU_DEVICE array<T, 0> captured_view(unsigned long long address) {
+    array<T, 0> r;
+    r.data = reinterpret_cast<char*>(address);
+    r.shape[0] = r.strides[0] = 0;  // unused: no dimensions
+    return r;
+}
+
 // One item of a subscript that makes a view: an integer (fixes its dimension) or a slice
 // start:stop:step whose missing bounds are flagged, as Python's slice() keeps None.
 struct index_part {
