@@ -14,6 +14,7 @@ import builtins
 import cmath
 import inspect
 import math
+import sys
 import types as pytypes
 
 import numpy as np
@@ -702,7 +703,12 @@ class FunctionTranslator:
                 return Val("", ModuleRef(value))
             if value.__name__.partition(".")[0] == "numbacuda_ufunc":  # cuda, types
                 return Val("", kernel_api.NamespaceRef(value, value.__name__))
-            return Val("", UserModuleRef(value))
+            if value.__name__.partition(".")[0] in sys.stdlib_module_names:
+                raise self.error(node, f"module '{value.__name__}' cannot be used in a "
+                                       f"translated function (supported: math, cmath, numpy, "
+                                       f"cuda, and the functions and constants of your own "
+                                       f"modules)")
+            return Val("", UserModuleRef(value))  # mymod.f(x): the user's own module
         key = getattr(type(value), "_nu_intrinsic", None) and value._nu_intrinsic
         if key:
             return kernel_api.value(self, node, kernel_api.IntrinsicRef(key))
