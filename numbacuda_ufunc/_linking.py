@@ -80,6 +80,17 @@ class LinkableCode:
     def __repr__(self):
         return f"{type(self).__name__}(name={self.name!r}, {len(self.data)} bytes)"
 
+    # Equal by content: the same code reached twice (a kernel's link= and a declared
+    # function's, or copies made by pickling) is linked once.
+    def _key(self):
+        return (self.kind, self.name, self.data)
+
+    def __eq__(self, other):
+        return isinstance(other, LinkableCode) and other._key() == self._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
 
 class CUSource(LinkableCode):
     """CUDA C++ source text, compiled like a ``.cu`` file."""

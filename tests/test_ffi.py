@@ -760,3 +760,23 @@ def test_ffi_cpointer_indexing_reads_and_writes():
         cuda.jit(types.void(voidptr, float32[:]))(void_index)
     with pytest.raises(CompileError, match="one integer index"):
         cuda.jit("void(CPointer(float32), float32[:])")(two_indices)
+
+
+def test_ffi_cusource_equal_by_content_and_pickled_kernels_link_it_once():
+    import pickle
+
+    assert cuda.CUSource("int x;") == cuda.CUSource(b"int x;")
+    assert cuda.CUSource("int x;") != cuda.PTXSource("int x;")
+    assert len({cuda.CUSource("a"), cuda.CUSource("a"), cuda.CUSource("a", name="n")}) == 2
+    times2 = cuda.declare_device("times2", "int32(int32)", link=TIMES2_CU)
+
+    def make():  # a local kernel: pickled by value (cloudpickle), with copies of the source
+        @cuda.jit(link=[TIMES2_CU])
+        def k(r, x):
+            r[0] = times2(x[0])
+        return k
+
+    k = pickle.loads(pickle.dumps(make()))
+    r = np.zeros(1, np.int32)
+    k[1, 1](r, np.array([-21], np.int32))
+    assert r[0] == -42
