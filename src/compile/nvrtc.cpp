@@ -312,7 +312,8 @@ std::string nvrtc_build(const std::string& source, const nvrtc_options& opts) {
         if (g_builds.fetch_add(1) > 0 && nvrtc_has_pch()) o.extra.push_back("-pch");
         if (!nvrtc_has_minimal() || includes_cub(source)) return nvrtc_compile(source, o);
         nvrtc_options minimal = o;
-        minimal.extra.push_back("-minimal");
+        if (std::find(o.extra.begin(), o.extra.end(), "-minimal") == o.extra.end())
+            minimal.extra.push_back("-minimal");
         try {
             return nvrtc_compile(source, minimal);
         } catch (const compile_error&) {
