@@ -70,6 +70,28 @@ def test_contiguous_loop_inlines_the_function_and_is_vectorised():
     assert re.search(r"\bv?mulps\b", asm) and re.search(r"\bv?addps\b", asm), asm[:2000]
 
 
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next((line.split(":", 1)[1].split() for line in fh if line.startswith("flags")), [])
+    except OSError:
+        return []
+
+
+def test_default_build_uses_the_cpus_vector_width(monkeypatch):
+    # -march=native by default: 32-byte AVX registers where the CPU has AVX2; the SSE2
+    # baseline (16-byte xmm only) with NUMBACUDA_UFUNC_HOST_NATIVE=0.
+    if "avx2" not in cpu_flags():
+        pytest.skip("the CPU has no AVX2")
+    f = nu.vectorize(["float32(float32, float32, float32)"], target="cpu")(fma3)
+    monkeypatch.delenv("NUMBACUDA_UFUNC_HOST_NATIVE", raising=False)
+    _, native = entry_disassembly(f)
+    assert re.search(r"\bvmulps\b.*%ymm", native) and re.search(r"\bvaddps\b.*%ymm", native), native[:2000]
+    monkeypatch.setenv("NUMBACUDA_UFUNC_HOST_NATIVE", "0")
+    _, baseline = entry_disassembly(f)
+    assert "%ymm" not in baseline and re.search(r"\bmulps\b", baseline), baseline[:2000]
+
+
 def test_contiguous_loop_results_and_in_place_output():
     f = nu.vectorize(["float32(float32, float32, float32)"], target="cpu")(fma3)
     rng = np.random.default_rng(5)
