@@ -129,7 +129,7 @@ def test_host_build_new_kernel(benchmark, kind):
     def build():
         _BUILD_COUNTER[0] += 1
         name = f"nu_bench_{token}_{_BUILD_COUNTER[0]}"
-        body = f'extern "C" double {name}(double x) {{ return x * {_BUILD_COUNTER[0]}.5 + 1.0; }}\n'
+        body = f'extern "C" __attribute__((visibility("default"))) double {name}(double x) {{ return x * {_BUILD_COUNTER[0]}.5 + 1.0; }}\n'
         return _core.build_host(head + body, ["-fvisibility=hidden"], [name])
 
     build()  # the precompiled header, once
