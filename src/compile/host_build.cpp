@@ -219,7 +219,16 @@ std::vector<std::string> base_flags() {
     // -fno-plt: libm calls (sinf, expf) go straight through the GOT, not a PLT stub.
     std::vector<std::string> f = {"-std=c++17", "-O3", "-shared", "-fPIC", "-fno-plt",
                                   "-ffp-contract=off", "-fno-math-errno", "-w"};
-    if (native_arch()) f.push_back("-march=native");
+    // -mno-fma: GCC 12's SLP vectoriser forms fused multiply-adds (vfmsubadd from complex
+    // arithmetic) even with -ffp-contract=off, which changes results; without FMA
+    // instructions nothing can be fused (an explicit fma() calls the C library's).
+    if (native_arch()) {
+        f.push_back("-march=native");
+#if defined(__x86_64__)
+        f.push_back("-mno-fma");
+        f.push_back("-mno-fma4");
+#endif
+    }
     return f;
 }
 
