@@ -130,7 +130,7 @@ bool run_host_items(host_entry entry, const void* params, long long n, bool para
     long long begin = 0;
     if (!split) {
         // A short launch never touches SIGINT: installing and restoring the handler (four
-        // sigaction calls, a few µs) was measurable on a 10^5-element a*b+c. Chunks run without the
+        // sigaction calls, a few us) was measurable on a 10^5-element a*b+c. Chunks run without the
         // Ctrl-C scope for the first 2 ms; a launch still running then becomes interruptible.
         const auto t0 = std::chrono::steady_clock::now();
         while (begin < n) {
