@@ -290,6 +290,27 @@ void bind_kernel(py::module_& m) {
             return py::make_tuple(l.shape.block[0], l.shape.block[1], l.shape.block[2]);
         })
         .def_property_readonly("sharedmem", [](const kernel_launcher& l) { return l.shape.dynamic_shared; })
+        .def("__reduce__", [](const kernel_launcher& l) -> py::tuple {
+            // kernel[grid, block, 0, shared] again on unpickling, as Numba pickles a
+            // configured launch; a stream is a handle of this process and does not travel.
+            if (l.stream != nu::default_stream() && l.stream != nu::legacy_default_stream()) {
+                PyErr_SetString(py::module_::import("pickle").attr("PicklingError").ptr(),
+                                ("kernel '" + l.kernel->name() + "': cannot pickle a launch "
+                                 "configured with a stream; pickle the kernel and configure it "
+                                 "again").c_str());
+                throw py::error_already_set();
+            }
+            if (l.shape.forall_tasks >= 0) {  // kernel.forall(n, sharedmem=...)
+                return py::make_tuple(l.owner.attr("_forall"),
+                                      py::make_tuple(l.shape.forall_tasks, 0, l.shape.dynamic_shared));
+            }
+            const py::tuple config = py::make_tuple(
+                py::make_tuple(l.shape.grid[0], l.shape.grid[1], l.shape.grid[2]),
+                py::make_tuple(l.shape.block[0], l.shape.block[1], l.shape.block[2]), 0,
+                l.shape.dynamic_shared);
+            return py::make_tuple(py::module_::import("operator").attr("getitem"),
+                                  py::make_tuple(l.owner, config));
+        })
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) { return call_kernel(self, args, kwargs); });
     set_call_slot(launcher, direct_call<call_kernel>);
 
