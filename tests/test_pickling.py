@@ -150,3 +150,23 @@ def test_pickles_rebuild_in_a_fresh_process():
     assert out.returncode == 0, out.stderr.decode()[-2000:]
     got = json.loads(out.stdout.decode().strip().splitlines()[-1])
     assert got == [[0.5, -0.5, -1.5, -2.5, -3.5, -4.5], [1.0, 15.625]]
+
+
+def test_pre_launch_callbacks_run_before_each_launch_and_block_pickling():
+    @cuda.jit
+    def bump(a):
+        a[0] += 1
+
+    seen = []
+    launch = bump[1, 1]
+    assert launch.pre_launch_callbacks == []
+    launch.pre_launch_callbacks.append(
+        lambda kernel, config: seen.append((kernel, config.griddim, int(a[0]))))
+    a = np.zeros(1, np.int64)
+    launch(a)
+    launch(a)
+    assert a[0] == 2
+    assert seen == [(bump, (1, 1, 1), 0), (bump, (1, 1, 1), 1)]  # each before its launch
+    with pytest.raises(pickle.PicklingError, match="pre-launch callbacks"):
+        pickle.dumps(launch)
+    assert bump[1, 1].pre_launch_callbacks == []  # each configuration has its own list
