@@ -43,7 +43,9 @@ import weakref
 import numpy as np
 
 from ..errors import CompileError
-from ..types import uint64
+from ..types import int64, uint64
+from . import _iteration as iteration
+from ._exceptions import ASSERTION_ERROR
 
 __all__ = ["HIDDEN", "lift"]
 
@@ -62,7 +64,7 @@ def _range_len(start, stop, step):
 
 
 # Names the lifted code uses that are not the user's: the translator resolves them here.
-HIDDEN = {"__nu_range_len": _range_len, "__nu_uint64": uint64,
+HIDDEN = {"__nu_range_len": _range_len, "__nu_uint64": uint64, "__nu_int64": int64,
           "__nu_range_arg": None}  # None: a builtin of the translator (_library.py)
 
 
@@ -196,7 +198,7 @@ class _Lifter:
     def _static(self, v):
         """Compile-time objects that cannot live in a local: NULL, iterators, and names or
         attributes of globals that are not numbers (modules, functions, types)."""
-        if v is NULL or isinstance(v, _Iter):
+        if v is NULL or isinstance(v, _Iter) or getattr(v, "nu_item", False):
             return True
         if isinstance(v, ast.Attribute):
             return self._static(v.value)
@@ -509,7 +511,14 @@ class _Lifter:
             if op == "CALL_FUNCTION" or (op == "CALL_FUNCTION_KW" and _PY < (3, 11)):
                 (func,) = self._pop(stack)
             else:
-                func = self._callable(self._pop(stack, 2))
+                pair = self._pop(stack, 2)
+                if (isinstance(pair[0], ast.Name) and pair[0].id == ASSERTION_ERROR
+                        and pair[1] is not NULL):
+                    # assert's AssertionError(message), 3.11+: the message sits where a
+                    # method call's self does.
+                    func, args = pair[0], [pair[1]] + list(args)
+                else:
+                    func = self._callable(pair)
             self._call(stack, stmts, func, args, kwnames)
             return False
         # ---- loops
@@ -526,7 +535,15 @@ class _Lifter:
             exit_k, keep = self._exit_of(ins)
             prefix = []
             value = _name(it.name("v"))
-            if it.kind == "range":
+            if it.kind == "plan":
+                # The item reads hidden locals only, which nothing changes before the next
+                # FOR_ITER: it travels on the stack as a compile-time expression, so the
+                # UNPACK_SEQUENCE that follows splits it without building a tuple.
+                prefix.append(_at(_assign(it.name("k"), _name(it.name("i"))), self.line))
+                value = it.plan.item(_name(it.name("k")))
+                value.nu_item = True  # an enumerate()/zip() item: compile-time (_static)
+                one = ast.Constant(1)
+            elif it.kind == "range":
                 prefix.append(_at(_assign(it.name("v"), _name(it.name("pos"))), self.line))
                 prefix.append(_at(_assign(it.name("pos"), ast.BinOp(
                     _name(it.name("pos")), ast.Add(), _name(it.name("step")))), self.line))
@@ -571,15 +588,48 @@ class _Lifter:
             self._emit(stmts, stack, ast.Return(_const(ins.argval)))
             return True
         if op == "LOAD_ASSERTION_ERROR":
-            # assert: kernels compile it to nothing (the translator's rule for the source
-            # front end); elsewhere it is refused as it is there.
-            self._emit(stmts, stack, ast.Assert(ast.Constant(False), None))
-            self._emit(stmts, stack, ast.Return(ast.Constant(None)))
+            # assert: AssertionError under a hidden name, so that the raise that follows is
+            # checked only under debug=True, as a source assert is (_exceptions.py).
+            stack.append(_name(ASSERTION_ERROR))
+            return False
+        if op == "RAISE_VARARGS":
+            if ins.arg == 0:
+                raise self.error("a bare 'raise' (re-raise) is not supported: there is no "
+                                 "exception being handled")
+            exc = self._pop(stack, ins.arg)[0]  # `raise E from C`: the cause is dropped
+            self._emit(stmts, stack, ast.Raise(exc, None))
+            target = exc.func if isinstance(exc, ast.Call) else exc
+            if (isinstance(target, ast.Name) and target.id == ASSERTION_ERROR
+                    and k + 1 < len(self.instrs)):
+                # A failing assert goes on after it unless debug=True: the code after the
+                # raise is where the passing assert jumps.
+                self._edge(stmts, k + 1, stack)
             return True
         raise self.error(f"unsupported bytecode {op}")
 
+    def _resolve(self, name):
+        """The object a non-local name refers to (None for locals)."""
+        if name in self.locals:
+            return None
+        if name in self.code.co_freevars:
+            try:
+                return self.fn.__closure__[self.code.co_freevars.index(name)].cell_contents
+            except ValueError:
+                return None
+        return self.fn.__globals__.get(name, getattr(builtins, name, None))
+
     def _iterator(self, stmts, stack, seq):
         it = _Iter(self.niter, "seq")
+        if iteration.iterator_kind(seq, self._resolve) in ("enumerate", "zip"):
+            # enumerate()/zip(): the parts _iteration.py plans; FOR_ITER pushes the item.
+            it.kind = "plan"
+            it.plan = iteration.plan(seq, self._resolve, it.name("z"),
+                                     lambda node, message: self.error(message))
+            for stmt in it.plan.setup:
+                self._emit(stmts, stack, stmt)
+            self._emit(stmts, stack, _assign(it.name("n"), it.plan.length))
+            self._emit(stmts, stack, _assign(it.name("i"), ast.Constant(0)))
+            return it
         func = seq.func if isinstance(seq, ast.Call) else None
         is_range = (isinstance(func, ast.Name) and func.id not in self.locals
                     and self.fn.__globals__.get(func.id, getattr(builtins, func.id, None))

@@ -20,6 +20,8 @@ import numpy as np
 
 from ..types import Record, Scalar
 from . import _arrays as arrays
+from . import _exceptions as exceptions
+from . import _iteration as iteration
 from . import _foreign as foreign
 from . import _kernel_api as kernel_api
 from . import _record_access as records
@@ -74,7 +76,7 @@ _CMPOPS = {ast.Lt: ("<", "lt"), ast.LtE: ("<=", "le"), ast.Gt: (">", "gt"),
            ast.GtE: (">=", "ge"), ast.Eq: ("==", "eq"), ast.NotEq: ("!=", "ne")}
 _UNSUPPORTED_STMT = {
     "Try": "try", "TryStar": "try", "With": "with", "AsyncWith": "async with",
-    "Raise": "raise", "FunctionDef": "nested def",
+    "FunctionDef": "nested def",
     "AsyncFunctionDef": "nested def", "ClassDef": "class", "Import": "import",
     "ImportFrom": "import", "Global": "global", "Nonlocal": "nonlocal", "Delete": "del",
     "Match": "match", "AsyncFor": "async for",
@@ -158,6 +160,7 @@ class FunctionTranslator:
         self.unroll_path = ()  # (loop node id, item) of the enclosing unrolled loops
         self.unroll_slots = {}  # unroll_path -> number, stable over the inference passes
         self.loops = []  # enclosing loops, innermost last: None or tuples.Unrolled
+        self.rewritten = {}  # id(for statement) -> (it, its enumerate/zip rewrite)
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
@@ -256,7 +259,9 @@ class FunctionTranslator:
         if not stmts:
             return False
         last = stmts[-1]
-        if isinstance(last, ast.Return):
+        if isinstance(last, ast.Return) or isinstance(last, ast.Raise) and not (
+                isinstance(last.exc, ast.Call) and isinstance(last.exc.func, ast.Name)
+                and last.exc.func.id == exceptions.ASSERTION_ERROR):
             return True
         while isinstance(last, ast.If):  # an elif chain, iteratively
             if not self._always_returns(last.body):
@@ -339,9 +344,10 @@ class FunctionTranslator:
         pass
 
     def stmt_Assert(self, s):
-        # Numba compiles kernel asserts to nothing unless debug=True; so do we (in kernels).
-        if not getattr(self.ctx, "kernel", False):
-            raise self.error(s, "unsupported construct 'assert'")
+        exceptions.assert_stmt(self, s)  # checked in debug=True kernels only
+
+    def stmt_Raise(self, s):
+        exceptions.raise_stmt(self, s)
 
     def stmt_Break(self, s):
         if self.loops and self.loops[-1] is not None:  # an unrolled loop
@@ -554,6 +560,9 @@ class FunctionTranslator:
         self.emit("}")
 
     def stmt_For(self, s):
+        if iteration.iterator_kind(s.iter, self._resolve_global) in ("enumerate", "zip"):
+            self.block(self._rewritten_for(s))
+            return
         seq = tuples.tuple_loop(self, s)  # tuples and literal_unroll() (own loop context)
         if seq is True:
             return
@@ -565,6 +574,31 @@ class FunctionTranslator:
             self._for(s, seq)
         finally:
             self.loops.pop()
+
+    def _resolve_global(self, name):
+        """The object a non-local name refers to (None for locals and unbound names)."""
+        if name in self.locals:
+            return None
+        code = self.fn.__code__
+        if name in code.co_freevars:
+            try:
+                return self.fn.__closure__[code.co_freevars.index(name)].cell_contents
+            except ValueError:
+                return None
+        return self.fn.__globals__.get(name, getattr(builtins, name, None))
+
+    def _rewritten_for(self, s):
+        """``for`` over enumerate()/zip() as an index loop (_iteration.py), made once per
+        statement so that every inference pass sees the same nodes."""
+        out = self.rewritten.get(id(s))
+        if out is None:
+            n = len(self.rewritten) + 1
+            out = iteration.rewrite_for(s, self._resolve_global, f"__nu_z{n}_", self.error)
+            for stmt in out:
+                self.locals |= _local_names(ast.Module(body=[stmt], type_ignores=[]))
+            self.rewritten[id(s)] = (s, out)  # s kept alive: its id stays unique
+            return out
+        return out[1]
 
     def _for(self, s, seq):
         it = s.iter
