@@ -206,8 +206,9 @@ class Kernel(_core.Kernel):
             raise RuntimeError(f"kernel '{self.__name__}' raised an exception of unknown code "
                                f"{code}")
         cls, args, (fname, filename, line) = sites[code - 1]
-        where = f"In function {fname!r}, file {os.path.abspath(filename) if not filename.startswith('<') else filename}, line {line}, "
-        prefix = f"{where}tid={list(tid)[::-1]} ctaid={list(ctaid)[::-1]}"
+        path = filename if filename.startswith("<") else os.path.abspath(filename)
+        prefix = (f"In function {fname!r}, file {path}, line {line}, "
+                  f"tid={list(tid)[::-1]} ctaid={list(ctaid)[::-1]}")
         args = (f"{prefix}: {args[0]}",) + tuple(args[1:]) if args else (prefix,)
         raise cls(*args)
 

@@ -98,7 +98,7 @@ def test_enumerate_zip_in_device_functions_match_python():
 def test_enumerate_zip_errors():
     def strict(out, x):
         for a, b in zip(x, x, strict=True):
-            out[0] = a
+            out[0] = a + b
 
     def bad_keyword(out, x):
         for i, a in enumerate(x, first=1):
@@ -106,7 +106,7 @@ def test_enumerate_zip_errors():
 
     def unpack_mismatch(out, x):
         for i, a, b in enumerate(x):
-            out[i] = a
+            out[i] = a + b
 
     def as_value(out, x):
         z = zip(x, x)

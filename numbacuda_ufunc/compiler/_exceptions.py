@@ -11,7 +11,8 @@
 
 The exception's class and arguments are compile-time values (a class, constants); each
 raise site gets a number, its *code*, which the generated code passes to
-``nu::kern::raise_exception`` (src/kernels/kernel.cuh). ``_Context.exceptions`` lists the
+``nu::kern::raise_exception`` (src/kernels/kernel.cuh) with ``nu_kernel_debug``, the
+constant the engine defines in each kernel's translation unit. ``_Context.exceptions`` lists the
 sites; the kernel object maps a code back to the exception (kernel.py).
 """
 
@@ -111,9 +112,9 @@ def raise_stmt(tr, s):
     cls, args, is_assert = _exception_of(tr, s.exc)
     code = _code(tr, s, cls, args)
     if is_assert:  # a lifted assert: checked only under debug=True
-        tr.emit(f"nu::kern::assert_failed({code});")
+        tr.emit(f"nu::kern::assert_failed(nu_kernel_debug, {code});")
     else:
-        tr.emit(f"nu::kern::raise_exception({code});")
+        tr.emit(f"nu::kern::raise_exception(nu_kernel_debug, {code});")
 
 
 def assert_stmt(tr, s):
@@ -122,4 +123,4 @@ def assert_stmt(tr, s):
     test = tr.expr(s.test)
     tr._numeric(s.test, test, "assert condition")
     code = _code(tr, s, AssertionError, args)
-    tr.emit(f"if (!{tr.truth(test)}) nu::kern::assert_failed({code});")
+    tr.emit(f"if (!{tr.truth(test)}) nu::kern::assert_failed(nu_kernel_debug, {code});")

@@ -21,8 +21,8 @@ import numpy as np
 from ..types import Record, Scalar
 from . import _arrays as arrays
 from . import _exceptions as exceptions
-from . import _iteration as iteration
 from . import _foreign as foreign
+from . import _iteration as iteration
 from . import _kernel_api as kernel_api
 from . import _record_access as records
 from . import _reductions as reductions

@@ -91,8 +91,11 @@ std::string jit_kernel::source(int index, bool host) {
     }
     // The emulation always checks bounds: a stray write would corrupt the interpreter.
     std::string src = host || m_debug ? "#define NU_BOUNDSCHECK 1\n" : "";
-    if (m_debug) src += "#define NU_DEBUG 1\n";  // raise and assert reach the host
-    src += "#include \"kernel.cuh\"\n\n" + s.source + "\n";
+    src += "#include \"kernel.cuh\"\n";
+    // raise and assert report to the host in debug builds (kernel.cuh's raise_exception). A
+    // constant the translated code reads, not a macro: kernel.cuh may come precompiled.
+    src += std::string("static constexpr bool nu_kernel_debug = ") + (m_debug ? "true" : "false") + ";\n\n";
+    src += s.source + "\n";
     src += "NU_KERNEL_ENTRY(" + entry(index) + ", " + s.function + ", " + std::to_string(words) +
            ", " + (s.grid_sync ? "2" : s.cooperative ? "1" : "0") + args + ")\n";
     return src;

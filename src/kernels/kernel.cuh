@@ -915,41 +915,32 @@ NU_DEVICE T fma(T a, T b, T c) {
 // ---- raise and assert ----------------------------------------------------------------------
 // `raise E(...)` in a kernel or a device function it calls (and a failing `assert` in a
 // debug=True kernel): the raising thread ends there, as a return from the kernel would;
-// the other threads go on (Numba's semantics). A debug=True build (NU_DEBUG) first records
-// the launch's first exception, `code` (the translator's number of the raise site), with
-// the thread and block, for the engine to raise on the host after the launch.
-[[noreturn]] NU_COLD void raise_exception(long long code) {
+// the other threads go on (Numba's semantics). In a debug=True kernel (`report`: the
+// generated source's nu_kernel_debug) it first records the launch's first exception,
+// `code` (the translator's number of the raise site), with the thread and block, for the
+// engine to raise on the host after the launch.
 #ifdef NU_HOST_BUILD
-#ifdef NU_DEBUG
-    detail::record_exception(code);
-#else
-    (void)code;
-#endif
+[[noreturn]] static __attribute__((noinline, cold)) void raise_exception(bool report, long long code) {
+    if (report) detail::record_exception(code);
     detail::exit_thread();
+}
 #else
-#ifdef NU_DEBUG
-    if (atomicCAS(&nu_kernel_error[0], 0ull, 2ull) == 0ull) {
+[[noreturn]] static __device__ __noinline__ void raise_exception(bool report, long long code) {
+    if (report && atomicCAS(&nu_kernel_error[0], 0ull, 2ull) == 0ull) {
         const unsigned long long rec[9] = {(unsigned long long)code, 0, 0, threadIdx.x, threadIdx.y,
                                            threadIdx.z, blockIdx.x, blockIdx.y, blockIdx.z};
         for (int k = 0; k < 9; ++k) nu_kernel_error[1 + k] = rec[k];
         __threadfence();
     }
-#else
-    (void)code;
-#endif
     asm volatile("exit;");
     __builtin_unreachable();
-#endif
 }
+#endif
 
 // A failing `assert`: only a debug=True kernel checks asserts (Numba; CUDA C++'s assert is
 // likewise off without device debug).
-NU_DEVICE void assert_failed(long long code) {
-#ifdef NU_DEBUG
-    raise_exception(code);
-#else
-    (void)code;
-#endif
+NU_DEVICE void assert_failed(bool report, long long code) {
+    if (report) raise_exception(true, code);
 }
 
 // ---- bounds checking (declared in nu_array.cuh) --------------------------------------------

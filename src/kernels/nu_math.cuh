@@ -135,15 +135,35 @@ template <class T> NU_DEVICE T degrees(T x) {
 // non-integer exponent gives NaN, as for NumPy scalars).
 template <class T> NU_DEVICE T fpow(T a, T b) { return pow(a, b); }
 
-// NumPy's round(x, ndigits): scale, round half to even, unscale.
+// Python's round(x, ndigits) as Numba computes it (CPython's algorithm without its
+// correctly rounded decimal conversion): in double for every float type, so float32 x
+// rounds its exact value (round(float32(0.3425), 3) == 0.343, as Python gives for the
+// float); half to even at the scaled value; x itself when the scaling overflows (it has
+// fewer decimals than asked) or x is inf or NaN; a signed zero when ndigits is so negative
+// that 10**-ndigits overflows (CPython).
 template <class T>
 NU_DEVICE T round_digits(T x, i64 ndigits) {
+    const double xd = double(x);
+    if (isinf(xd) || isnan(xd) || ndigits > 1074) return x;
+    if (ndigits < -308) return T(0.0 * xd);
+    double pow1, pow2 = 1.0, y;
     if (ndigits >= 0) {
-        T f = T(::pow(10.0, double(ndigits)));
-        return rint(x * f) / f;
+        if (ndigits > 22) {  // each factor finite where their product may not be
+            pow1 = ::pow(10.0, double(ndigits - 22));
+            pow2 = 1e22;
+        } else {
+            pow1 = ::pow(10.0, double(ndigits));
+        }
+        y = (xd * pow1) * pow2;
+        if (isinf(y)) return x;
+    } else {
+        pow1 = ::pow(10.0, double(-ndigits));
+        y = xd / pow1;
     }
-    T f = T(::pow(10.0, double(-ndigits)));
-    return rint(x / f) * f;
+    double z = ::round(y);
+    if (::fabs(y - z) == 0.5) z = 2.0 * ::round(y / 2.0);  // halfway: to even
+    z = ndigits >= 0 ? (z / pow2) / pow1 : z * pow1;
+    return T(z);
 }
 
 }  // namespace nu
