@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import cmath
+import enum
 import inspect
 import math
 import types as pytypes
@@ -20,6 +21,7 @@ import numpy as np
 
 from ..types import Record, Scalar
 from . import _arrays as arrays
+from . import _enums as enums
 from . import _exceptions as exceptions
 from . import _foreign as foreign
 from . import _iteration as iteration
@@ -313,6 +315,9 @@ class FunctionTranslator:
                                    f"value?)")
         if isinstance(v.type, Ref):
             raise self.error(node, f"{what}: {v.type.name} is not a number")
+        if enums.plain(v.type):
+            raise self.error(node, f"{what}: a member of the Enum {v.type.cls.__name__} is not "
+                                   f"a number (use its .value, or an IntEnum)")
         if isinstance(v.type, TupleType):
             raise self.error(node, f"{what}: tuples are not supported here (got {v.type})")
         if is_array(v.type):
@@ -735,6 +740,10 @@ class FunctionTranslator:
                 return Val("", kernel_api.NamespaceRef(value, value.__name__))
             raise self.error(node, f"module '{value.__name__}' cannot be used in a translated "
                                    f"function (supported: math, cmath, numpy, cuda)")
+        if enums.is_enum_class(value):
+            return Val("", enums.EnumClassRef(value))
+        if isinstance(value, enum.Enum):
+            return enums.member(self, node, value)
         key = getattr(type(value), "_nu_intrinsic", None) and value._nu_intrinsic
         if key:
             return kernel_api.value(self, node, kernel_api.IntrinsicRef(key))
@@ -787,6 +796,8 @@ class FunctionTranslator:
             if r is None:
                 raise self.error(e, f"{base.type.module.__name__}.{e.attr} is not supported")
             return r if isinstance(r, Val) else Val("", r)
+        if isinstance(base.type, (enums.EnumClassRef, enums.EnumMember)):
+            return enums.attribute(self, e, base, e.attr)
         if isinstance(base.type, kernel_api.NamespaceRef):
             r = kernel_api.attribute(self, e, base.type, e.attr)
             if r is None:
@@ -817,6 +828,8 @@ class FunctionTranslator:
         base = self.expr(e.value)
         if isinstance(base.type, Bottom):
             return Val("0", BOTTOM)
+        if isinstance(base.type, enums.EnumClassRef):  # Color["red"]
+            return enums.subscript(self, e, base)
         name = arrays.field_name(e)
         if name is not None and isinstance(base.type, Record):  # r['x']
             return records.field_read(self, e, base, name)
@@ -973,11 +986,19 @@ class FunctionTranslator:
     def expr_Compare(self, e):
         ops = []
         for op in e.ops:
-            if type(op) not in _CMPOPS:
-                raise self.error(e, f"unsupported comparison '{type(op).__name__}' (is, in "
-                                    f"and their negations are not supported)")
-            ops.append(_CMPOPS[type(op)])
+            if type(op) not in _CMPOPS and type(op) not in (ast.Is, ast.IsNot):
+                raise self.error(e, f"unsupported comparison '{type(op).__name__}' (in and "
+                                    f"not in are not supported; is and is not only between "
+                                    f"enum members)")
+            ops.append(("is", "is") if isinstance(op, ast.Is) else
+                       ("is not", "isnot") if isinstance(op, ast.IsNot) else _CMPOPS[type(op)])
         vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
+        if len(ops) == 1 and not any(isinstance(v.type, Bottom) for v in vals):
+            r = enums.compare(self, e, ops[0][1], vals[0], vals[1])  # Enum members, is
+            if r is not None:
+                return r
+        if any(name in ("is", "isnot") for _, name in ops):
+            raise self.error(e, "'is' and 'is not' are supported between enum members only")
         for node, v in zip([e.left] + e.comparators, vals):
             if not self._numeric(node, v, "comparison"):
                 return Val("0", BOTTOM)
@@ -1032,8 +1053,8 @@ class FunctionTranslator:
             return self.expr(e.body if test.const else e.orelse)
         a, b = self.expr(e.body), self.expr(e.orelse)
         for node, v in ((e.test, test), (e.body, a), (e.orelse, b)):
-            if isinstance(v.type, TupleType) and v is not test:  # (a, b) if c else (b, a)
-                continue
+            if isinstance(v.type, (TupleType, enums.EnumMember)) and v is not test:
+                continue  # (a, b) if c else (b, a); Color.red if c else Color.green
             if isinstance(v.type, Bottom):
                 return Val("0", BOTTOM)
             if not self._numeric(node, v, "conditional expression"):
@@ -1158,7 +1179,8 @@ class FunctionTranslator:
                 v = c
             # A Ref (a dtype, a function, cuda.atomic.add...) is a compile-time argument:
             # the callee is specialised on it and it is not passed at run time.
-            if not isinstance(v.type, (TupleType, Ref, Record)) and not is_array(v.type):
+            if not isinstance(v.type, (TupleType, Ref, Record, enums.EnumMember)) \
+                    and not is_array(v.type):
                 self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()")
             vals.append(v)
         types = tuple(v.type for v in vals)
