@@ -155,6 +155,56 @@ def test_raise_and_assert_without_source_bytecode_front_end():
     assert ".entry" in next(iter(k.inspect_ptx().values()))
 
 
+MESSAGE = "Device Function Error"
+
+
+def third(t, i):
+    return t[i]  # a run-time index: IndexError when out of range
+
+
+def python_errors(r, x, y, i, k):
+    if k == 0:
+        r[0] = y / x
+    elif k == 1:
+        r[0] = int(y) // int(x)
+    elif k == 2:
+        r[0] = r.shape[i]
+    elif k == 3:
+        r[0] = third((1.5, 2.5, 3.5), i)
+    else:
+        raise ValueError(MESSAGE)  # a global string
+    r[1] = 1.0
+
+
+PYTHON_ERRORS = (cuda.jit(debug=True)(python_errors),
+                 cuda.jit(debug=True, fastmath=True)(python_errors), cuda.jit(python_errors))
+
+
+@pytest.mark.parametrize("k,exc,message", [
+    (0, ZeroDivisionError, "float division by zero"),
+    (1, ZeroDivisionError, "integer division or modulo by zero"),
+    (2, IndexError, "tuple index out of range"),
+    (3, IndexError, "tuple index out of range"),
+    (4, ValueError, MESSAGE),
+])
+def test_python_errors_in_debug_kernels(k, exc, message):
+    debug, fast, plain = PYTHON_ERRORS  # compiled once for all the cases
+    r = np.zeros(2)
+    with pytest.raises(exc, match=re.escape(f"ctaid=[0, 0, 0]: {message}")):
+        debug[1, 1](r, 0.0, 1.0, 5, k)
+    np.testing.assert_array_equal(r, [0.0, 0.0])  # the thread stopped at the error
+    r = np.zeros(2)
+    plain[1, 1](r, 0.0, 1.0, 5, k)  # no checks without debug=True: NumPy's results
+    want = {0: [np.inf, 1.0], 1: [0.0, 1.0]}.get(k, [0.0, 0.0])
+    np.testing.assert_array_equal(r, want)
+    if k == 0:  # fastmath: no ZeroDivisionError (Numba)
+        fast[1, 1](r, 0.0, 1.0, 5, k)
+        assert r[0] == np.inf
+    debug[1, 1](r, 2.0, 1.0, -1, 2 if k == 2 else 3)  # in range: no error
+    assert r[0] in (2.0, 3.5) and r[1] == 1.0
+    assert ".entry" in next(iter(debug.inspect_ptx().values()))
+
+
 def test_raise_errors():
     def in_ufunc(x):
         if x < 0:

@@ -104,7 +104,7 @@ _NOOPS = {"NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE", "COPY_FREE_VARS",
           "TO_BOOL", "GEN_START"}
 _UNSUPPORTED = {
     "MAKE_FUNCTION": "nested def or lambda", "LOAD_CLOSURE": "nested def or lambda",
-    "BUILD_LIST": "list", "BUILD_MAP": "dict", "BUILD_SET": "set", "LIST_APPEND": "list",
+    "BUILD_MAP": "dict", "BUILD_SET": "set",
     "FORMAT_VALUE": "f-string", "BUILD_STRING": "f-string", "FORMAT_SIMPLE": "f-string",
     "CONTAINS_OP": "'in' comparison",
     "POP_JUMP_IF_NONE": "'is None' test", "POP_JUMP_IF_NOT_NONE": "'is None' test",
@@ -115,7 +115,7 @@ _UNSUPPORTED = {
     "SETUP_FINALLY": "try", "PUSH_EXC_INFO": "try", "SETUP_WITH": "with",
     "BEFORE_WITH": "with", "YIELD_VALUE": "yield", "RETURN_GENERATOR": "generator",
     "STORE_GLOBAL": "global", "DELETE_FAST": "del",
-    "CALL_FUNCTION_EX": "starred argument", "STORE_SLICE": "slice assignment",
+    "STORE_SLICE": "slice assignment",
     "IMPORT_NAME": "import", "LOAD_FAST_AND_CLEAR": "comprehension",
 }
 _JUMPS = set(dis.hasjrel) | set(dis.hasjabs) | set(getattr(dis, "hasjump", ()))
@@ -452,7 +452,7 @@ class _Lifter:
             (v,) = self._pop(stack)
             stack.append(ast.UnaryOp(_UNARY[op](), v))
             return False
-        if op == "CALL_INTRINSIC_1":  # 3.12: unary + is an intrinsic
+        if op == "CALL_INTRINSIC_1" and ins.argrepr != "INTRINSIC_LIST_TO_TUPLE":  # 3.12: +x
             if ins.argrepr != "INTRINSIC_UNARY_POSITIVE":
                 raise self.error(f"unsupported construct ({ins.argrepr})")
             (v,) = self._pop(stack)
@@ -480,6 +480,39 @@ class _Lifter:
         if op == "STORE_ATTR":  # r.x = v (record fields)
             v, obj = self._pop(stack, 2)
             self._emit(stmts, stack, ast.Assign([ast.Attribute(obj, ins.argval, ast.Store())], v))
+            return False
+        # A call with many arguments (or f(*t)) builds its argument tuple: BUILD_LIST,
+        # LIST_APPEND/LIST_EXTEND, LIST_TO_TUPLE, CALL_FUNCTION_EX. A list left as a value
+        # is an ast.List, which the translator refuses as the source front end does.
+        if op == "BUILD_LIST":
+            stack.append(ast.List(self._pop(stack, ins.arg), ast.Load()))
+            return False
+        if op in ("LIST_APPEND", "LIST_EXTEND"):
+            (v,) = self._pop(stack)
+            target = stack[-ins.arg]
+            if not isinstance(target, ast.List):
+                raise self.error("unsupported construct 'list'")
+            if op == "LIST_APPEND":
+                target.elts.append(v)
+            elif isinstance(v, (ast.Tuple, ast.List)):
+                target.elts.extend(v.elts)
+            else:
+                target.elts.append(ast.Starred(v, ast.Load()))
+            return False
+        if op == "LIST_TO_TUPLE" or (op == "CALL_INTRINSIC_1"
+                                     and ins.argrepr == "INTRINSIC_LIST_TO_TUPLE"):
+            (v,) = self._pop(stack)
+            if not isinstance(v, ast.List):
+                raise self.error("unsupported construct 'list'")
+            stack.append(ast.Tuple(v.elts, ast.Load()))
+            return False
+        if op == "CALL_FUNCTION_EX":
+            if ins.arg & 1:
+                raise self.error("unsupported construct '**kwargs in a call'")
+            (args,) = self._pop(stack)
+            (func,) = self._pop(stack) if _PY < (3, 11) else (self._callable(self._pop(stack, 2)),)
+            elts = args.elts if isinstance(args, ast.Tuple) else [ast.Starred(args, ast.Load())]
+            self._call(stack, stmts, func, elts, ())
             return False
         if op == "BUILD_TUPLE":
             stack.append(ast.Tuple(self._pop(stack, ins.arg), ast.Load()))

@@ -23,7 +23,7 @@ import builtins
 
 from ._values import Val
 
-__all__ = ["ASSERTION_ERROR", "assert_stmt", "raise_stmt"]
+__all__ = ["ASSERTION_ERROR", "assert_stmt", "checked_divisor", "out_of_range", "raise_stmt"]
 
 # The lifted bytecode of `assert` names AssertionError through this hidden name, so that a
 # failing lifted assert is checked only under debug=True, as a source assert is.
@@ -39,6 +39,10 @@ def _only_in_kernels(tr, node, what):
 def _constant_arg(tr, node):
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
         return node.value
+    if isinstance(node, ast.Attribute) or isinstance(node, ast.Name) and node.id not in tr.locals:
+        value = _static_value(tr, node)  # a global or closure string: `raise E(msg)`
+        if isinstance(value, (str, bytes)):
+            return value
     v = tr.expr(node)
     if not isinstance(v, Val) or v.const is None:
         raise tr.error(node, "exception arguments must be constants (strings or numbers known "
@@ -124,3 +128,32 @@ def assert_stmt(tr, s):
     tr._numeric(s.test, test, "assert condition")
     code = _code(tr, s, AssertionError, args)
     tr.emit(f"if (!{tr.truth(test)}) nu::kern::assert_failed(nu_kernel_debug, {code});")
+
+
+def out_of_range(tr, node) -> str:
+    """The C++ statement for a tuple index out of range at run time: in a kernel, Python's
+    IndexError raised (the thread ends; debug=True reports it); elsewhere (a ufunc cannot
+    raise) nothing, and the caller reads a zero."""
+    if not getattr(tr.ctx, "kernel", False):
+        return ""
+    code = _code(tr, node, IndexError, ("tuple index out of range",))
+    return f"nu::kern::raise_exception(nu_kernel_debug, {code});"
+
+
+_ZERO = {"b": 0, "i": 0, "f": 0.0, "c": 0j}
+
+
+def checked_divisor(tr, node, op, kind, code):
+    """The divisor ``code`` of ``/``, ``//`` or ``%`` on operands of kind ``kind``: in a
+    kernel, checked for zero under debug=True (Numba's Python error model), with Python's
+    own message for that operation; unchanged elsewhere."""
+    if not getattr(tr.ctx, "kernel", False):
+        return code
+    try:
+        {"/": lambda a, b: a / b, "//": lambda a, b: a // b, "%": lambda a, b: a % b}[op](
+            _ZERO[kind] + 1, _ZERO[kind])
+        message = "division by zero"
+    except ZeroDivisionError as exc:
+        message = str(exc)
+    site = _code(tr, node, ZeroDivisionError, (message,))
+    return f"nu::kern::divisor(nu_kernel_zero_division, {site}, {code})"

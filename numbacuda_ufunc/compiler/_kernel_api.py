@@ -559,10 +559,16 @@ def print_call(tr, node) -> Val:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             parts.append(_c_string(a.value))
             continue
-        v = tr.expr(a)
-        if isinstance(v.type, Bottom):
-            return Val("0", BOTTOM)
-        parts.append(_print_value(tr, a, v, values))
+        if isinstance(a, ast.Starred):  # print(*t): the tuple's items
+            from ._tuples import starred_items
+
+            vals = starred_items(tr, a, tr.expr(a.value))
+        else:
+            vals = [tr.expr(a)]
+        for v in vals:
+            if isinstance(v.type, Bottom):
+                return Val("0", BOTTOM)
+            parts.append(_print_value(tr, a, v, values))
     fmt = " ".join(parts) + "\\n"
     if len(values) > _PRINT_ITEMS:
         warnings.warn("CUDA print() cannot print more than 32 items. The raw format string "

@@ -922,6 +922,10 @@ class FunctionTranslator:
                 return folded
         ct = ctype(r)
         ca, cb = self.cast(node, a, r), self.cast(node, b, r)
+        if op in ("/", "//", "%") and not (b.const is not None and b.const != 0):
+            kinds = kind_of(a.type) + kind_of(b.type)  # Python's message names the operands'
+            kind = "c" if "c" in kinds else "f" if "f" in kinds else "i"
+            cb = exceptions.checked_divisor(self, node, op, kind, cb)
         if op in _HELPERS:
             return Val(f"nu::{_HELPERS[op]}<{ct}>({ca}, {cb})", r)
         if op == "**":

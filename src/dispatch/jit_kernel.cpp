@@ -94,7 +94,10 @@ std::string jit_kernel::source(int index, bool host) {
     src += "#include \"kernel.cuh\"\n";
     // raise and assert report to the host in debug builds (kernel.cuh's raise_exception). A
     // constant the translated code reads, not a macro: kernel.cuh may come precompiled.
-    src += std::string("static constexpr bool nu_kernel_debug = ") + (m_debug ? "true" : "false") + ";\n\n";
+    src += std::string("static constexpr bool nu_kernel_debug = ") + (m_debug ? "true" : "false") + ";\n";
+    // Python's error model in debug builds without fastmath (Numba): division by zero raises.
+    src += std::string("static constexpr bool nu_kernel_zero_division = ") +
+           (m_debug && !m_fastmath ? "true" : "false") + ";\n\n";
     src += s.source + "\n";
     src += "NU_KERNEL_ENTRY(" + entry(index) + ", " + s.function + ", " + std::to_string(words) +
            ", " + (s.grid_sync ? "2" : s.cooperative ? "1" : "0") + args + ")\n";

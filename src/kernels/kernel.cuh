@@ -937,6 +937,15 @@ NU_DEVICE T fma(T a, T b, T c) {
 }
 #endif
 
+// The divisor of /, // or % in a kernel: under Python's error model (`check`: debug=True
+// without fastmath, as Numba) a zero divisor raises ZeroDivisionError (site `code`);
+// otherwise NumPy's results (inf, nan, 0 for integers) follow.
+template <class T>
+NU_DEVICE T divisor(bool check, long long code, T b) {
+    if (check && !truth(b)) raise_exception(true, code);
+    return b;
+}
+
 // A failing `assert`: only a debug=True kernel checks asserts (Numba; CUDA C++'s assert is
 // likewise off without device debug).
 NU_DEVICE void assert_failed(bool report, long long code) {
