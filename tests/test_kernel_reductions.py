@@ -338,13 +338,15 @@ def test_count_nonzero_of_bool_and_complex_arrays():
     def k(i, b, c):
         i[0] = np.count_nonzero(b)
         i[1] = np.count_nonzero(c)
+        i[2] = np.count_nonzero(c[2]) + 10 * np.count_nonzero(b[0, 1])  # 0-d values
 
     b = np.array([[True, False], [True, True]])
     c = np.array([0j, -0.0 + 0j, 1j, complex(np.nan, 0), 0j])
-    i = np.full(2, -7, np.int64)
+    i, want = np.full(3, -7, np.int64), np.full(3, -7, np.int64)
     kern = cuda.jit(k)
     kern[1, 1](i, b.T, c[::-1])
-    np.testing.assert_array_equal(i, [np.count_nonzero(b), np.count_nonzero(c)])
+    k(want, b.T, c[::-1])
+    np.testing.assert_array_equal(i, want)
     assert ".entry" in next(iter(kern.inspect_ptx().values()))
 
 

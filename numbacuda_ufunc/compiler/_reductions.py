@@ -45,6 +45,9 @@ def try_call(tr, e):
         if any(isinstance(a.type, Bottom) for a in args):
             return Val("0", BOTTOM)
         if not is_array(args[0].type):
+            if f.attr == "count_nonzero" and len(args) == 1 and not e.keywords \
+                    and tr._numeric(e, args[0], "np.count_nonzero()"):
+                return Val(f"nu::i64({tr.truth(args[0])})", int64)  # a 0-d value: 0 or 1
             return None  # a scalar: the library's message
         if FUNCTIONS[f.attr] is None:
             raise tr.error(e, f"np.{f.attr}() is not supported in translated functions "
