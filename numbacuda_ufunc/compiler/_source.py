@@ -67,20 +67,29 @@ def error_at(src: FunctionSource, node, message: str) -> CompileError:
 
 @functools.lru_cache(maxsize=64)
 def _parse_file(filename: str, text: str):
-    return ast.parse(text, filename)
-
-
-def _candidates(tree, code):
-    firstline = code.co_firstlineno
-    is_lambda = code.co_name == "<lambda>"
+    """The file's AST and its functions indexed by name and its lambdas by line, so that
+    finding one function is a lookup, not a walk of the whole file (a module of 200
+    functions would otherwise be walked 200 times)."""
+    tree = ast.parse(text, filename)
+    index: dict = {}
     for node in ast.walk(tree):
-        if is_lambda and isinstance(node, ast.Lambda) and node.lineno == firstline:
-            yield node
-        elif (not is_lambda and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-              and node.name == code.co_name):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if first == firstline or node.lineno == firstline:
-                yield node
+        if isinstance(node, ast.Lambda):
+            index.setdefault(("<lambda>", node.lineno), []).append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            index.setdefault(node.name, []).append(node)
+    return index
+
+
+def _candidates(index, code):
+    firstline = code.co_firstlineno
+    if code.co_name == "<lambda>":
+        return list(index.get(("<lambda>", firstline), ()))
+    out = []
+    for node in index.get(code.co_name, ()):
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        if first == firstline or node.lineno == firstline:
+            out.append(node)
+    return out
 
 
 def _arg_names(node) -> list[str]:
@@ -112,11 +121,11 @@ def load_source(fn, api: str = "translate()") -> FunctionSource:
     lines = linecache.getlines(filename, fn.__globals__)
     if lines:
         try:
-            tree = _parse_file(filename, "".join(lines))
+            index = _parse_file(filename, "".join(lines))
         except SyntaxError:
-            tree = None
-        if tree is not None:
-            node = _pick(list(_candidates(tree, code)), code)
+            index = None
+        if index is not None:
+            node = _pick(_candidates(index, code), code)
             if node is not None:
                 return FunctionSource(node, filename, lines, name)
     # The file changed since import, or a lambda we cannot single out: fall back to

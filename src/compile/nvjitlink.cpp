@@ -1,8 +1,6 @@
 // src/compile/nvjitlink.cpp: nvJitLink, device code pieces -> CUBIN, loaded with dlopen
 #include "compile/nvjitlink.h"
 
-#include <dlfcn.h>
-
 #include <cstdint>
 #include <mutex>
 
@@ -36,56 +34,33 @@ struct nvjitlink_api {
     version_fn version = nullptr;
 };
 
-const char* const k_sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"};
-
-// The plain name (exported from 12.x on), else a versioned one of the headers' macros.
-template <class F>
-void resolve(void* handle, const std::string& name, F& out, const std::string& path) {
-    for (const std::string& n : {name, "__" + name + "_13_0", "__" + name + "_12_0"}) {
-        out = reinterpret_cast<F>(::dlsym(handle, n.c_str()));
-        if (out) return;
-    }
-    throw std::runtime_error("nvjitlink: " + path + " lacks the symbol " + name);
-}
-
 const nvjitlink_api& api() {
     static std::once_flag once;
     static nvjitlink_api a;
     static std::string load_error;
     std::call_once(once, [] {
-        void* handle = nullptr;
-        std::string tried;
-        for (const auto& dir : library_search_dirs()) {
-            for (const char* n : k_sonames) {
-                const std::string p = dir + "/" + n;
-                if (handle || !file_exists(p)) continue;
-                handle = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
-                if (handle) a.path = p;
-                else tried += "\n  " + p + ": " + ::dlerror();
-            }
-        }
-        for (const char* n : k_sonames) {  // then the dynamic loader's own search path
-            if (handle) break;
-            handle = ::dlopen(n, RTLD_NOW | RTLD_LOCAL);
-            if (handle) a.path = n;
-        }
+        const opened_library lib =
+            open_library({"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"});
+        void* handle = lib.handle;
+        a.path = lib.path;
         if (!handle) {
             load_error =
                 "nvjitlink: cannot load libnvJitLink (CUDA 12.0+), which links kernels with "
                 "link= files (set NUMBACUDA_UFUNC_CUDA_HOME to the CUDA toolkit, or pip install "
-                "nvidia-nvjitlink)" + tried;
+                "nvidia-nvjitlink)" + lib.tried;
             return;
         }
+        const std::string what = "nvjitlink: " + a.path;
         try {
-            resolve(handle, "nvJitLinkCreate", a.create, a.path);
-            resolve(handle, "nvJitLinkDestroy", a.destroy, a.path);
-            resolve(handle, "nvJitLinkAddData", a.add_data, a.path);
-            resolve(handle, "nvJitLinkComplete", a.complete, a.path);
-            resolve(handle, "nvJitLinkGetLinkedCubinSize", a.cubin_size, a.path);
-            resolve(handle, "nvJitLinkGetLinkedCubin", a.cubin, a.path);
-            resolve(handle, "nvJitLinkGetErrorLogSize", a.error_log_size, a.path);
-            resolve(handle, "nvJitLinkGetErrorLog", a.error_log, a.path);
-            resolve(handle, "nvJitLinkVersion", a.version, a.path);
+            resolve(handle, "nvJitLinkCreate", a.create, what);
+            resolve(handle, "nvJitLinkDestroy", a.destroy, what);
+            resolve(handle, "nvJitLinkAddData", a.add_data, what);
+            resolve(handle, "nvJitLinkComplete", a.complete, what);
+            resolve(handle, "nvJitLinkGetLinkedCubinSize", a.cubin_size, what);
+            resolve(handle, "nvJitLinkGetLinkedCubin", a.cubin, what);
+            resolve(handle, "nvJitLinkGetErrorLogSize", a.error_log_size, what);
+            resolve(handle, "nvJitLinkGetErrorLog", a.error_log, what);
+            resolve(handle, "nvJitLinkVersion", a.version, what);
         } catch (const std::exception& e) {
             load_error = e.what();
         }

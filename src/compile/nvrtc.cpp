@@ -41,23 +41,12 @@ struct nvrtc_api {
     decltype(&::nvrtcGetSupportedArchs) supported_archs = nullptr;
 };
 
-template <class F>
-void resolve(void* handle, const char* name, F& out, const std::string& path) {
-    out = reinterpret_cast<F>(::dlsym(handle, name));
-    if (!out) throw std::runtime_error("nvrtc: " + path + " lacks the symbol " + name);
-}
+const std::initializer_list<const char*> k_sonames = {"libnvrtc.so.13", "libnvrtc.so.12",
+                                                       "libnvrtc.so.11.2", "libnvrtc.so"};
 
-const char* const k_sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
-                                 "libnvrtc.so"};
-
-// First existing libnvrtc in the search directories ("" when none); stat only, no dlopen.
+// First existing libnvrtc in the search directories ("" when none).
 const std::string& located_path() {
-    static const std::string path = [] {
-        for (const auto& dir : library_search_dirs())
-            for (const char* n : k_sonames)
-                if (file_exists(dir + "/" + n)) return dir + "/" + n;
-        return std::string();
-    }();
+    static const std::string path = locate_library(k_sonames);
     return path;
 }
 
@@ -66,35 +55,27 @@ const nvrtc_api& api() {
     static nvrtc_api a;
     static std::string load_error;
     std::call_once(once, [] {
-        void* handle = nullptr;
-        std::string tried;
-        if (!located_path().empty()) {
-            handle = ::dlopen(located_path().c_str(), RTLD_NOW | RTLD_LOCAL);
-            if (handle) a.path = located_path();
-            else tried = "\n  " + located_path() + ": " + ::dlerror();
-        }
-        for (const char* n : k_sonames) {  // then the dynamic loader's own search path
-            if (handle) break;
-            handle = ::dlopen(n, RTLD_NOW | RTLD_LOCAL);
-            if (handle) a.path = n;
-        }
+        const opened_library lib = open_library(k_sonames);
+        void* handle = lib.handle;
+        a.path = lib.path;
         if (!handle) {
             load_error =
                 "nvrtc: cannot load libnvrtc (set NUMBACUDA_UFUNC_CUDA_HOME to the CUDA "
-                "toolkit, or pip install nvidia-cuda-nvrtc)" + tried;
+                "toolkit, or pip install nvidia-cuda-nvrtc)" + lib.tried;
             return;
         }
-        resolve(handle, "nvrtcVersion", a.version, a.path);
-        resolve(handle, "nvrtcGetErrorString", a.get_error_string, a.path);
-        resolve(handle, "nvrtcCreateProgram", a.create_program, a.path);
-        resolve(handle, "nvrtcDestroyProgram", a.destroy_program, a.path);
-        resolve(handle, "nvrtcCompileProgram", a.compile_program, a.path);
-        resolve(handle, "nvrtcGetProgramLogSize", a.get_log_size, a.path);
-        resolve(handle, "nvrtcGetProgramLog", a.get_log, a.path);
-        resolve(handle, "nvrtcGetPTXSize", a.get_ptx_size, a.path);
-        resolve(handle, "nvrtcGetPTX", a.get_ptx, a.path);
-        resolve(handle, "nvrtcGetCUBINSize", a.get_cubin_size, a.path);
-        resolve(handle, "nvrtcGetCUBIN", a.get_cubin, a.path);
+        const std::string what = "nvrtc: " + a.path;
+        resolve(handle, "nvrtcVersion", a.version, what);
+        resolve(handle, "nvrtcGetErrorString", a.get_error_string, what);
+        resolve(handle, "nvrtcCreateProgram", a.create_program, what);
+        resolve(handle, "nvrtcDestroyProgram", a.destroy_program, what);
+        resolve(handle, "nvrtcCompileProgram", a.compile_program, what);
+        resolve(handle, "nvrtcGetProgramLogSize", a.get_log_size, what);
+        resolve(handle, "nvrtcGetProgramLog", a.get_log, what);
+        resolve(handle, "nvrtcGetPTXSize", a.get_ptx_size, what);
+        resolve(handle, "nvrtcGetPTX", a.get_ptx, what);
+        resolve(handle, "nvrtcGetCUBINSize", a.get_cubin_size, what);
+        resolve(handle, "nvrtcGetCUBIN", a.get_cubin, what);
         a.num_supported_archs =
             reinterpret_cast<decltype(a.num_supported_archs)>(::dlsym(handle, "nvrtcGetNumSupportedArchs"));
         a.supported_archs =

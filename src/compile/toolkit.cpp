@@ -1,10 +1,12 @@
 // src/compile/toolkit.cpp: locating the CUDA toolkit, NVRTC and CCCL without linking to them
 #include "compile/toolkit.h"
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <mutex>
+#include <stdexcept>
 
 namespace nu {
 
@@ -66,6 +68,43 @@ std::string cub_include_dir() {
     for (const auto& d : dirs)
         if (file_exists(d + "/cub/cub.cuh")) return d;
     return "";
+}
+
+std::string locate_library(std::initializer_list<const char*> sonames) {
+    for (const auto& dir : library_search_dirs())
+        for (const char* n : sonames)
+            if (file_exists(dir + "/" + n)) return dir + "/" + n;
+    return "";
+}
+
+opened_library open_library(std::initializer_list<const char*> sonames) {
+    opened_library lib;
+    for (const auto& dir : library_search_dirs()) {
+        for (const char* n : sonames) {
+            const std::string p = dir + "/" + n;
+            if (!file_exists(p)) continue;
+            lib.handle = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (lib.handle) {
+                lib.path = p;
+                return lib;
+            }
+            lib.tried += "\n  " + p + ": " + ::dlerror();
+        }
+    }
+    for (const char* n : sonames) {  // then the dynamic loader's own search path
+        lib.handle = ::dlopen(n, RTLD_NOW | RTLD_LOCAL);
+        if (lib.handle) {
+            lib.path = n;
+            return lib;
+        }
+    }
+    return lib;
+}
+
+void* library_symbol(void* handle, const std::string& name, const std::string& library) {
+    for (const std::string& n : {name, "__" + name + "_13_0", "__" + name + "_12_0"})
+        if (void* f = ::dlsym(handle, n.c_str())) return f;
+    throw std::runtime_error(library + " lacks the symbol " + name);
 }
 
 }  // namespace nu

@@ -1,5 +1,6 @@
 // src/compile/toolkit.h: where the CUDA toolkit pieces (NVRTC, CCCL headers) live on this machine
 #pragma once
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,28 @@ std::vector<std::string> library_search_dirs();
 std::string cub_include_dir();
 
 bool file_exists(const std::string& path);
+
+// The first of `sonames` present in library_search_dirs(), as a path ("" when none);
+// stat only, no dlopen.
+std::string locate_library(std::initializer_list<const char*> sonames);
+
+// A toolkit library opened with dlopen (RTLD_LOCAL, never closed): each of `sonames` found
+// in library_search_dirs() in turn, then the dynamic loader's own search path. On failure
+// `handle` is null and `tried` lists the files that would not load, one per line.
+struct opened_library {
+    void* handle = nullptr;
+    std::string path;
+    std::string tried;
+};
+opened_library open_library(std::initializer_list<const char*> sonames);
+
+// dlsym of `name`, else of the versioned "__<name>_13_0" / "__<name>_12_0" that NVIDIA's
+// headers map calls to; throws std::runtime_error naming `library` and the symbol.
+void* library_symbol(void* handle, const std::string& name, const std::string& library);
+
+template <class F>
+void resolve(void* handle, const std::string& name, F& out, const std::string& library) {
+    out = reinterpret_cast<F>(library_symbol(handle, name, library));
+}
 
 }  // namespace nu
