@@ -11,10 +11,11 @@ import re
 
 from . import _core, _dask
 from ._keywords import gufunc_call_with_keywords
+from ._pickling import function_ref, global_name
 from .compiler import translate
 from .errors import CompileError
 from .types import Array, Scalar, Signature, parse_signature_for
-from .ufunc import TARGETS, _arity, _take_identity_of, global_name
+from .ufunc import TARGETS, _arity, _take_identity_of
 
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
 
@@ -205,7 +206,7 @@ class GUFunc(_core.GUFunc):
     def __reduce__(self):
         # Pickled by the function, signatures and options (Dask's distributed workers).
         return global_name(self) or (_rebuild, (
-            self.py_func, [str(s) for s in self._translated], self.layout, self.target,
+            function_ref(self.py_func), [str(s) for s in self._translated], self.layout, self.target,
             self.fastmath, self.cache, self.writable_args))
 
     def inspect_sass(self, nloop=1) -> dict:

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _core
 from ._linking import link_paths, read_link_files
+from ._pickling import function_ref, global_name
 from .compiler import translate_kernel
 from .compiler._types import TupleType, element_ctype
 from .compiler.device_function import DeviceFunction
@@ -326,6 +327,13 @@ class Kernel(_core.Kernel):
     def __repr__(self):
         return f"<numbacuda_ufunc.Kernel '{self.__name__}' ({len(self._specs)} specializations)>"
 
+    def __reduce__(self):
+        # By name when the kernel is a module global; otherwise by its function, eager
+        # signatures and options (_pickling.py). Rebuilt, it compiles again on first use.
+        return global_name(self) or (_rebuild_kernel, (
+            type(self), function_ref(self.py_func), [sig for sig, _ in self._declared],
+            self.debug, self.fastmath, self.extensions, self.link))
+
 
 class _ExtensionKernel(Kernel):
     """A kernel with Numba ``extensions``: launches go through Python to let them convert
@@ -394,6 +402,11 @@ def _flat_wrapper(pyfunc, types):
     namespace = {"nu_kernel_body": pyfunc}
     exec(compile(text, f"<tuple arguments of kernel {', '.join(names)}>", "exec"), namespace)
     return namespace[name], tuple(flat)
+
+
+def _rebuild_kernel(cls, pyfunc, signatures, debug, fastmath, extensions, link):
+    return cls(pyfunc, signatures, debug=debug, fastmath=fastmath, extensions=extensions,
+               link=link)
 
 
 def _kernel_signature(sig, name) -> Signature:

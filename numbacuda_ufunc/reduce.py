@@ -80,9 +80,9 @@ class Reduce:
             return _dask.reducer_call(self, arr, size, res, init, stream, axis)
 
     def __reduce__(self):
-        from .ufunc import global_name
+        from ._pickling import function_ref, global_name
 
-        return global_name(self) or (Reduce, (self._functor,))  # by name, else the function
+        return global_name(self) or (Reduce, (function_ref(self._functor),))
 
     def inspect_cuda(self, dtype) -> str:
         """The CUDA C++ translation unit reducing arrays of ``dtype`` (NVRTC's input)."""

@@ -9,7 +9,6 @@ Python code.
 from __future__ import annotations
 
 import inspect
-import sys
 import threading
 import weakref
 
@@ -18,6 +17,7 @@ import numpy as np
 from . import _core, _dask, _methods
 from ._compile import compile_ptx
 from ._keywords import call_with_keywords
+from ._pickling import function_ref, global_name
 from .compiler import translate
 from .errors import CompileError
 from .types import (
@@ -239,23 +239,13 @@ class UFunc(_core.UFunc):
 
     def __reduce__(self):
         # By name when the ufunc is a module global (the usual @vectorize); otherwise by
-        # the function and its signatures (cloudpickle, as Dask's distributed uses, pickles
-        # such functions by value). Workers rebuild it and compile on first use.
+        # the function and its signatures (_pickling.py). Rebuilt, it compiles on first use.
         sigs = None if self._lazy else [str(s) for s in self._translated]
-        return global_name(self) or (_rebuild, (self.py_func, sigs, self.target, self.identity,
+        return global_name(self) or (_rebuild, (function_ref(self.py_func), sigs, self.target, self.identity,
                                                 self.fastmath, self.cache))
 
     def __repr__(self):
         return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"
-
-
-def global_name(obj):
-    """``obj``'s qualified name when its module holds it under that name (pickle then
-    stores a reference), else None."""
-    target = sys.modules.get(getattr(obj, "__module__", None) or "")
-    for part in getattr(obj, "__qualname__", "<").split("."):
-        target = getattr(target, part, None)
-    return obj.__qualname__ if target is obj else None
 
 
 def _rebuild(pyfunc, signatures, target, identity, fastmath, cache):

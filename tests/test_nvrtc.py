@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from numbacuda_ufunc import _core, float32, float64, int32
+from numbacuda_ufunc import _core, cuda, float32, float64, int32
 from numbacuda_ufunc._compile import compile_ptx
 from numbacuda_ufunc.compiler.device_function import DeviceFunction
 from numbacuda_ufunc.cuda import Kernel, jit
@@ -158,3 +158,34 @@ def test_ptx_fallback_builds_for_the_newest_arch():
     assert not cubin and major * 10 + minor == newest
     ptx = _core.compile_ptx(SMALL, (major, minor))
     assert f".target sm_{newest}" in ptx
+
+
+def test_generated_sources_without_cub_compile_with_minimal():
+    """nvrtc_build adds -minimal (NVRTC 12.4+) to every source that does not include CUB,
+    and retries without it if the build fails, which would hide a regression: here the
+    option is given explicitly, so the retry has it too."""
+    if _core.nvrtc_version() < (12, 4):
+        pytest.skip("-minimal needs NVRTC 12.4+")
+    from numbacuda_ufunc import guvectorize, vectorize
+
+    uf = vectorize(["float64(float64, int32)"], target="cuda")(lambda a, b: math.hypot(a, b) // 2)
+    gu = guvectorize(["void(float32[:], float32[:])"], "(n)->()", target="cuda")(_gu_sum)
+    kernel = jit("void(float32[:], int32)")(_kernel_body)
+    sources = [uf._variant_source(0, 0)[1], uf._variant_source(0, 1)[1],
+               gu._loop_source(0, 1)[1], kernel._source(0)]
+    for src in sources:
+        assert "cub/" not in src
+        assert _core.compile_cubin(src + "// minimal\n", (9, 0), options=["-minimal"])[:4] == b"\x7fELF"
+
+
+def _gu_sum(a, out):
+    s = 0.0
+    for x in a:
+        s += x
+    out[0] = s
+
+
+def _kernel_body(a, n):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = a[i] * n

@@ -12,6 +12,7 @@ struct kernel_launcher {
     py::object owner;  // the Python Kernel: its _resolve() translates new specializations
     nu::launch_shape shape;
     nu::stream_ref stream;
+    py::object callbacks;  // Numba's pre_launch_callbacks: a list made on first access
 };
 
 // Blocks per grid or threads per block: an int or a tuple of 1 to 3 ints.
@@ -237,11 +238,20 @@ py::object describe_argument(py::handle arg, const std::vector<nu::kernel_arg>& 
     return py::make_tuple(to_numpy_dtype(t), a.is_array ? a.view.ndim() : -1);
 }
 
+[[noreturn]] void pickling_error(const std::string& message) {
+    PyErr_SetString(py::module_::import("pickle").attr("PicklingError").ptr(), message.c_str());
+    throw py::error_already_set();
+}
+
 py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
     kernel_launcher& l = engine_object<kernel_launcher>(self);
     nu::jit_kernel& k = *l.kernel;
     if (kwargs && PyDict_Size(kwargs.ptr()) > 0) {
         throw nu::type_error("kernel '" + k.name() + "' takes no keyword arguments");
+    }
+    if (l.callbacks && PyList_GET_SIZE(l.callbacks.ptr()) > 0) {
+        const py::list callbacks = py::reinterpret_borrow<py::list>(l.callbacks);
+        for (py::handle callback : py::list(callbacks)) callback(l.owner, self);  // (kernel, launch_config)
     }
     std::vector<py::object> keep;  // converted arrays, alive until the launch returns
     std::vector<nu::kernel_arg> kargs;
@@ -297,6 +307,33 @@ void bind_kernel(py::module_& m) {
             return py::make_tuple(l.shape.block[0], l.shape.block[1], l.shape.block[2]);
         })
         .def_property_readonly("sharedmem", [](const kernel_launcher& l) { return l.shape.dynamic_shared; })
+        .def_property_readonly(
+            "pre_launch_callbacks",
+            [](kernel_launcher& l) {
+                if (!l.callbacks) l.callbacks = py::list();
+                return l.callbacks;
+            },
+            "Callables run as callback(kernel, launch_config) right before each launch (Numba's).")
+        .def("__reduce__", [](const kernel_launcher& l) -> py::tuple {
+            // kernel[grid, block, 0, shared] again on unpickling, as Numba pickles a
+            // configured launch; a stream is a handle of this process and does not travel.
+            if (l.callbacks && PyList_GET_SIZE(l.callbacks.ptr()) > 0)
+                pickling_error("Cannot pickle configured launches with pre-launch callbacks");
+            if (l.stream != nu::default_stream() && l.stream != nu::legacy_default_stream()) {
+                pickling_error("kernel '" + l.kernel->name() + "': cannot pickle a launch configured "
+                               "with a stream; pickle the kernel and configure it again");
+            }
+            if (l.shape.forall_tasks >= 0) {  // kernel.forall(n, sharedmem=...)
+                return py::make_tuple(l.owner.attr("_forall"),
+                                      py::make_tuple(l.shape.forall_tasks, 0, l.shape.dynamic_shared));
+            }
+            const py::tuple config = py::make_tuple(
+                py::make_tuple(l.shape.grid[0], l.shape.grid[1], l.shape.grid[2]),
+                py::make_tuple(l.shape.block[0], l.shape.block[1], l.shape.block[2]), 0,
+                l.shape.dynamic_shared);
+            return py::make_tuple(py::module_::import("operator").attr("getitem"),
+                                  py::make_tuple(l.owner, config));
+        })
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) { return call_kernel(self, args, kwargs); });
     set_call_slot(launcher, direct_call<call_kernel>);
 
