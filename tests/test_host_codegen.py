@@ -286,3 +286,25 @@ def test_sigint_handler_is_restored_after_a_launch():
     f = nu.vectorize(["float64(float64, float64)"], target="cpu")(lambda_free_add)
     f(np.zeros(1_000_000), 1.0)
     assert signal.getsignal(signal.SIGINT) is before
+
+
+_FASTMATH_CHILD = textwrap.dedent("""
+    import numpy as np
+    import numbacuda_ufunc as nu
+    tiny = np.nextafter(0.0, 1.0)  # the smallest denormal
+    assert tiny * 1.0 > 0.0
+    f = nu.vectorize(["float64(float64)"], target="cpu", fastmath=True)(lambda x: x * 2.0 + 1.0)
+    assert f(np.float64(3.0)) == 7.0
+    print(float(tiny * 1.0), float(np.multiply(tiny, 1.0)))
+""")
+
+
+def test_a_fastmath_host_build_keeps_denormals_of_the_process():
+    """g++'s -ffast-math links crtfastmath.o, whose constructor sets flush-to-zero and
+    denormals-are-zero when the library is loaded; loading restores the floating-point
+    environment, so the process's later denormal arithmetic (Python's, NumPy's) is
+    unchanged. In a child process: a failure would poison this one."""
+    out = subprocess.run([sys.executable, "-c", _FASTMATH_CHILD], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["5e-324", "5e-324"]

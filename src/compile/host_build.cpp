@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cfenv>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -420,6 +421,19 @@ bool plausible_shared_object(const std::string& b) {
            h.e_shoff + std::uint64_t(h.e_shnum) * h.e_shentsize <= size;
 }
 
+// dlopen that leaves this thread's floating-point environment as it was. A library built
+// with -ffast-math (fastmath=True) carries GCC's crtfastmath.o, whose constructor turns on
+// flush-to-zero and denormals-are-zero for the thread that loads it, and threads started
+// later inherit them: every later denormal result of the process, NumPy's included, would
+// become 0. The kernel's own code does not need them.
+void* dlopen_keeping_fp_env(const std::string& path) {
+    std::fenv_t env;
+    const bool saved = std::fegetenv(&env) == 0;
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (saved) std::fesetenv(&env);
+    return handle;
+}
+
 // dlopen needs a file: an anonymous memory file (memfd), kept open while the library is
 // loaded so that its /proc/self/fd path is never reused for another library (glibc
 // returns an already-loaded library for a repeated path). Where memfd is unavailable, a
@@ -431,7 +445,7 @@ void* load_shared_object(const std::string& bytes, const std::string& key, int* 
     if (fd >= 0) {
         std::string path = "/proc/self/fd/" + std::to_string(fd);
         if (write_fd(fd, bytes)) {
-            if (void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+            if (void* handle = dlopen_keeping_fp_env(path)) {
                 *fd_out = fd;
                 return handle;
             }
@@ -451,7 +465,7 @@ void* load_shared_object(const std::string& bytes, const std::string& key, int* 
     } guard{path};
     path += "/nu_" + key.substr(0, 16) + "_" + std::to_string(counter.fetch_add(1)) + ".so";
     write_text(path, bytes);
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* handle = dlopen_keeping_fp_env(path);
     if (!handle) *error = ::dlerror();
     return handle;
 }
