@@ -467,7 +467,7 @@ def test_bf16_type_in_kernels_and_numba_examples():
         bits[0] = bfloat16_as_int16(bf16.int16_as_bfloat16(bits[1]))
         flags[0] = bf16.hgt(a, b)                  # float64 arguments convert to bfloat16
         flags[1] = hisinf(bfloat16(-math.inf))
-        flags[2] = hisnan(bfloat16(math.nan))
+        flags[2] = hisnan(bfloat16(float("nan")))   # float("...") folds at compile time
 
     out = np.full(5, np.nan, np.float32)
     bits = np.array([0, 0x3FC0], np.int16)
@@ -501,6 +501,28 @@ def test_bf16_in_a_ufunc_argument_conversion_and_arrays():
     axpy[1, 64](0.5, xs, ys, out)
     want = [o_fma(0x3F00, int(p), int(q)) for p, q in zip(xs.view(np.uint16), ys.view(np.uint16))]
     assert out.view(np.uint16).astype(int).tolist() == want
+
+
+def test_float_of_a_string_literal_in_kernels():
+    from numbacuda_ufunc.errors import CompileError
+
+    @cuda.jit
+    def specials(out):
+        out[0] = float("nan")
+        out[1] = float("-inf")
+        out[2] = float(" 1.5e3 ")
+        out[3] = float("Infinity")
+
+    out = np.zeros(4)
+    specials[1, 1](out)
+    np.testing.assert_array_equal(out, [np.nan, -np.inf, 1500.0, np.inf])
+
+    @cuda.jit
+    def bad(out):
+        out[0] = float("one")
+
+    with pytest.raises(CompileError, match="could not convert the string to a float"):
+        bad[1, 1](out)
 
 
 def test_bf16_errors_and_support():
