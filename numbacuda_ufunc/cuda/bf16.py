@@ -15,7 +15,9 @@ from ..compiler._bf16 import BF16_ALIASES, BF16_FUNCTIONS
 from ..compiler.intrinsics import Intrinsic
 from ..types import bfloat16
 
-__all__ = ["bfloat16", *BF16_FUNCTIONS, *BF16_ALIASES]
+__all__ = ["bfloat16", "nv_bfloat16", *BF16_FUNCTIONS, *BF16_ALIASES]
+
+nv_bfloat16 = bfloat16  # the name Numba's generated bindings give the type
 
 for _name in (*BF16_FUNCTIONS, *BF16_ALIASES):
     globals()[_name] = Intrinsic(f"bf16.{_name}")
