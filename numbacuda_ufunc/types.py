@@ -17,7 +17,7 @@ __all__ = [
     "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128", "bfloat16",
     "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "intp", "uintp", "double", "single", "byte",
-    "parse_signature", "from_dtype", "SCALARS", "CPointer", "voidptr",
+    "parse_signature", "signature", "from_dtype", "SCALARS", "CPointer", "voidptr",
 ]
 
 
@@ -203,6 +203,20 @@ class Signature:
 
     def __hash__(self):
         return hash((self.return_type, self.args))
+
+
+def signature(return_type, *args) -> Signature:
+    """Numba's ``typing.signature(return_type, *args)``: ``signature(float32, int32, int32)``
+    is ``float32(int32, int32)``; a ``void`` or None return type makes a kernel's."""
+    for k, t in enumerate(args):
+        if not isinstance(t, Type):
+            raise TypeError(f"signature(): argument {k + 1} must be a type such as float32[:] "
+                            f"(got {t!r})")
+    if return_type is not None and not isinstance(return_type, Type):
+        raise TypeError(f"signature(): the return type must be a type or None (got {return_type!r})")
+    if return_type is void:
+        return_type = None
+    return Signature(return_type, args)
 
 
 def _scalar(name, dtype):

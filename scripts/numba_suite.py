@@ -253,6 +253,8 @@ SHIM_SELECTED = {
     "numba.cuda.np.numpy_support": ("numbacuda_ufunc.types",
                                     ("from_dtype", "carray", "farray")),
     "numba.cuda.misc.special": ("numbacuda_ufunc", ("literal_unroll",)),
+    "numba.cuda.typing": ("numbacuda_ufunc.types", ("signature", "Signature")),
+    "numba.core.typing": ("numbacuda_ufunc.types", ("signature", "Signature")),
 }
 
 _NUMPY_SUPPORT_EXTRA = '''

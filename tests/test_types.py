@@ -56,3 +56,26 @@ def test_unsupported_dtypes():
         t.from_dtype(np.dtype("U3"))
     with pytest.raises(TypeError, match="not a dtype"):
         t.from_dtype("nonsense")
+
+
+def test_typing_signature_function():
+    """Numba's typing.signature(return_type, *args), as its tests and extensions spell it."""
+    assert t.signature(float32, int32, int32) == float32(int32, int32)
+    assert t.signature(t.void, float32[::1]) == t.Signature(None, (float32[::1],))
+    assert t.signature(None, float64) == t.Signature(None, (float64,))
+    with pytest.raises(TypeError, match="argument 2 must be a type"):
+        t.signature(float32, int32, "int32")
+    with pytest.raises(TypeError, match="return type must be a type"):
+        t.signature(np.float32, int32)
+
+
+def test_kernel_and_device_function_take_a_typing_signature():
+    from numbacuda_ufunc import cuda
+
+    @cuda.jit(t.signature(t.void, int32[::1]))
+    def twice(a):
+        a[0] *= 2
+
+    a = np.array([21], np.int32)
+    twice[1, 1](a)
+    assert a[0] == 42

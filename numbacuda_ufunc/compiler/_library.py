@@ -8,9 +8,11 @@ functions (asked of NumPy with sample values).
 
 from __future__ import annotations
 
+import ast
 import builtins
 import cmath
 import math
+import operator
 
 import numpy as np
 
@@ -87,6 +89,19 @@ _NP_CONST = {"pi": np.pi, "e": np.e, "inf": np.inf, "nan": np.nan,
 UFUNC_NIN = {**{n: 1 for n in (set(_NP1) | _NP_OTHER) if isinstance(getattr(np, n, None), np.ufunc)},
              **{n: 2 for n in (set(_NP2) | set(_NP_OPS)) if isinstance(getattr(np, n, None), np.ufunc)}}
 
+# The operator module's functions (operator.add...), called directly or passed around as
+# values (Numba's tests do `op(a[i], b[i])` with op = operator.add): the same typing and
+# code as the operator they name. In-place forms compute the value (scalars are immutable).
+_OPERATOR_BIN = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+                 "mod": "%", "pow": "**", "and_": "&", "or_": "|", "xor": "^",
+                 "lshift": "<<", "rshift": ">>"}
+_OPERATOR_BIN.update({"i" + k.rstrip("_"): v for k, v in list(_OPERATOR_BIN.items())})
+_OPERATOR_CMP = {"lt": ("<", "lt"), "le": ("<=", "le"), "gt": (">", "gt"), "ge": (">=", "ge"),
+                 "eq": ("==", "eq"), "ne": ("!=", "ne")}
+_OPERATOR_UNARY = {"neg": ast.USub, "pos": ast.UAdd, "invert": ast.Invert, "inv": ast.Invert,
+                   "not_": ast.Not}
+_OPERATOR_OTHER = {"abs", "truth"}
+
 SUPPORTED_BUILTINS = ("abs", "min", "max", "round", "int", "float", "bool", "complex", "pow",
                       "divmod", "len", "range")
 
@@ -95,6 +110,8 @@ _BUILTIN_TYPES = {"int": WEAK_INT, "float": WEAK_FLOAT, "bool": WEAK_BOOL,
 
 
 def _lib_names(lib):
+    if lib == "operator":
+        return set(_OPERATOR_BIN) | set(_OPERATOR_CMP) | set(_OPERATOR_UNARY) | _OPERATOR_OTHER
     if lib == "math":
         return set(_MATH1) | set(_MATH2) | _MATH_OTHER
     if lib == "cmath":
@@ -106,7 +123,8 @@ def lookup_attribute(module, attr):
     """``module.attr`` for math, cmath and numpy: a Val (constant), a LibFuncRef, a TypeRef,
     or None when unsupported."""
     lib = module.__name__
-    consts = {"math": _MATH_CONST, "cmath": _CMATH_CONST, "numpy": _NP_CONST}.get(lib)
+    consts = {"math": _MATH_CONST, "cmath": _CMATH_CONST, "numpy": _NP_CONST,
+              "operator": {}}.get(lib)
     if consts is None:
         return None
     if attr in consts:
@@ -125,7 +143,7 @@ def lookup_attribute(module, attr):
 
 def _reverse_table():
     table = {}
-    for lib, mod in (("math", math), ("cmath", cmath), ("numpy", np)):
+    for lib, mod in (("math", math), ("cmath", cmath), ("numpy", np), ("operator", operator)):
         for name in _lib_names(lib):
             obj = getattr(mod, name, None)
             if obj is not None:
@@ -156,7 +174,8 @@ def call_library(tr, node, ref, args, kwargs):
         fname, handler = f"{ref.fname}()", _BUILTIN_HANDLERS.get(ref.fname)
     else:
         fname = f"{'np' if ref.lib == 'numpy' else ref.lib}.{ref.fname}()"
-        handler = {"math": _math_call, "cmath": _cmath_call, "numpy": _numpy_call}[ref.lib]
+        handler = {"math": _math_call, "cmath": _cmath_call, "numpy": _numpy_call,
+                   "operator": _operator_call}[ref.lib]
     if handler is None:
         raise tr.error(node, f"builtin '{ref.fname}' is not supported")
     allowed = {"round": {"ndigits"}}.get(getattr(ref, "fname", ""), set())
@@ -315,6 +334,21 @@ def _python_result(r):
     if r == complex128:
         return WEAK_COMPLEX
     return r
+
+
+def _operator_call(tr, node, fname, args):
+    if fname in _OPERATOR_UNARY or fname in _OPERATOR_OTHER:
+        _arity(tr, node, f"operator.{fname}()", args, 1)
+        if fname == "abs":
+            return _b_abs(tr, node, args, {})
+        if fname == "truth":
+            return _BUILTIN_HANDLERS["bool"](tr, node, args, {})
+        return tr.unaryop(node, _OPERATOR_UNARY[fname], args[0])
+    _arity(tr, node, f"operator.{fname}()", args, 2)
+    if fname in _OPERATOR_CMP:
+        code, r = tr._compare2(node, _OPERATOR_CMP[fname], args[0], args[1])
+        return Val(code, r)
+    return tr.binop(node, _OPERATOR_BIN[fname], args[0], args[1])
 
 
 def _math_call(tr, node, fname, args):

@@ -14,6 +14,7 @@ import builtins
 import cmath
 import inspect
 import math
+import operator
 import types as pytypes
 
 import numpy as np
@@ -710,7 +711,7 @@ class FunctionTranslator:
     def classify(self, node, name, value) -> Val:
         """A compile-time Python object as a Val (constant) or a Ref (module, function...)."""
         if isinstance(value, pytypes.ModuleType):
-            if value in (math, cmath, np):
+            if value in (math, cmath, np, operator):
                 return Val("", ModuleRef(value))
             if value.__name__.partition(".")[0] == "numbacuda_ufunc":  # cuda, types
                 return Val("", kernel_api.NamespaceRef(value, value.__name__))
@@ -837,12 +838,15 @@ class FunctionTranslator:
         return Val(f"{ct}{{{', '.join(v.code for v in vals)}}}", tt, const)
 
     def expr_UnaryOp(self, e):
-        v = self.expr(e.operand)
-        if not self._numeric(e.operand, v, "operand"):
+        return self.unaryop(e, type(e.op), self.expr(e.operand), e.operand)
+
+    def unaryop(self, e, op_class, v, operand_node=None) -> Val:
+        """``-v``, ``+v``, ``~v`` or ``not v`` (op_class: ast.USub...)."""
+        if not self._numeric(operand_node or e, v, "operand"):
             return Val("0", BOTTOM)
-        if isinstance(e.op, ast.Not):
+        if op_class is ast.Not:
             return Val(f"(!{self.truth(v)})", WEAK_BOOL)
-        op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(e.op)]
+        op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[op_class]
         r = self.promote(e, lambda: unary_result(op, v.type))
         if v.const is not None and isinstance(v.type, Weak) and isinstance(r, Weak):
             folded = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}[op](v.const)

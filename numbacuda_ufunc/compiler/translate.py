@@ -7,11 +7,15 @@ compiled after ``#include "nu_array.cuh"`` (which includes nu_scalar.cuh) by NVR
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import re
 import threading
+import types as pytypes
 import weakref
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..errors import CompileError
 from ..types import Array, Record, Scalar, parse_signature
@@ -106,7 +110,8 @@ class _Context:
         digest = hashlib.sha256(repr((fn.__module__, fn.__qualname__, src.text(),
                                       [t.token() if hasattr(t, "token") else str(t)
                                        for t in arg_types],
-                                      str(declared_return))).encode()).hexdigest()[:8]
+                                      str(declared_return), _environment_token(fn))
+                                     ).encode()).hexdigest()[:8]
         pyname = re.sub(r"\W", "_", src.name) if src.name.isascii() else "fn"
         codes = "".join(typecode(t) for t in arg_types) or "v"
         rec = _Record(fn, arg_types, f"nu_{pyname}_{codes}_{digest}")
@@ -128,6 +133,46 @@ class _Context:
         self.order = [r for r in self.order if r.name != rec.name]
         self.order.append(rec)
         return rec
+
+
+def _environment_token(fn, depth=0):
+    """What the function's free names are bound to (closure cells, and the globals its code
+    names): two closures of one source (``make(operator.add)``, ``make(operator.sub)``)
+    translate differently, so their C++ names must differ too, or one translation unit
+    would keep only the first. Stable across processes wherever the values are (numbers,
+    modules, functions by name), so the disk cache still finds the kernels."""
+    code = fn.__code__
+    cells = [_cell_value(c) for c in (fn.__closure__ or ())]
+    names = [n for n in code.co_names if n in fn.__globals__]
+    return (tuple(_value_token(v, depth) for v in cells),
+            tuple((n, _value_token(fn.__globals__[n], depth)) for n in names))
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet assigned
+        return None
+
+
+def _value_token(v, depth):
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic,
+                                   enum.Enum)):
+        return f"{type(v).__qualname__}:{v!r}"
+    if isinstance(v, tuple) and depth < 4:
+        return tuple(_value_token(x, depth + 1) for x in v)
+    if isinstance(v, pytypes.ModuleType):
+        return f"module:{v.__name__}"
+    v = getattr(v, "py_func", v)  # device functions, kernels, ufuncs: their function
+    if isinstance(v, pytypes.FunctionType):
+        where = f"{v.__module__}.{v.__qualname__}:{v.__code__.co_firstlineno}"
+        return (where, _environment_token(v, depth + 1)) if depth < 2 else where
+    if isinstance(v, np.ndarray) and v.nbytes <= 1 << 16:
+        return f"ndarray:{v.dtype.str}:{v.shape}:{hashlib.sha256(v.tobytes()).hexdigest()[:16]}"
+    name = getattr(v, "__qualname__", None)
+    if isinstance(name, str):  # classes, builtins (operator.add), types
+        return f"{getattr(v, '__module__', '')}.{name}"
+    return f"{type(v).__qualname__}:{id(v):x}"  # anything else: this object
 
 
 def _source_of(records) -> str:
