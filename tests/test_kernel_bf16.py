@@ -503,6 +503,24 @@ def test_bf16_in_a_ufunc_argument_conversion_and_arrays():
     assert out.view(np.uint16).astype(int).tolist() == want
 
 
+def test_bf16_math_floor_ceil_trunc_stay_bfloat16():
+    @cuda.jit
+    def rounding(a, out):
+        i = cuda.grid(1)
+        if i < a.size:
+            x = uint16_as_bfloat16(a[i])
+            out[0, i] = bfloat16_as_uint16(math.floor(x))   # bfloat16, as Numba's overloads
+            out[1, i] = bfloat16_as_uint16(math.ceil(x))
+            out[2, i] = bfloat16_as_uint16(math.trunc(x))
+
+    a = edge_bf16(60)
+    out = np.full((3, a.size), 0xDEAD, np.uint16)
+    rounding[1, a.size](a, out)
+    x = (a.astype(np.uint32) << 16).view(np.float32)
+    for k, f in enumerate((np.floor, np.ceil, np.trunc)):
+        assert out[k].astype(int).tolist() == [float_result(float(v)) for v in f(x)], k
+
+
 def test_float_of_a_string_literal_in_kernels():
     from numbacuda_ufunc.errors import CompileError
 
