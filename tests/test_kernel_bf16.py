@@ -535,6 +535,12 @@ def test_float_of_a_string_literal_in_kernels():
     specials[1, 1](out)
     np.testing.assert_array_equal(out, [np.nan, -np.inf, 1500.0, np.inf])
 
+    ns = {"cuda": cuda}                             # no source: the code-object front end
+    exec('def made(out):\n    out[0] = float("-inf")\n    out[1] = float("nan")\n', ns)
+    made = cuda.jit(ns["made"])
+    made[1, 1](out)
+    np.testing.assert_array_equal(out[:2], [-np.inf, np.nan])
+
     @cuda.jit
     def bad(out):
         out[0] = float("one")
