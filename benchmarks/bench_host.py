@@ -10,6 +10,8 @@ random; every callable is called once (compiled) before timing.
 from __future__ import annotations
 
 import math
+import os
+import time
 
 import numpy as np
 import pytest
@@ -107,3 +109,29 @@ def test_host_vectorize_strided(benchmark, layout, impl):
     benchmark.extra_info.update(kind="fma", target="cpu", layout=layout, impl=impl)
     benchmark(f, *args, out=out)
     np.testing.assert_allclose(out, fma3(*args), rtol=2e-6, atol=1e-6)
+
+
+_BUILD_COUNTER = [0]
+
+
+@pytest.mark.benchmark(group="host")
+@pytest.mark.parametrize("kind", ["elementwise", "kernel"])
+def test_host_build_new_kernel(benchmark, kind):
+    # A kernel never built before, end to end (g++ with the precompiled header, load):
+    # an elementwise loop (what vectorize cpu builds) and a checked @cuda.jit-style unit.
+    from numbacuda_ufunc import _core
+
+    token = f"{os.getpid()}_{time.time_ns()}"
+    # the checked precompiled header serves sources that begin with NU_BOUNDSCHECK
+    head = '#include "elementwise.cuh"\n' if kind == "elementwise" else \
+        '#define NU_BOUNDSCHECK 1\n#include "kernel.cuh"\n'
+
+    def build():
+        _BUILD_COUNTER[0] += 1
+        name = f"nu_bench_{token}_{_BUILD_COUNTER[0]}"
+        body = f'extern "C" __attribute__((visibility("default"))) double {name}(double x) {{ return x * {_BUILD_COUNTER[0]}.5 + 1.0; }}\n'
+        return _core.build_host(head + body, ["-fvisibility=hidden"], [name])
+
+    build()  # the precompiled header, once
+    benchmark.extra_info.update(kind=f"build-{kind}")
+    benchmark.pedantic(build, rounds=10, iterations=1)

@@ -9,6 +9,7 @@ Python runs only to translate a new specialization.
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 
@@ -197,6 +198,21 @@ class Kernel(_core.Kernel):
         return k
 
     # ---- launching ------------------------------------------------------------------------
+    def _raise_from_kernel(self, index, code, tid, ctaid):
+        """Called by the engine when a launch of specialization ``index`` raised: raises
+        the exception of raise site ``code`` as Numba does, its first argument prefixed
+        with where and in which thread (indices listed z, y, x, as Numba prints them)."""
+        sites = self._specs[index].exceptions
+        if not 1 <= code <= len(sites):
+            raise RuntimeError(f"kernel '{self.__name__}' raised an exception of unknown code "
+                               f"{code}")
+        cls, args, (fname, filename, line) = sites[code - 1]
+        path = filename if filename.startswith("<") else os.path.abspath(filename)
+        prefix = (f"In function {fname!r}, file {path}, line {line}, "
+                  f"tid={list(tid)[::-1]} ctaid={list(ctaid)[::-1]}")
+        args = (f"{prefix}: {args[0]}",) + tuple(args[1:]) if args else (prefix,)
+        raise cls(*args)
+
     def __call__(self, *args, **kwargs):
         raise ValueError(f"kernel '{self.__name__}' needs a launch configuration: call it as "
                          f"{self.__name__}[blocks_per_grid, threads_per_block](*args)")

@@ -63,7 +63,12 @@ class Scalar(Type):
         """NumPy type character, as in ``ufunc.types`` (``'f'`` for float32)."""
         return self.dtype.char
 
-    def __call__(self, *args) -> Signature:
+    def __call__(self, *args):
+        """``float32(float32, int32)``: a signature. ``int16(x)`` with one number: the value
+        cast to the type, as Numba's types do in Python (so a kernel's Python function,
+        run as the oracle, computes what the kernel does)."""
+        if len(args) == 1 and isinstance(args[0], (int, float, complex, np.generic)):
+            return self.dtype.type(args[0])
         return Signature(self, tuple(_as_type(a, "signature argument") for a in args))
 
     def __getitem__(self, item) -> Array:

@@ -70,6 +70,59 @@ def test_contiguous_loop_inlines_the_function_and_is_vectorised():
     assert re.search(r"\bv?mulps\b", asm) and re.search(r"\bv?addps\b", asm), asm[:2000]
 
 
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next((line.split(":", 1)[1].split() for line in fh if line.startswith("flags")), [])
+    except OSError:
+        return []
+
+
+def test_default_build_uses_the_cpus_vector_width(monkeypatch):
+    # -march=native by default: 32-byte AVX registers where the CPU has AVX2; the SSE2
+    # baseline (16-byte xmm only) with NUMBACUDA_UFUNC_HOST_NATIVE=0.
+    if "avx2" not in cpu_flags():
+        pytest.skip("the CPU has no AVX2")
+    f = nu.vectorize(["float32(float32, float32, float32)"], target="cpu")(fma3)
+    monkeypatch.delenv("NUMBACUDA_UFUNC_HOST_NATIVE", raising=False)
+    _, native = entry_disassembly(f)
+    assert re.search(r"\bvmulps\b.*%ymm", native) and re.search(r"\bvaddps\b.*%ymm", native), native[:2000]
+    monkeypatch.setenv("NUMBACUDA_UFUNC_HOST_NATIVE", "0")
+    _, baseline = entry_disassembly(f)
+    assert "%ymm" not in baseline and re.search(r"\bmulps\b", baseline), baseline[:2000]
+
+
+def test_no_fused_multiply_add_in_default_builds():
+    # -ffp-contract=off is not enough with FMA enabled: GCC 12's SLP vectoriser fused
+    # Smith's division (a.im - a.re * ratio...) into vfmsubadd, which changed cmath.log(z, b)
+    # results. Default (-march=native) builds have no FMA instruction at all.
+    if not shutil.which("objdump"):
+        pytest.skip("objdump is not installed")
+    src = textwrap.dedent("""\
+        #include "nu_scalar.cuh"
+        extern "C" __attribute__((visibility("default")))
+        void nu_quot_probe(const nu::c128* a, const nu::c128* b, nu::c128* o, long n) {
+            for (long i = 0; i < n; ++i) o[i] = nu::log(a[i], b[i]) + a[i] * b[i] - b[i];
+        }
+        """)
+    lib = _core.build_host(src, ["-fvisibility=hidden"], ["nu_quot_probe"])
+    path = os.path.join(_core.cache_dir(), lib.key + ".nuc")
+    if not os.path.exists(path):
+        pytest.skip("the disk cache is disabled: no library file to disassemble")
+    so = os.path.join(os.path.dirname(path), "tmp", f"fma_probe_{os.getpid()}.so")
+    os.makedirs(os.path.dirname(so), exist_ok=True)
+    with open(so, "wb") as fh:
+        fh.write(open(path, "rb").read()[8 + 64 + 8:-32])
+    try:
+        out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", so], capture_output=True,
+                             text=True, check=True).stdout
+    finally:
+        os.unlink(so)
+    assert "<nu_quot_probe>:" in out
+    fused = [line for line in out.splitlines() if re.search(r"\bv?f(n)?m(add|sub)\w*(p|s)[sd]\b", line)]
+    assert not fused, fused[:5]
+
+
 def test_contiguous_loop_results_and_in_place_output():
     f = nu.vectorize(["float32(float32, float32, float32)"], target="cpu")(fma3)
     rng = np.random.default_rng(5)
@@ -233,3 +286,25 @@ def test_sigint_handler_is_restored_after_a_launch():
     f = nu.vectorize(["float64(float64, float64)"], target="cpu")(lambda_free_add)
     f(np.zeros(1_000_000), 1.0)
     assert signal.getsignal(signal.SIGINT) is before
+
+
+_FASTMATH_CHILD = textwrap.dedent("""
+    import numpy as np
+    import numbacuda_ufunc as nu
+    tiny = np.nextafter(0.0, 1.0)  # the smallest denormal
+    assert tiny * 1.0 > 0.0
+    f = nu.vectorize(["float64(float64)"], target="cpu", fastmath=True)(lambda x: x * 2.0 + 1.0)
+    assert f(np.float64(3.0)) == 7.0
+    print(float(tiny * 1.0), float(np.multiply(tiny, 1.0)))
+""")
+
+
+def test_a_fastmath_host_build_keeps_denormals_of_the_process():
+    """g++'s -ffast-math links crtfastmath.o, whose constructor sets flush-to-zero and
+    denormals-are-zero when the library is loaded; loading restores the floating-point
+    environment, so the process's later denormal arithmetic (Python's, NumPy's) is
+    unchanged. In a child process: a failure would poison this one."""
+    out = subprocess.run([sys.executable, "-c", _FASTMATH_CHILD], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["5e-324", "5e-324"]

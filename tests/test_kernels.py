@@ -674,6 +674,70 @@ def test_print_in_kernel(capfd):
     assert out == [f"thread {i} has {v:f} {v > 1} 100% é" for i, v in enumerate([0.5, 1.5, 2.0])]
 
 
+@cuda.jit
+def print_structures(t, n):
+    print(cuda.threadIdx)
+    if cuda.threadIdx.x == 1 and cuda.threadIdx.y == 1:
+        print(t, (1,), (n, (2.5, n > 3)), "%d", cuda.blockDim)
+
+
+def test_print_tuples_and_dim3_as_numba(capfd):
+    # Numba's format: tuples as Python writes them, floats with %f, dim3 as a 3-tuple.
+    print_structures[1, (2, 2, 1)]((1, ((2, 4), 3.0), (4,), 5), 7)
+    cuda.synchronize()
+    out = capfd.readouterr().out.splitlines()
+    assert sorted(out) == sorted([str(i) for i in [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0)]]
+                                 + ["(1, ((2, 4), 3.000000), (4,), 5) (1,) (7, (2.500000, True)) "
+                                    "%d (2, 2, 1)"])
+    assert ".entry" in next(iter(print_structures.inspect_ptx().values()))
+
+
+def test_print_of_more_than_32_values_prints_the_format(capfd):
+    @cuda.jit
+    def too_many(r):
+        print(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+              r[13], r[14], r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22], r[23],
+              r[24], r[25], r[26], r[27], r[28], r[29], r[30], r[31], r[32])
+
+    with pytest.warns(RuntimeWarning, match="cannot print more than 32 items"):
+        too_many[1, 1](np.arange(33))
+    cuda.synchronize()
+    assert capfd.readouterr().out.strip() == " ".join(["%lld"] * 33)
+
+
+@cuda.jit
+def round_to_digits(out, x, nd):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = round(x[i], nd[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_round_ndigits_as_python(dtype):
+    # Halfway values (0.3425 is above its half as a double and as a float32: Python rounds
+    # it up), values whose scaling overflows (returned as they are), inf, nan, -0.0, ndigits
+    # beyond the double range both ways, and random values.
+    info = np.finfo(dtype)
+    pairs = [(0.3425, 3), (0.5425, 3), (2.675, 2), (1.5, 0), (2.5, 0), (-0.5, 0), (-2.5, 0),
+             (125.0, -1), (135.0, -1), (-0.0, 2), (np.inf, 3), (-np.inf, -3), (np.nan, 1),
+             (info.max, 12), (info.max, 300), (-info.max, 40), (1.5, 400), (-1.5, -400),
+             (0.12345678987654321e-14, 23), (12345.678, -3), (info.tiny, 310)]
+    pairs += [(v, int(d)) for v, d in zip(RNG.standard_normal(24) * 10.0 ** RNG.integers(-3, 4, 24),
+                                          RNG.integers(-5, 6, 24))]
+    x = np.array([p[0] for p in pairs], dtype=dtype)
+    nd = np.array([p[1] for p in pairs], dtype=np.int32)
+    out = np.full(x.size, -7.0, dtype=dtype)
+    round_to_digits[1, 64](out, x, nd)
+    want = np.array([round(float(v), int(d)) for v, d in zip(x, nd)], dtype=dtype)
+    # Correctly rounded for |ndigits| <= 22; beyond, CPython's (and Numba's) scaling
+    # algorithm, within 1 ulp.
+    near = np.abs(nd) <= 22
+    np.testing.assert_array_equal(out[near], want[near])
+    np.testing.assert_array_max_ulp(out[~near], want[~near], maxulp=1)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
+    assert all(".entry" in p for p in round_to_digits.inspect_ptx().values())
+
+
 # ---- NumPy ufuncs on whole arrays inside kernels (Numba docs, "Calling a NumPy UFunc") ----
 
 @cuda.jit

@@ -526,6 +526,19 @@ def shape_variable_index(a, k):
     return a.shape[k]
 
 
+def test_shape_index_known_at_run_time():
+    # Python's negative indices; out of range a ufunc, which cannot raise, reads 0 (a
+    # kernel raises IndexError: tests/test_kernel_exceptions.py).
+    from numbacuda_ufunc import guvectorize
+
+    @guvectorize(["void(float64[:, :], int64, int64[:])"], "(m,n),()->()", target="cuda")
+    def shape_at(a, k, out):
+        out[0] = shape_variable_index(a, k)
+
+    got = shape_at(np.zeros((3, 4)), np.arange(-3, 3))
+    np.testing.assert_array_equal(got, [0, 3, 4, 3, 4, 0])
+
+
 def rebind_ndim(a):
     b = a
     b = a[0]
@@ -585,8 +598,6 @@ ERRORS = [
     (shape_1d_whole, (float64[:],), r"the shape of a 1-d array can be used only as"),
     (shape_unpack_wrong, (float64[:, :, :],), (r"cannot unpack the shape of a 3-d array "
                                                r"into 2 names")),
-    (shape_variable_index, (float64[:, :], int64), (r"shape can be indexed only with "
-                                                    r"integer constants")),
     (rebind_ndim, (float64[:, :],), r"variable 'b' is assigned incompatible types"),
     (assign_tuple_item, (float64,), r"tuples are immutable"),
     (iterate_scalar, (float64,), (r"for loops are supported only over range\(\.\.\.\), "

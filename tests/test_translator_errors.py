@@ -132,7 +132,7 @@ def uses_print(x):
     (changing_recursion, r"recursive call of 'changing_recursion' with changing argument"),
     (cannot_unify, r"variable 't' is assigned incompatible types"),
     (none_sometimes, r"can reach its end without returning a value"),
-    (is_compare, r"unsupported comparison 'Is'"),
+    (is_compare, r"'is' and 'is not' are supported between enum members only"),
     (uses_os, r"module 'os' cannot be used"),
     (uses_raise, r"unsupported construct 'raise'"),
     (uses_math_bad, r"math.factorial is not supported"),

@@ -21,7 +21,17 @@ import ast
 
 from ..types import Array, Record, from_dtype
 from . import _record_access as records
-from ._types import BOTTOM, WEAK_INT, Bottom, TupleType, ctype, is_array, is_complex, kind_of
+from ._types import (
+    BOTTOM,
+    WEAK_INT,
+    Bottom,
+    TupleType,
+    ctype,
+    is_array,
+    is_complex,
+    is_int_like,
+    kind_of,
+)
 from ._values import Ref, TypeRef, Val, const_val
 
 __all__ = [
@@ -239,9 +249,19 @@ def shape_items(tr, node):
 def shape_item(tr, node, base: Val, items) -> Val:
     """``a.shape[k]`` with a constant k (negative counts from the end, as in Python)."""
     idx = tr.expr(node.slice)
-    if not isinstance(idx.const, int) or isinstance(idx.const, bool):
-        raise tr.error(node, f"{base.type}.shape can be indexed only with integer constants")
     n = len(items)
+    if isinstance(idx.type, Bottom):
+        return Val("0", BOTTOM)
+    if not isinstance(idx.const, int) or isinstance(idx.const, bool):
+        if not tr._numeric(node.slice, idx, "shape index") or not is_int_like(idx.type):
+            raise tr.error(node, f"shape indices must be integers (got {idx.type})")
+        from ._exceptions import out_of_range  # a run-time index: Python's IndexError
+
+        k, a = tr.temp("nu_k"), tr.temp("nu_a")
+        return Val(f"([&]() -> nu::i64 {{ const auto& {a} = {base.code}; nu::i64 {k} = "
+                   f"nu::i64({idx.code}); if ({k} < 0) {k} += {n}; if ({k} < 0 || {k} >= {n})"
+                   f" {{ {out_of_range(tr, node)} return 0; }} return {a}.shape[{k}]; }}())",
+                   WEAK_INT)
     k = idx.const + n if idx.const < 0 else idx.const
     if not 0 <= k < n:
         raise tr.error(node, f"shape index {idx.const} out of range for a {n}-d array")

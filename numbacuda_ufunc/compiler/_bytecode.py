@@ -43,7 +43,9 @@ import weakref
 import numpy as np
 
 from ..errors import CompileError
-from ..types import uint64
+from ..types import int64, uint64
+from . import _iteration as iteration
+from ._exceptions import ASSERTION_ERROR
 
 __all__ = ["HIDDEN", "lift"]
 
@@ -62,7 +64,7 @@ def _range_len(start, stop, step):
 
 
 # Names the lifted code uses that are not the user's: the translator resolves them here.
-HIDDEN = {"__nu_range_len": _range_len, "__nu_uint64": uint64,
+HIDDEN = {"__nu_range_len": _range_len, "__nu_uint64": uint64, "__nu_int64": int64,
           "__nu_range_arg": None}  # None: a builtin of the translator (_library.py)
 
 
@@ -102,9 +104,9 @@ _NOOPS = {"NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE", "COPY_FREE_VARS",
           "TO_BOOL", "GEN_START"}
 _UNSUPPORTED = {
     "MAKE_FUNCTION": "nested def or lambda", "LOAD_CLOSURE": "nested def or lambda",
-    "BUILD_LIST": "list", "BUILD_MAP": "dict", "BUILD_SET": "set", "LIST_APPEND": "list",
+    "BUILD_MAP": "dict", "BUILD_SET": "set",
     "FORMAT_VALUE": "f-string", "BUILD_STRING": "f-string", "FORMAT_SIMPLE": "f-string",
-    "IS_OP": "'is' comparison", "CONTAINS_OP": "'in' comparison",
+    "CONTAINS_OP": "'in' comparison",
     "POP_JUMP_IF_NONE": "'is None' test", "POP_JUMP_IF_NOT_NONE": "'is None' test",
     "POP_JUMP_FORWARD_IF_NONE": "'is None' test",
     "POP_JUMP_FORWARD_IF_NOT_NONE": "'is None' test",
@@ -113,7 +115,7 @@ _UNSUPPORTED = {
     "SETUP_FINALLY": "try", "PUSH_EXC_INFO": "try", "SETUP_WITH": "with",
     "BEFORE_WITH": "with", "YIELD_VALUE": "yield", "RETURN_GENERATOR": "generator",
     "STORE_GLOBAL": "global", "DELETE_FAST": "del",
-    "CALL_FUNCTION_EX": "starred argument", "STORE_SLICE": "slice assignment",
+    "STORE_SLICE": "slice assignment",
     "IMPORT_NAME": "import", "LOAD_FAST_AND_CLEAR": "comprehension",
 }
 _JUMPS = set(dis.hasjrel) | set(dis.hasjabs) | set(getattr(dis, "hasjump", ()))
@@ -196,7 +198,7 @@ class _Lifter:
     def _static(self, v):
         """Compile-time objects that cannot live in a local: NULL, iterators, and names or
         attributes of globals that are not numbers (modules, functions, types)."""
-        if v is NULL or isinstance(v, _Iter):
+        if v is NULL or isinstance(v, _Iter) or getattr(v, "nu_item", False):
             return True
         if isinstance(v, ast.Attribute):
             return self._static(v.value)
@@ -442,11 +444,15 @@ class _Lifter:
             a, b = self._pop(stack, 2)
             stack.append(ast.Compare(a, [_CMPOPS[sym]()], [b]))
             return False
+        if op == "IS_OP":  # is / is not (arg 1): the translator allows them on enum members
+            a, b = self._pop(stack, 2)
+            stack.append(ast.Compare(a, [ast.IsNot() if ins.arg else ast.Is()], [b]))
+            return False
         if op in _UNARY:
             (v,) = self._pop(stack)
             stack.append(ast.UnaryOp(_UNARY[op](), v))
             return False
-        if op == "CALL_INTRINSIC_1":  # 3.12: unary + is an intrinsic
+        if op == "CALL_INTRINSIC_1" and ins.argrepr != "INTRINSIC_LIST_TO_TUPLE":  # 3.12: +x
             if ins.argrepr != "INTRINSIC_UNARY_POSITIVE":
                 raise self.error(f"unsupported construct ({ins.argrepr})")
             (v,) = self._pop(stack)
@@ -474,6 +480,39 @@ class _Lifter:
         if op == "STORE_ATTR":  # r.x = v (record fields)
             v, obj = self._pop(stack, 2)
             self._emit(stmts, stack, ast.Assign([ast.Attribute(obj, ins.argval, ast.Store())], v))
+            return False
+        # A call with many arguments (or f(*t)) builds its argument tuple: BUILD_LIST,
+        # LIST_APPEND/LIST_EXTEND, LIST_TO_TUPLE, CALL_FUNCTION_EX. A list left as a value
+        # is an ast.List, which the translator refuses as the source front end does.
+        if op == "BUILD_LIST":
+            stack.append(ast.List(self._pop(stack, ins.arg), ast.Load()))
+            return False
+        if op in ("LIST_APPEND", "LIST_EXTEND"):
+            (v,) = self._pop(stack)
+            target = stack[-ins.arg]
+            if not isinstance(target, ast.List):
+                raise self.error("unsupported construct 'list'")
+            if op == "LIST_APPEND":
+                target.elts.append(v)
+            elif isinstance(v, (ast.Tuple, ast.List)):
+                target.elts.extend(v.elts)
+            else:
+                target.elts.append(ast.Starred(v, ast.Load()))
+            return False
+        if op == "LIST_TO_TUPLE" or (op == "CALL_INTRINSIC_1"
+                                     and ins.argrepr == "INTRINSIC_LIST_TO_TUPLE"):
+            (v,) = self._pop(stack)
+            if not isinstance(v, ast.List):
+                raise self.error("unsupported construct 'list'")
+            stack.append(ast.Tuple(v.elts, ast.Load()))
+            return False
+        if op == "CALL_FUNCTION_EX":
+            if ins.arg & 1:
+                raise self.error("unsupported construct '**kwargs in a call'")
+            (args,) = self._pop(stack)
+            (func,) = self._pop(stack) if _PY < (3, 11) else (self._callable(self._pop(stack, 2)),)
+            elts = args.elts if isinstance(args, ast.Tuple) else [ast.Starred(args, ast.Load())]
+            self._call(stack, stmts, func, elts, ())
             return False
         if op == "BUILD_TUPLE":
             stack.append(ast.Tuple(self._pop(stack, ins.arg), ast.Load()))
@@ -509,7 +548,14 @@ class _Lifter:
             if op == "CALL_FUNCTION" or (op == "CALL_FUNCTION_KW" and _PY < (3, 11)):
                 (func,) = self._pop(stack)
             else:
-                func = self._callable(self._pop(stack, 2))
+                pair = self._pop(stack, 2)
+                if (isinstance(pair[0], ast.Name) and pair[0].id == ASSERTION_ERROR
+                        and pair[1] is not NULL):
+                    # assert's AssertionError(message), 3.11+: the message sits where a
+                    # method call's self does.
+                    func, args = pair[0], [pair[1]] + list(args)
+                else:
+                    func = self._callable(pair)
             self._call(stack, stmts, func, args, kwnames)
             return False
         # ---- loops
@@ -526,7 +572,15 @@ class _Lifter:
             exit_k, keep = self._exit_of(ins)
             prefix = []
             value = _name(it.name("v"))
-            if it.kind == "range":
+            if it.kind == "plan":
+                # The item reads hidden locals only, which nothing changes before the next
+                # FOR_ITER: it travels on the stack as a compile-time expression, so the
+                # UNPACK_SEQUENCE that follows splits it without building a tuple.
+                prefix.append(_at(_assign(it.name("k"), _name(it.name("i"))), self.line))
+                value = it.plan.item(_name(it.name("k")))
+                value.nu_item = True  # an enumerate()/zip() item: compile-time (_static)
+                one = ast.Constant(1)
+            elif it.kind == "range":
                 prefix.append(_at(_assign(it.name("v"), _name(it.name("pos"))), self.line))
                 prefix.append(_at(_assign(it.name("pos"), ast.BinOp(
                     _name(it.name("pos")), ast.Add(), _name(it.name("step")))), self.line))
@@ -571,15 +625,48 @@ class _Lifter:
             self._emit(stmts, stack, ast.Return(_const(ins.argval)))
             return True
         if op == "LOAD_ASSERTION_ERROR":
-            # assert: kernels compile it to nothing (the translator's rule for the source
-            # front end); elsewhere it is refused as it is there.
-            self._emit(stmts, stack, ast.Assert(ast.Constant(False), None))
-            self._emit(stmts, stack, ast.Return(ast.Constant(None)))
+            # assert: AssertionError under a hidden name, so that the raise that follows is
+            # checked only under debug=True, as a source assert is (_exceptions.py).
+            stack.append(_name(ASSERTION_ERROR))
+            return False
+        if op == "RAISE_VARARGS":
+            if ins.arg == 0:
+                raise self.error("a bare 'raise' (re-raise) is not supported: there is no "
+                                 "exception being handled")
+            exc = self._pop(stack, ins.arg)[0]  # `raise E from C`: the cause is dropped
+            self._emit(stmts, stack, ast.Raise(exc, None))
+            target = exc.func if isinstance(exc, ast.Call) else exc
+            if (isinstance(target, ast.Name) and target.id == ASSERTION_ERROR
+                    and k + 1 < len(self.instrs)):
+                # A failing assert goes on after it unless debug=True: the code after the
+                # raise is where the passing assert jumps.
+                self._edge(stmts, k + 1, stack)
             return True
         raise self.error(f"unsupported bytecode {op}")
 
+    def _resolve(self, name):
+        """The object a non-local name refers to (None for locals)."""
+        if name in self.locals:
+            return None
+        if name in self.code.co_freevars:
+            try:
+                return self.fn.__closure__[self.code.co_freevars.index(name)].cell_contents
+            except ValueError:
+                return None
+        return self.fn.__globals__.get(name, getattr(builtins, name, None))
+
     def _iterator(self, stmts, stack, seq):
         it = _Iter(self.niter, "seq")
+        if iteration.iterator_kind(seq, self._resolve) in ("enumerate", "zip"):
+            # enumerate()/zip(): the parts _iteration.py plans; FOR_ITER pushes the item.
+            it.kind = "plan"
+            it.plan = iteration.plan(seq, self._resolve, it.name("z"),
+                                     lambda node, message: self.error(message))
+            for stmt in it.plan.setup:
+                self._emit(stmts, stack, stmt)
+            self._emit(stmts, stack, _assign(it.name("n"), it.plan.length))
+            self._emit(stmts, stack, _assign(it.name("i"), ast.Constant(0)))
+            return it
         func = seq.func if isinstance(seq, ast.Call) else None
         is_range = (isinstance(func, ast.Name) and func.id not in self.locals
                     and self.fn.__globals__.get(func.id, getattr(builtins, func.id, None))

@@ -12,6 +12,7 @@ many bytes of static shared memory the kernel declares.
 from __future__ import annotations
 
 import ast
+import warnings
 import zlib
 
 import numpy as np
@@ -545,9 +546,14 @@ def _c_string(text: str) -> str:
     return "".join(out)
 
 
+_PRINT_ITEMS = 32  # CUDA's printf takes at most 32 arguments after the format
+
+
 def print_call(tr, node) -> Val:
     """``print(...)`` in a kernel: CUDA's printf with Numba's formats (ints %lld/%llu,
-    floats %f, bools True/False); string constants are printed as they are."""
+    floats %f, bools True/False, tuples and cuda.threadIdx & co. as Python writes tuples);
+    string constants are printed as they are. More than 32 values print the raw format
+    string, with Numba's warning, as CUDA's printf cannot take them."""
     _require_kernel(tr, node, "print()")
     if node.keywords:
         raise tr.error(node, "print() in a kernel takes no keyword arguments (sep, end...)")
@@ -556,22 +562,52 @@ def print_call(tr, node) -> Val:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             parts.append(_c_string(a.value))
             continue
-        v = tr.expr(a)
-        if isinstance(v.type, Bottom):
-            return Val("0", BOTTOM)
-        tr._numeric(a, v, "print()")
-        k = kind_of(v.type)
-        if k == "b":
-            parts.append("%s")
-            values.append(f'({tr.truth(v)} ? "True" : "False")')
-        elif k == "i":
-            unsigned = strong(v.type).name.startswith("uint")
-            parts.append("%llu" if unsigned else "%lld")
-            values.append(f"(unsigned long long)({v.code})" if unsigned else f"(long long)({v.code})")
-        elif k == "f":
-            parts.append("%f")
-            values.append(f"(double)({v.code})")
+        if isinstance(a, ast.Starred):  # print(*t): the tuple's items
+            from ._tuples import starred_items
+
+            vals = starred_items(tr, a, tr.expr(a.value))
         else:
-            raise tr.error(a, f"print() of {v.type} is not supported in kernels")
+            vals = [tr.expr(a)]
+        for v in vals:
+            if isinstance(v.type, Bottom):
+                return Val("0", BOTTOM)
+            parts.append(_print_value(tr, a, v, values))
     fmt = " ".join(parts) + "\\n"
+    if len(values) > _PRINT_ITEMS:
+        warnings.warn("CUDA print() cannot print more than 32 items. The raw format string "
+                      "will be emitted by the kernel instead.", RuntimeWarning, stacklevel=2)
+        return Val(f'nu::kern::print("{fmt.replace("%", "%%")}")', None)
     return Val(f'nu::kern::print("{fmt}"{"".join(", " + c for c in values)})', None)
+
+
+def _print_value(tr, node, v, values) -> str:
+    """The printf format of one value (a number, a tuple, a dim3); its arguments are
+    appended to ``values``."""
+    if isinstance(v.type, NamespaceRef) and v.type.name[5:] in _GEOMETRY:
+        axis_fn = _GEOMETRY[v.type.name[5:]]  # print(cuda.threadIdx): "(x, y, z)"
+        values.extend(f"(long long)({_geometry(axis_fn, k)})" for k in range(3))
+        return "(%lld, %lld, %lld)"
+    if isinstance(v.type, TupleType):
+        items = v.type.items
+        if isinstance(v.const, tuple):
+            subs = [const_val(c) if not isinstance(c, tuple) else Val("", t, c)
+                    for c, t in zip(v.const, items)]
+        else:
+            tmp = tr.temp("nu_print")
+            tr.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
+            subs = [Val(f"{tmp}.v{i}", t) for i, t in enumerate(items)]
+        inner = [_print_value(tr, node, sub, values) for sub in subs]
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+    tr._numeric(node, v, "print()")
+    k = kind_of(v.type)
+    if k == "b":
+        values.append(f'({tr.truth(v)} ? "True" : "False")')
+        return "%s"
+    if k == "i":
+        unsigned = strong(v.type).name.startswith("uint")
+        values.append(f"(unsigned long long)({v.code})" if unsigned else f"(long long)({v.code})")
+        return "%llu" if unsigned else "%lld"
+    if k == "f":
+        values.append(f"(double)({v.code})")
+        return "%f"
+    raise tr.error(node, f"print() of {v.type} is not supported in kernels")

@@ -20,7 +20,8 @@ FUNCTIONS = {
     "std": "std", "min": "min", "max": "max", "amin": "min", "amax": "max",
     "argmin": "argmin", "argmax": "argmax", "all": "all", "any": "any",
     "nansum": "nansum", "nanprod": "nanprod", "nanmean": "nanmean", "nanmin": "nanmin",
-    "nanmax": "nanmax", "nanvar": None, "nanstd": None, "median": None, "nanmedian": None,
+    "nanmax": "nanmax", "nanvar": "nanvar", "nanstd": "nanstd", "median": "median",
+    "nanmedian": "nanmedian", "count_nonzero": "count_nonzero",
     "cumsum": None, "cumprod": None, "ptp": None, "percentile": None, "quantile": None,
 }
 METHODS = {"sum": "sum", "prod": "prod", "mean": "mean", "var": "var", "std": "std",
@@ -44,6 +45,9 @@ def try_call(tr, e):
         if any(isinstance(a.type, Bottom) for a in args):
             return Val("0", BOTTOM)
         if not is_array(args[0].type):
+            if f.attr == "count_nonzero" and len(args) == 1 and not e.keywords \
+                    and tr._numeric(e, args[0], "np.count_nonzero()"):
+                return Val(f"nu::i64({tr.truth(args[0])})", int64)  # a 0-d value: 0 or 1
             return None  # a scalar: the library's message
         if FUNCTIONS[f.attr] is None:
             raise tr.error(e, f"np.{f.attr}() is not supported in translated functions "
@@ -57,11 +61,12 @@ def try_call(tr, e):
 
 
 _SUPPORTED = sorted(k for k, v in FUNCTIONS.items() if v is not None)
+_DDOF = ("var", "std", "nanvar", "nanstd")
 
 
 def _options(tr, node, api, kind, args, keywords):
     """The ddof of var/std; rejects axis and the other keywords."""
-    names = ["axis", "dtype", "out", "ddof"] if kind in ("var", "std") else ["axis"]
+    names = ["axis", "dtype", "out", "ddof"] if kind in _DDOF else ["axis"]
     given = {}
     for k, v in zip(names, args):
         given[k] = v
@@ -76,7 +81,7 @@ def _options(tr, node, api, kind, args, keywords):
                 raise tr.error(node, f"{api}(): axis= is not supported in translated code "
                                      f"(whole-array reductions only; got axis "
                                      f"{v.const if v.const is not None else v.type})")
-        elif k == "ddof" and kind in ("var", "std"):
+        elif k == "ddof" and kind in _DDOF:
             if not isinstance(v.const, int) or isinstance(v.const, bool) or v.const < 0:
                 shown = v.const if v.const is not None else v.type
                 raise tr.error(node, f"{api}(): ddof must be a non-negative integer "
@@ -107,10 +112,11 @@ def _reduce(tr, node, api, kind, arr, args, keywords):
     ddof = _options(tr, node, api, kind, args, keywords)
     t = arr.type.dtype
     if t.name == "float16" and kind not in ("min", "max", "argmin", "argmax", "all", "any",
-                                            "nanmin", "nanmax"):
+                                            "nanmin", "nanmax", "count_nonzero"):
         raise tr.error(node, f"{api}() of a float16 array is not supported yet (got "
                              f"{arr.type}); cast the elements to float32")
-    if t.kind == "c" and kind in ("min", "max", "argmin", "argmax", "nanmin", "nanmax"):
+    if t.kind == "c" and kind in ("min", "max", "argmin", "argmax", "nanmin", "nanmax",
+                                  "median", "nanmedian"):
         raise tr.error(node, f"{api}() of a complex array is not supported (got {arr.type})")
     a = arr.code
     ct = ctype(t)
@@ -127,12 +133,20 @@ def _reduce(tr, node, api, kind, arr, args, keywords):
         return Val(f"nu::red::mean<{ctype(floaty)}, {ctype(floaty)}>({a})", floaty)
     if kind == "nanmean":
         return Val(f"nu::red::nanmean<{ct}, {ct}>({a})", t)
-    if kind in ("var", "std"):
+    if kind in ("nanvar", "nanstd") and t.kind not in "fc":  # no NaN: np.var / np.std
+        kind = kind[3:]
+    if kind in _DDOF:
         r = _real(floaty)
-        v = Val(f"nu::red::var<{ctype(r)}, {ctype(floaty)}>({a}, {ddof}LL)", r)
-        if kind == "var":
+        fn = "nanvar" if kind.startswith("nan") else "var"
+        v = Val(f"nu::red::{fn}<{ctype(r)}, {ctype(floaty)}>({a}, {ddof}LL)", r)
+        if kind in ("var", "nanvar"):
             return v
         return call_library(tr, node, LibFuncRef("numpy", "sqrt"), [v], {})
+    if kind == "count_nonzero":
+        return Val(f"nu::red::count_nonzero({a})", int64)
+    if kind in ("median", "nanmedian"):  # the mean of the middle elements' type
+        skip = "true" if kind == "nanmedian" else "false"
+        return Val(f"nu::red::median<{ctype(floaty)}, {ctype(floaty)}>({a}, {skip})", floaty)
     if kind in ("min", "max"):
         return Val(f"nu::red::extremum<{'true' if kind == 'max' else 'false'}>({a})", t)
     if kind in ("nanmin", "nanmax"):

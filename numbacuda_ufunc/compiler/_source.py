@@ -60,6 +60,8 @@ def error_at(src: FunctionSource, node, message: str) -> CompileError:
     lineno += src.line_offset
     line = src.line_text(lineno)
     text = f"{src.filename}:{lineno}: {message} in function '{src.name}'"
+    if isinstance(src, BytecodeSource):
+        text += " (translated from its bytecode: it has no source)"
     if line.strip():
         text += "\n    " + line.strip()
     return CompileError(text)

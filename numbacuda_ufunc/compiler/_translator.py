@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import cmath
+import enum
 import inspect
 import math
 import operator
@@ -21,7 +22,10 @@ import numpy as np
 
 from ..types import Record, Scalar
 from . import _arrays as arrays
+from . import _enums as enums
+from . import _exceptions as exceptions
 from . import _foreign as foreign
+from . import _iteration as iteration
 from . import _kernel_api as kernel_api
 from . import _record_access as records
 from . import _reductions as reductions
@@ -75,7 +79,7 @@ _CMPOPS = {ast.Lt: ("<", "lt"), ast.LtE: ("<=", "le"), ast.Gt: (">", "gt"),
            ast.GtE: (">=", "ge"), ast.Eq: ("==", "eq"), ast.NotEq: ("!=", "ne")}
 _UNSUPPORTED_STMT = {
     "Try": "try", "TryStar": "try", "With": "with", "AsyncWith": "async with",
-    "Raise": "raise", "FunctionDef": "nested def",
+    "FunctionDef": "nested def",
     "AsyncFunctionDef": "nested def", "ClassDef": "class", "Import": "import",
     "ImportFrom": "import", "Global": "global", "Nonlocal": "nonlocal", "Delete": "del",
     "Match": "match", "AsyncFor": "async for",
@@ -159,6 +163,7 @@ class FunctionTranslator:
         self.unroll_path = ()  # (loop node id, item) of the enclosing unrolled loops
         self.unroll_slots = {}  # unroll_path -> number, stable over the inference passes
         self.loops = []  # enclosing loops, innermost last: None or tuples.Unrolled
+        self.rewritten = {}  # id(for statement) -> (it, its enumerate/zip rewrite)
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
@@ -257,7 +262,9 @@ class FunctionTranslator:
         if not stmts:
             return False
         last = stmts[-1]
-        if isinstance(last, ast.Return):
+        if isinstance(last, ast.Return) or isinstance(last, ast.Raise) and not (
+                isinstance(last.exc, ast.Call) and isinstance(last.exc.func, ast.Name)
+                and last.exc.func.id == exceptions.ASSERTION_ERROR):
             return True
         while isinstance(last, ast.If):  # an elif chain, iteratively
             if not self._always_returns(last.body):
@@ -309,6 +316,9 @@ class FunctionTranslator:
                                    f"value?)")
         if isinstance(v.type, Ref):
             raise self.error(node, f"{what}: {v.type.name} is not a number")
+        if enums.plain(v.type):
+            raise self.error(node, f"{what}: a member of the Enum {v.type.cls.__name__} is not "
+                                   f"a number (use its .value, or an IntEnum)")
         if isinstance(v.type, TupleType):
             raise self.error(node, f"{what}: tuples are not supported here (got {v.type})")
         if is_array(v.type):
@@ -340,9 +350,10 @@ class FunctionTranslator:
         pass
 
     def stmt_Assert(self, s):
-        # Numba compiles kernel asserts to nothing unless debug=True; so do we (in kernels).
-        if not getattr(self.ctx, "kernel", False):
-            raise self.error(s, "unsupported construct 'assert'")
+        exceptions.assert_stmt(self, s)  # checked in debug=True kernels only
+
+    def stmt_Raise(self, s):
+        exceptions.raise_stmt(self, s)
 
     def stmt_Break(self, s):
         if self.loops and self.loops[-1] is not None:  # an unrolled loop
@@ -555,6 +566,9 @@ class FunctionTranslator:
         self.emit("}")
 
     def stmt_For(self, s):
+        if iteration.iterator_kind(s.iter, self._resolve_global) in ("enumerate", "zip"):
+            self.block(self._rewritten_for(s))
+            return
         seq = tuples.tuple_loop(self, s)  # tuples and literal_unroll() (own loop context)
         if seq is True:
             return
@@ -566,6 +580,31 @@ class FunctionTranslator:
             self._for(s, seq)
         finally:
             self.loops.pop()
+
+    def _resolve_global(self, name):
+        """The object a non-local name refers to (None for locals and unbound names)."""
+        if name in self.locals:
+            return None
+        code = self.fn.__code__
+        if name in code.co_freevars:
+            try:
+                return self.fn.__closure__[code.co_freevars.index(name)].cell_contents
+            except ValueError:
+                return None
+        return self.fn.__globals__.get(name, getattr(builtins, name, None))
+
+    def _rewritten_for(self, s):
+        """``for`` over enumerate()/zip() as an index loop (_iteration.py), made once per
+        statement so that every inference pass sees the same nodes."""
+        out = self.rewritten.get(id(s))
+        if out is None:
+            n = len(self.rewritten) + 1
+            out = iteration.rewrite_for(s, self._resolve_global, f"__nu_z{n}_", self.error)
+            for stmt in out:
+                self.locals |= _local_names(ast.Module(body=[stmt], type_ignores=[]))
+            self.rewritten[id(s)] = (s, out)  # s kept alive: its id stays unique
+            return out
+        return out[1]
 
     def _for(self, s, seq):
         it = s.iter
@@ -717,6 +756,10 @@ class FunctionTranslator:
                 return Val("", kernel_api.NamespaceRef(value, value.__name__))
             raise self.error(node, f"module '{value.__name__}' cannot be used in a translated "
                                    f"function (supported: math, cmath, numpy, cuda)")
+        if enums.is_enum_class(value):
+            return Val("", enums.EnumClassRef(value))
+        if isinstance(value, enum.Enum):
+            return enums.member(self, node, value)
         key = getattr(type(value), "_nu_intrinsic", None) and value._nu_intrinsic
         if key:
             return kernel_api.value(self, node, kernel_api.IntrinsicRef(key))
@@ -769,6 +812,8 @@ class FunctionTranslator:
             if r is None:
                 raise self.error(e, f"{base.type.module.__name__}.{e.attr} is not supported")
             return r if isinstance(r, Val) else Val("", r)
+        if isinstance(base.type, (enums.EnumClassRef, enums.EnumMember)):
+            return enums.attribute(self, e, base, e.attr)
         if isinstance(base.type, kernel_api.NamespaceRef):
             r = kernel_api.attribute(self, e, base.type, e.attr)
             if r is None:
@@ -799,6 +844,8 @@ class FunctionTranslator:
         base = self.expr(e.value)
         if isinstance(base.type, Bottom):
             return Val("0", BOTTOM)
+        if isinstance(base.type, enums.EnumClassRef):  # Color["red"]
+            return enums.subscript(self, e, base)
         name = arrays.field_name(e)
         if name is not None and isinstance(base.type, Record):  # r['x']
             return records.field_read(self, e, base, name)
@@ -894,6 +941,10 @@ class FunctionTranslator:
                 return folded
         ct = ctype(r)
         ca, cb = self.cast(node, a, r), self.cast(node, b, r)
+        if op in ("/", "//", "%") and not (b.const is not None and b.const != 0):
+            kinds = kind_of(a.type) + kind_of(b.type)  # Python's message names the operands'
+            kind = "c" if "c" in kinds else "f" if "f" in kinds else "i"
+            cb = exceptions.checked_divisor(self, node, op, kind, cb)
         if op in _HELPERS:
             return Val(f"nu::{_HELPERS[op]}<{ct}>({ca}, {cb})", r)
         if op == "**":
@@ -958,11 +1009,19 @@ class FunctionTranslator:
     def expr_Compare(self, e):
         ops = []
         for op in e.ops:
-            if type(op) not in _CMPOPS:
-                raise self.error(e, f"unsupported comparison '{type(op).__name__}' (is, in "
-                                    f"and their negations are not supported)")
-            ops.append(_CMPOPS[type(op)])
+            if type(op) not in _CMPOPS and type(op) not in (ast.Is, ast.IsNot):
+                raise self.error(e, f"unsupported comparison '{type(op).__name__}' (in and "
+                                    f"not in are not supported; is and is not only between "
+                                    f"enum members)")
+            ops.append(("is", "is") if isinstance(op, ast.Is) else
+                       ("is not", "isnot") if isinstance(op, ast.IsNot) else _CMPOPS[type(op)])
         vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
+        if len(ops) == 1 and not any(isinstance(v.type, Bottom) for v in vals):
+            r = enums.compare(self, e, ops[0][1], vals[0], vals[1])  # Enum members, is
+            if r is not None:
+                return r
+        if any(name in ("is", "isnot") for _, name in ops):
+            raise self.error(e, "'is' and 'is not' are supported between enum members only")
         for node, v in zip([e.left] + e.comparators, vals):
             if not self._numeric(node, v, "comparison"):
                 return Val("0", BOTTOM)
@@ -1017,8 +1076,8 @@ class FunctionTranslator:
             return self.expr(e.body if test.const else e.orelse)
         a, b = self.expr(e.body), self.expr(e.orelse)
         for node, v in ((e.test, test), (e.body, a), (e.orelse, b)):
-            if isinstance(v.type, TupleType) and v is not test:  # (a, b) if c else (b, a)
-                continue
+            if isinstance(v.type, (TupleType, enums.EnumMember)) and v is not test:
+                continue  # (a, b) if c else (b, a); Color.red if c else Color.green
             if isinstance(v.type, Bottom):
                 return Val("0", BOTTOM)
             if not self._numeric(node, v, "conditional expression"):
@@ -1146,7 +1205,8 @@ class FunctionTranslator:
                 v = c
             # A Ref (a dtype, a function, cuda.atomic.add...) is a compile-time argument:
             # the callee is specialised on it and it is not passed at run time.
-            if not isinstance(v.type, (TupleType, Ref, Record)) and not is_array(v.type):
+            if not isinstance(v.type, (TupleType, Ref, Record, enums.EnumMember)) \
+                    and not is_array(v.type):
                 self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()")
             vals.append(v)
         types = tuple(v.type for v in vals)

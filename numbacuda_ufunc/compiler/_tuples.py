@@ -283,8 +283,9 @@ def for_each_item(tr, s, seq):
 def dynamic_index(tr, node, base, idx):
     """``t[i]`` with ``i`` known only at run time (Numba's UniTuple indexing; the lifted
     ``for`` loops of functions without source): items that unify, picked by a switch.
-    Python's negative indices count from the end; an index out of range (IndexError in
-    Python, and a kernel cannot raise) reads the zero of the item type."""
+    Python's negative indices count from the end; an index out of range raises Python's
+    IndexError in a kernel (_exceptions.py) and reads the zero of the item type in a ufunc,
+    which cannot raise."""
     if not tr._numeric(node.slice, idx, "tuple index") or not is_int_like(idx.type):
         raise tr.error(node, f"tuple indices must be integers (got {idx.type})")
     items = base.type.items
@@ -301,9 +302,11 @@ def dynamic_index(tr, node, base, idx):
     n = len(items)
     cases = " ".join(f"case {i}: return {tr.cast(node, Val(f'{tup}.v{i}', it), t)};"
                      for i, it in enumerate(items))
+    from ._exceptions import out_of_range  # Python's IndexError in a kernel
+
     code = (f"([&]() -> {ct} {{ const {ctype(base.type)} {tup} = {base.code}; "
             f"nu::i64 {k} = nu::i64({idx.code}); if ({k} < 0) {k} += {n}; "
-            f"switch ({k}) {{ {cases} }} return {ct}{{}}; }}())")
+            f"switch ({k}) {{ {cases} }} {out_of_range(tr, node)} return {ct}{{}}; }}())")
     return Val(code, t)
 
 

@@ -157,7 +157,7 @@ def ctype(t) -> str:
         return f"nu::tuple{n}<" + ", ".join(ctype(x) for x in t.items) + ">"
     if t is None:
         return "void"
-    return _CTYPES[strong(t).name]
+    return _CTYPES[getattr(strong(t), "value_type", strong(t)).name]  # an enum: its values
 
 
 def element_ctype(t) -> str:
@@ -181,6 +181,9 @@ def typecode(t) -> str:
         return f"{typecode(t.dtype)}a{t.ndim}"
     if not isinstance(t, Scalar):  # a compile-time argument (dtype, function...)
         return "r" + "".join(c for c in t.name if c.isalnum())[:16]
+    if hasattr(t, "value_type"):  # an Enum member (_enums.py): its class in the code
+        return "E" + "".join(c for c in t.cls.__name__ if c.isalnum())[:12] + \
+            _CODES[t.value_type.name]
     return _CODES[t.name]
 
 

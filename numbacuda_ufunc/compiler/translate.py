@@ -82,6 +82,7 @@ class _Context:
         self.captured = []  # global device arrays the kernel reads by pointer: kept alive
         self.foreign = {}  # C name -> ForeignFunction called (cuda.declare_device)
         self.links = {}  # files to link (declare_device / device functions' link=), in order
+        self.exceptions = []  # raise sites: (class, args, (function, file, line)); code = index + 1
 
     def function(self, fn, arg_types, caller=None, node=None, declared_return=None):
         key = (fn, arg_types, declared_return)
@@ -272,6 +273,7 @@ class TranslatedKernel:
     captured: tuple = ()  # global device arrays whose pointers the source holds
     foreign: tuple = ()  # C names of the foreign functions it calls (cuda.declare_device)
     links: tuple = ()  # files to link that declare_device / device functions ask for
+    exceptions: tuple = ()  # raise sites, code k at index k - 1: (class, args, (fn, file, line))
 
     @property
     def cuda_source(self) -> str:
@@ -306,7 +308,8 @@ def _kernel_of(fn, types) -> TranslatedKernel:
         source=(scope + "\n\n" if scope.strip() else "") + _source_of(ctx.order),
         cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
         grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()),
-        captured=tuple(ctx.captured), foreign=tuple(ctx.foreign), links=tuple(ctx.links))
+        captured=tuple(ctx.captured), foreign=tuple(ctx.foreign), links=tuple(ctx.links),
+        exceptions=tuple(ctx.exceptions))
 
 
 __all__ += ["error_at"]

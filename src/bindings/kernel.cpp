@@ -270,7 +270,14 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
         spec = l.owner.attr("_resolve")(descr).cast<int>();  // translates (or picks a signature)
         k.bind_key(key, spec);
     }
-    k.launch(spec, kargs, l.shape, l.stream);
+    try {
+        k.launch(spec, kargs, l.shape, l.stream);
+    } catch (const nu::kernel_exception& e) {
+        // The kernel raised: the Python Kernel raises the user's exception for this code.
+        l.owner.attr("_raise_from_kernel")(spec, e.code, py::make_tuple(e.tid[0], e.tid[1], e.tid[2]),
+                                           py::make_tuple(e.ctaid[0], e.ctaid[1], e.ctaid[2]));
+        throw nu::error("kernel '" + k.name() + "': " + e.what());  // not reached
+    }
     for (std::size_t i = 0; i < args.size() && !flattened; ++i) {  // a kernel may write any array it gets
         if (kargs[i].is_array) note_stream_use(args[i], l.stream, !kargs[i].read_only);
     }

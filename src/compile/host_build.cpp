@@ -14,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cfenv>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -183,21 +185,26 @@ std::string join(const std::vector<std::string>& v) {
     return s;
 }
 
-bool env_is_one(const char* name) {
-    const char* v = std::getenv(name);
-    return v && std::strcmp(v, "1") == 0;
+// -march=native by default, as Numba compiles for the host CPU: AVX2 (or AVX-512) loops
+// where the CPU has them instead of the 16-byte SSE2 baseline. NUMBACUDA_UFUNC_HOST_NATIVE=0
+// builds for the baseline (a cache shared by machines with different CPUs, reproducible
+// binaries). The cache key then includes this CPU's identity (its /proc/cpuinfo model
+// and flags), so a cache shared by different machines never hands one another's code.
+bool native_arch() {
+#if defined(__x86_64__) || defined(__aarch64__)
+    const char* v = std::getenv("NUMBACUDA_UFUNC_HOST_NATIVE");
+    return !(v && std::strcmp(v, "0") == 0);
+#else
+    return false;  // other compilers spell it -mcpu=native; the baseline there
+#endif
 }
-
-// NUMBACUDA_UFUNC_HOST_NATIVE=1: -march=native (AVX2/AVX-512 loops where the CPU has
-// them). The cache key then includes this CPU's identity (its /proc/cpuinfo model and
-// flags), so a cache shared by different machines never hands one another's code.
-bool native_arch() { return env_is_one("NUMBACUDA_UFUNC_HOST_NATIVE"); }
 
 const std::string& cpu_identity() {
     static const std::string id = [] {
         std::string info = read_text("/proc/cpuinfo"), out;
         std::size_t pos = 0;
-        for (const char* field : {"vendor_id", "model name", "flags"}) {
+        for (const char* field : {"vendor_id", "model name", "flags", "CPU implementer",
+                                  "CPU architecture", "CPU variant", "CPU part", "Features"}) {
             pos = info.find(field);
             if (pos != std::string::npos) out += info.substr(pos, info.find('\n', pos) - pos) + "\n";
         }
@@ -213,7 +220,16 @@ std::vector<std::string> base_flags() {
     // -fno-plt: libm calls (sinf, expf) go straight through the GOT, not a PLT stub.
     std::vector<std::string> f = {"-std=c++17", "-O3", "-shared", "-fPIC", "-fno-plt",
                                   "-ffp-contract=off", "-fno-math-errno", "-w"};
-    if (native_arch()) f.push_back("-march=native");
+    // -mno-fma: GCC 12's SLP vectoriser forms fused multiply-adds (vfmsubadd from complex
+    // arithmetic) even with -ffp-contract=off, which changes results; without FMA
+    // instructions nothing can be fused (an explicit fma() calls the C library's).
+    if (native_arch()) {
+        f.push_back("-march=native");
+#if defined(__x86_64__)
+        f.push_back("-mno-fma");
+        f.push_back("-mno-fma4");
+#endif
+    }
     return f;
 }
 
@@ -248,6 +264,40 @@ bool build_pch(const std::string& dir, const pch_variant& v, const std::vector<s
     return run_process(args, dir + "/pch.log") == 0 && file_exists(out);
 }
 
+// A pch-* directory unused (its mtime: touched at every build that uses it) for a day is
+// removed, and so is any beyond the 8 most recently used once unused for 10 minutes: a
+// new one appears whenever the headers, compiler or flags change.
+constexpr long k_pch_unused_seconds = 24 * 3600;
+constexpr long k_pch_keep = 8;
+constexpr long k_pch_grace_seconds = 600;
+
+void touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+
+// Removes old pch-* directories of the cache (once per process), never `keep`.
+void collect_pch_dirs(const std::string& keep) {
+    static std::atomic<bool> done{false};
+    if (done.exchange(true) || !writable_dir(cache_dir())) return;
+    DIR* d = ::opendir(cache_dir().c_str());
+    if (!d) return;
+    std::vector<std::pair<long, std::string>> found;  // (age, path)
+    const long now = long(::time(nullptr));
+    while (dirent* e = ::readdir(d)) {
+        if (std::strncmp(e->d_name, "pch-", 4) != 0) continue;
+        const std::string path = cache_dir() + "/" + e->d_name;
+        struct stat st;
+        if (path == keep || ::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        found.emplace_back(now - long(st.st_mtime), path);
+    }
+    ::closedir(d);
+    std::sort(found.begin(), found.end());
+    for (std::size_t k = 0; k < found.size(); ++k) {
+        const long age = found[k].first;
+        // rank k + 1 counts `keep` among the most recently used
+        if (age > k_pch_unused_seconds || (long(k) + 1 >= k_pch_keep && age > k_pch_grace_seconds))
+            remove_tree(found[k].second);
+    }
+}
+
 // The directory holding the embedded headers and both .gch files for `options`: in the
 // cache (<cache>/pch-<digest>, built in a temporary directory and renamed into place, so
 // concurrent processes never see half a header), else in a private directory of this
@@ -263,11 +313,21 @@ std::string pch_dir(const std::vector<std::string>& options) {
             .substr(0, 24);
     std::lock_guard<std::mutex> lock(mutex);
     auto it = dirs.find(digest);
-    if (it != dirs.end()) return it->second;
+    if (it != dirs.end()) {
+        if (it->second.empty()) return it->second;
+        touch(it->second);  // in use: not collected by other processes
+        // Collected meanwhile (unused for a day by every other process): built again.
+        if (file_exists(it->second + "/" + k_pch[1].header + ".gch")) return it->second;
+        dirs.erase(it);
+    }
     std::string final_dir;
     if (disk_cache_enabled()) {
         final_dir = cache_dir() + "/pch-" + digest;
-        if (file_exists(final_dir + "/" + k_pch[1].header + ".gch")) return dirs[digest] = final_dir;
+        touch(final_dir);
+        if (file_exists(final_dir + "/" + k_pch[1].header + ".gch")) {
+            collect_pch_dirs(final_dir);
+            return dirs[digest] = final_dir;
+        }
     }
     std::string dir;
     try {
@@ -283,7 +343,10 @@ std::string pch_dir(const std::vector<std::string>& options) {
     }
     ::unlink((dir + "/pch.log").c_str());
     if (!final_dir.empty() && writable_dir(cache_dir())) {
-        if (::rename(dir.c_str(), final_dir.c_str()) == 0) return dirs[digest] = final_dir;
+        if (::rename(dir.c_str(), final_dir.c_str()) == 0) {
+            collect_pch_dirs(final_dir);
+            return dirs[digest] = final_dir;
+        }
         if (file_exists(final_dir + "/" + k_pch[1].header + ".gch")) {  // another process won
             remove_tree(dir);
             return dirs[digest] = final_dir;
@@ -320,7 +383,7 @@ std::string compile_shared_object(const std::string& source,
     // function the kernel calls and no file defines is a link error here, not at dlopen.
     for (std::size_t k = 0; k < extra_sources.size(); ++k) {
         const std::string path = dir + "/nu_link_" + std::to_string(k) + ".cpp";
-        write_text(path, "#include \"host_prelude.h\"\n" + extra_sources[k]);
+        write_text(path, "#define NU_HOST_STD_CMATH 1\n#include \"host_prelude.h\"\n" + extra_sources[k]);
         args.push_back(path);
     }
     if (!extra_sources.empty()) args.push_back("-Wl,--no-undefined");
@@ -358,6 +421,19 @@ bool plausible_shared_object(const std::string& b) {
            h.e_shoff + std::uint64_t(h.e_shnum) * h.e_shentsize <= size;
 }
 
+// dlopen that leaves this thread's floating-point environment as it was. A library built
+// with -ffast-math (fastmath=True) carries GCC's crtfastmath.o, whose constructor turns on
+// flush-to-zero and denormals-are-zero for the thread that loads it, and threads started
+// later inherit them: every later denormal result of the process, NumPy's included, would
+// become 0. The kernel's own code does not need them.
+void* dlopen_keeping_fp_env(const std::string& path) {
+    std::fenv_t env;
+    const bool saved = std::fegetenv(&env) == 0;
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (saved) std::fesetenv(&env);
+    return handle;
+}
+
 // dlopen needs a file: an anonymous memory file (memfd), kept open while the library is
 // loaded so that its /proc/self/fd path is never reused for another library (glibc
 // returns an already-loaded library for a repeated path). Where memfd is unavailable, a
@@ -369,7 +445,7 @@ void* load_shared_object(const std::string& bytes, const std::string& key, int* 
     if (fd >= 0) {
         std::string path = "/proc/self/fd/" + std::to_string(fd);
         if (write_fd(fd, bytes)) {
-            if (void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+            if (void* handle = dlopen_keeping_fp_env(path)) {
                 *fd_out = fd;
                 return handle;
             }
@@ -389,7 +465,7 @@ void* load_shared_object(const std::string& bytes, const std::string& key, int* 
     } guard{path};
     path += "/nu_" + key.substr(0, 16) + "_" + std::to_string(counter.fetch_add(1)) + ".so";
     write_text(path, bytes);
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* handle = dlopen_keeping_fp_env(path);
     if (!handle) *error = ::dlerror();
     return handle;
 }

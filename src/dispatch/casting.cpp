@@ -3,7 +3,9 @@
 
 #include <cstring>
 
-// The kernels' own cast, so a scalar converted here equals one converted on the device.
+// The kernels' own cast, so a scalar converted here equals one converted on the device
+// (with the standard <math.h>: this file is part of the module, not a host kernel).
+#define NU_HOST_STD_CMATH 1
 #include "kernels/host_prelude.h"
 #include "kernels/nu_scalar.cuh"
 

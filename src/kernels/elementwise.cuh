@@ -150,6 +150,10 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
     template <unsigned long long... K>
     static void host_contiguous(index_seq<K...>, long long begin, long long end,
                                 Out* __restrict__ out, const In* __restrict__... in) {
+        // Two elements per iteration: a function calling libm (sinf, expf) overlaps two
+        // elements' calls; float32 sin(x)*exp(-x*x)+sqrt(|x|+1) at 10^5 went from about
+        // 1.18x to 1.07x Numba's time (this 2-core machine, interleaved medians).
+#pragma GCC unroll 2
         for (long long i = begin; i < end; ++i)
             out[i] = apply(cast<LoopIn>(in[((SCALARS >> (K + 1)) & 1ull) ? 0 : i])...);
     }

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ struct host_thread {
     unsigned long long site;  // the activemask() call it waits at (ordered as in the source)
     unsigned converged;       // the lanes released with it from that call
     ucontext_t context;
+    jmp_buf exit_point;       // where a raise ends the thread (exit_thread)
 };
 
 constexpr unsigned k_max_threads = 1024;
@@ -85,6 +87,8 @@ struct host_launch {
     char failure[256];  // its message
     bool oob_set;       // the first out-of-bounds access: index, axis, size, thread, block
     long long oob[9];
+    bool exc_set;       // or the first exception raised (debug builds): code, thread, block
+    long long exc[7];
 
     host_thread plain;  // the one record a non-cooperative launch reuses for every thread
 
@@ -118,12 +122,31 @@ __attribute__((format(printf, 3, 4))) static inline void fail(host_launch* l, in
 
 static inline void record_out_of_bounds(long long index, int axis, long long size) {
     host_thread* t = g_current;
-    if (!t || t->launch->oob_set) return;  // outside a kernel launch (a checked gufunc): ignore
+    // Outside a kernel launch (a checked gufunc): ignore. Only the first failure counts.
+    if (!t || t->launch->oob_set || t->launch->exc_set) return;
     host_launch* l = t->launch;
     const long long rec[9] = {index, axis, size, t->idx[0], t->idx[1], t->idx[2],
                               l->block_idx[0], l->block_idx[1], l->block_idx[2]};
     memcpy(l->oob, rec, sizeof(rec));
     l->oob_set = true;
+}
+
+static inline void record_exception(long long code) {
+    host_thread* t = g_current;
+    host_launch* l = t->launch;
+    if (l->oob_set || l->exc_set) return;
+    const long long rec[7] = {code, t->idx[0], t->idx[1], t->idx[2],
+                              l->block_idx[0], l->block_idx[1], l->block_idx[2]};
+    memcpy(l->exc, rec, sizeof(rec));
+    l->exc_set = true;
+}
+
+// A raise ends the running thread: back to where it started (run_thread), on its own stack.
+[[noreturn]] static inline void exit_thread() { longjmp(g_current->exit_point, 1); }
+
+// One thread's kernel body; returns early when the thread raises.
+static inline void run_thread(host_launch* l, host_thread* t) {
+    if (setjmp(t->exit_point) == 0) l->body(l->words);
 }
 
 // ---- fiber stacks: one mapping per launch, [guard page | stack] per thread, reused by
@@ -284,7 +307,7 @@ static inline void switch_from(host_thread* t) {
 static inline void fiber_main() {
     host_thread* t = g_current;
     host_launch* l = t->launch;
-    l->body(l->words);
+    run_thread(l, t);
     t->state = fiber_state::done;
     --l->live;
     l->warp_live[t->warp] &= ~(1u << t->lane);
@@ -432,7 +455,7 @@ static inline void run_block_plain(host_launch* l) {
     g_current = &l->plain;
     for (unsigned i = 0; i < l->nthreads; ++i) {
         set_geometry(&l->plain, l->block, i);
-        l->body(l->words);
+        run_thread(l, &l->plain);
     }
 }
 
@@ -524,9 +547,13 @@ static inline void run_grid_synchronized(host_launch* l) {
                 l->status = parts[b].status;
                 memcpy(l->failure, parts[b].failure, sizeof(l->failure));
             }
-            if (parts[b].oob_set && !l->oob_set) {
+            if (parts[b].oob_set && !l->oob_set && !l->exc_set) {
                 l->oob_set = true;
                 memcpy(l->oob, parts[b].oob, sizeof(l->oob));
+            }
+            if (parts[b].exc_set && !l->oob_set && !l->exc_set) {
+                l->exc_set = true;
+                memcpy(l->exc, parts[b].exc, sizeof(l->exc));
             }
         }
     }
@@ -538,7 +565,9 @@ static inline void run_grid_synchronized(host_launch* l) {
 }
 
 // The host entry of every kernel: runs the grid, returns 0, 1 (out of bounds), 2 (deadlock),
-// 3 (another failure) or 4 (interrupted: info->poll asked to stop), with the message (empty for 0) in message[message_size].
+// 3 (another failure), 4 (interrupted: info->poll asked to stop) or 5 (an exception raised
+// in a debug build: its code, thread and block as 7 numbers), with the message (empty for
+// 0) in message[message_size].
 static inline int launch_grid(void (*body)(const long long*), const long long* words,
                               const kernel_launch_info* info, char* message, int message_size,
                               int mode) {
@@ -600,6 +629,11 @@ static inline int launch_grid(void (*body)(const long long*), const long long* w
                  "(thread (%lld, %lld, %lld) of block (%lld, %lld, %lld))",
                  l.oob[0], l.oob[1], l.oob[2], l.oob[3], l.oob[4], l.oob[5], l.oob[6], l.oob[7],
                  l.oob[8]);
+    }
+    if (!status && l.exc_set) {  // the engine reads these numbers back (jit_kernel.cpp)
+        status = 5;
+        snprintf(l.failure, sizeof(l.failure), "%lld %lld %lld %lld %lld %lld %lld", l.exc[0],
+                 l.exc[1], l.exc[2], l.exc[3], l.exc[4], l.exc[5], l.exc[6]);
     }
     if (message && message_size > 0)
         snprintf(message, size_t(message_size), "%s", status ? l.failure : "");

@@ -5,7 +5,19 @@
 // API resolves to <math.h>.
 #pragma once
 #define NU_HOST_BUILD 1
+#if defined(__GNUC__) && !defined(__clang__) && !defined(NU_HOST_STD_CMATH)
+// g++ (libstdc++): the C library's math.h and stdlib.h (libstdc++'s wrappers step aside
+// when this macro is set, as <cmath> itself does), plus host_math.h's C++ overloads: a
+// host build then never parses <cmath> (about 0.2 s). Linked user sources, which may
+// include C++ headers themselves, get NU_HOST_STD_CMATH and the standard headers.
+#define _GLIBCXX_INCLUDE_NEXT_C_HEADERS 1
 #include <math.h>
+#include <stdlib.h>
+#include "host_math.h"
+#else
+#include <math.h>
+#include <stdlib.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 

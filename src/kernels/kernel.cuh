@@ -51,7 +51,8 @@ struct karg {
 #else
 extern "C" {
 // The first out-of-bounds access of a checked launch: {1, index, axis, size, threadIdx.x,
-// .y, .z, blockIdx.x, .y, .z}. Zero when the module loads; after a debug launch the engine
+// .y, .z, blockIdx.x, .y, .z}, or the first exception raised in a debug=True launch: {2,
+// code, 0, 0, threadIdx.x, ...}. Zero when the module loads; after a debug launch the engine
 // reads it (cuModuleGetGlobal) and clears it for the next one.
 __device__ unsigned long long nu_kernel_error[10];
 }
@@ -909,6 +910,46 @@ NU_DEVICE T fma(T a, T b, T c) {
     static_assert(detail::is_word_float<T>, "nu::kern::fma: supported on float32 and float64");
     if constexpr (detail::same<T, f32>) return ::fmaf(a, b, c);
     else return ::fma(a, b, c);
+}
+
+// ---- raise and assert ----------------------------------------------------------------------
+// `raise E(...)` in a kernel or a device function it calls (and a failing `assert` in a
+// debug=True kernel): the raising thread ends there, as a return from the kernel would;
+// the other threads go on (Numba's semantics). In a debug=True kernel (`report`: the
+// generated source's nu_kernel_debug) it first records the launch's first exception,
+// `code` (the translator's number of the raise site), with the thread and block, for the
+// engine to raise on the host after the launch.
+#ifdef NU_HOST_BUILD
+[[noreturn]] static __attribute__((noinline, cold)) void raise_exception(bool report, long long code) {
+    if (report) detail::record_exception(code);
+    detail::exit_thread();
+}
+#else
+[[noreturn]] static __device__ __noinline__ void raise_exception(bool report, long long code) {
+    if (report && atomicCAS(&nu_kernel_error[0], 0ull, 2ull) == 0ull) {
+        const unsigned long long rec[9] = {(unsigned long long)code, 0, 0, threadIdx.x, threadIdx.y,
+                                           threadIdx.z, blockIdx.x, blockIdx.y, blockIdx.z};
+        for (int k = 0; k < 9; ++k) nu_kernel_error[1 + k] = rec[k];
+        __threadfence();
+    }
+    asm volatile("exit;");
+    __builtin_unreachable();
+}
+#endif
+
+// The divisor of /, // or % in a kernel: under Python's error model (`check`: debug=True
+// without fastmath, as Numba) a zero divisor raises ZeroDivisionError (site `code`);
+// otherwise NumPy's results (inf, nan, 0 for integers) follow.
+template <class T>
+NU_DEVICE T divisor(bool check, long long code, T b) {
+    if (check && !truth(b)) raise_exception(true, code);
+    return b;
+}
+
+// A failing `assert`: only a debug=True kernel checks asserts (Numba; CUDA C++'s assert is
+// likewise off without device debug).
+NU_DEVICE void assert_failed(bool report, long long code) {
+    if (report) raise_exception(true, code);
 }
 
 // ---- bounds checking (declared in nu_array.cuh) --------------------------------------------

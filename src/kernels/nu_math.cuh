@@ -135,15 +135,67 @@ template <class T> NU_DEVICE T degrees(T x) {
 // non-integer exponent gives NaN, as for NumPy scalars).
 template <class T> NU_DEVICE T fpow(T a, T b) { return pow(a, b); }
 
-// NumPy's round(x, ndigits): scale, round half to even, unscale.
+// 10**n for 0 <= n <= 22, exact (every intermediate power is a double).
+NU_DEVICE double exact_pow10(int n) {
+    double p = 1.0;
+    for (int i = 0; i < n; ++i) p *= 10.0;
+    return p;
+}
+
+// round(x, nd) for |nd| <= 22 rounded as CPython does, from x's exact decimal value:
+// the nearest multiple k * 10**-nd (ties to even k), then the double nearest to it. The
+// tie test compares x with the midpoint exactly (fma gives the exact error of a product),
+// so 2.675 (below 2.675 as a double) rounds to 2.67 and 0.3425 (above) to 0.343, as in
+// Python. |x| * 10**nd >= 2**53: x is within half an ulp of the result, which is x.
+NU_DEVICE double round_exact(double x, int nd) {
+    double r;
+    if (nd >= 0) {
+        const double p = exact_pow10(nd);
+        const double hi = x * p;
+        if (!(::fabs(hi) < 9007199254740992.0)) return x;  // 2**53, or an overflow
+        const double lo = ::fma(x, p, -hi);                  // x * p == hi + lo exactly
+        double f = ::floor(hi);
+        if (f == hi && lo < 0) f -= 1;  // the exact floor of hi + lo
+        const double d = ((hi - f) - 0.5) + lo;              // sign of (x * p - f - 0.5)
+        const double k = d > 0 ? f + 1 : d < 0 ? f : (::fmod(f, 2.0) == 0 ? f : f + 1);
+        r = k / p;  // k and p exact: one correctly rounded division
+    } else {
+        const double p = exact_pow10(-nd);
+        double q = ::floor(x / p);
+        if (::fma(-q, p, x) < 0) q -= 1;  // the exact floor of x / p
+        else if (::fma(-(q + 1), p, x) >= 0) q += 1;
+        const double e = ::fma(-(2 * q + 1), p, 2 * x);  // sign of x - (q + 0.5) * p
+        const double k = e > 0 ? q + 1 : e < 0 ? q : (::fmod(q, 2.0) == 0 ? q : q + 1);
+        r = k * p;
+    }
+    return r == 0 ? ::copysign(0.0, x) : r;
+}
+
+// Python's round(x, ndigits) on a float, computed in double for every float type (so
+// float32 x rounds its exact value: round(float32(0.3425), 3) == 0.343, as Numba and Python
+// give): correctly rounded for |ndigits| <= 22; beyond, CPython's scaling algorithm (as
+// Numba uses), which may be 1 ulp off. x itself when inf, NaN or when the scaling overflows
+// (it has fewer decimals than asked); a signed zero when 10**-ndigits overflows (CPython).
 template <class T>
 NU_DEVICE T round_digits(T x, i64 ndigits) {
-    if (ndigits >= 0) {
-        T f = T(::pow(10.0, double(ndigits)));
-        return rint(x * f) / f;
+    const double xd = double(x);
+    if (isinf(xd) || isnan(xd) || xd == 0.0 || ndigits > 1074) return x;
+    if (ndigits < -308) return T(0.0 * xd);
+    if (ndigits >= -22 && ndigits <= 22) return T(round_exact(xd, int(ndigits)));
+    double pow1, pow2 = 1.0, y;
+    if (ndigits > 0) {  // ndigits > 22: each factor finite where their product may not be
+        pow1 = ::pow(10.0, double(ndigits - 22));
+        pow2 = 1e22;
+        y = (xd * pow1) * pow2;
+        if (isinf(y)) return x;
+    } else {
+        pow1 = ::pow(10.0, double(-ndigits));
+        y = xd / pow1;
     }
-    T f = T(::pow(10.0, double(-ndigits)));
-    return rint(x / f) * f;
+    double z = ::round(y);
+    if (::fabs(y - z) == 0.5) z = 2.0 * ::round(y / 2.0);  // halfway: to even
+    z = ndigits >= 0 ? (z / pow2) / pow1 : z * pow1;
+    return T(z == 0 ? ::copysign(0.0, xd) : z);
 }
 
 }  // namespace nu

@@ -290,6 +290,74 @@ NU_DEVICE R var(const array<T, N>& a, long long ddof = 0) {
     return divide_count<R>(s, n);
 }
 
+// nanvar (np.nanvar): the mean and the squared deviations of the elements that are not NaN
+// (NumPy works on a contiguous K-order copy with NaN -> 0, so each sum is one piece); NaN
+// when count - ddof <= 0.
+template <class R, class M, class T, int N>
+NU_DEVICE R nanvar(const array<T, N>& a, long long ddof = 0) {
+    const korder<N> k = make_korder(a);
+    long long count = 0;
+    for (long long i = 0; i < k.size; ++i) count += !is_nan(*reinterpret_cast<const T*>(k.flat(i)));
+    auto f = [&](long long i) {
+        const T v = *reinterpret_cast<const T*>(k.flat(i));
+        return is_nan(v) ? cast<M>(0) : cast<M>(v);
+    };
+    const M m = divide_count<M>(sum_of<M>(f, k.size, false), count);
+    auto sq = [&](long long i) {
+        const T v = *reinterpret_cast<const T*>(k.flat(i));
+        if (is_nan(v)) return R(0);
+        const M d = cast<M>(v) - m;
+        if constexpr (is_complex<M>) return R(d.re * d.re + d.im * d.im);
+        else return R(d * d);
+    };
+    const R s = sum_of<R>(sq, k.size, false);
+    if (count - ddof <= 0) return R(nan64());
+    return divide_count<R>(s, count - ddof);
+}
+
+// np.count_nonzero(a): NaN counts (it is not zero), -0.0 does not.
+template <class T, int N>
+NU_DEVICE i64 count_nonzero(const array<T, N>& a) {
+    const korder<N> k = make_korder(a);
+    i64 n = 0;
+    for (long long i = 0; i < k.size; ++i) n += truth(*reinterpret_cast<const T*>(k.flat(i)));
+    return n;
+}
+
+// The element of rank `rank` (0-based) among those that are not NaN, with no scratch
+// memory (a kernel cannot allocate): the one with fewer than rank + 1 smaller elements and
+// more than rank smaller-or-equal ones. O(n^2) comparisons.
+template <class T, int N>
+NU_DEVICE T select_rank(const korder<N>& k, long long rank) {
+    for (long long i = 0; i < k.size; ++i) {
+        const T x = *reinterpret_cast<const T*>(k.flat(i));
+        if (is_nan(x)) continue;
+        long long less = 0, equal = 0;
+        for (long long j = 0; j < k.size; ++j) {
+            const T v = *reinterpret_cast<const T*>(k.flat(j));
+            less += v < x;
+            equal += v == x;
+        }
+        if (less <= rank && rank < less + equal) return x;
+    }
+    return T(0);  // not reached for 0 <= rank < the count of non-NaN elements
+}
+
+// np.median (skip_nan false: NaN when any element is NaN) and np.nanmedian: the middle
+// element, or the mean of the two middle ones (A: NumPy's mean accumulator, float64 for
+// integers); NaN for an empty array (NumPy warns and returns NaN).
+template <class R, class A, class T, int N>
+NU_DEVICE R median(const array<T, N>& a, bool skip_nan) {
+    const korder<N> k = make_korder(a);
+    long long count = 0;
+    for (long long i = 0; i < k.size; ++i) count += !is_nan(*reinterpret_cast<const T*>(k.flat(i)));
+    if (count == 0 || (!skip_nan && count != k.size)) return R(nan64());
+    const A lo = cast<A>(select_rank<T>(k, (count - 1) / 2));
+    if (count % 2) return cast<R>(lo);
+    const A hi = cast<A>(select_rank<T>(k, count / 2));
+    return divide_count<R>(add<A>(lo, hi), 2);
+}
+
 template <class T>
 NU_DEVICE T empty_extremum() {
     if constexpr (is_float<T>) return T(nan64());

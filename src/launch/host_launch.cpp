@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -126,8 +127,25 @@ bool run_host_items(host_entry entry, const void* params, long long n, bool para
         return true;
     }
     const bool split = parallel && cores > 1 && n >= 4 * grain;
-    interrupt_scope ctrl_c;
     long long begin = 0;
+    if (!split) {
+        // A short launch never touches SIGINT: installing and restoring the handler (four
+        // sigaction calls, a few us) was measurable on a 10^5-element a*b+c. Chunks run without the
+        // Ctrl-C scope for the first 2 ms; a launch still running then becomes interruptible.
+        const auto t0 = std::chrono::steady_clock::now();
+        while (begin < n) {
+            const long long end = std::min(n, begin + grain);
+            long long r[4];
+            if (entry(params, begin, end, r)) {
+                std::copy(r, r + 4, report);
+                return true;
+            }
+            begin = end;
+            if (std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(2)) break;
+        }
+        if (begin >= n) return false;
+    }
+    interrupt_scope ctrl_c;
     for (;;) {
         host_job job;
         job.entry = entry;

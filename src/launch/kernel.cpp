@@ -30,7 +30,8 @@ const device_info& current_device_info() {
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
                            const std::vector<std::string>& nvrtc_extra,
                            const std::vector<std::string>& entries,
-                           const std::vector<link_file>& links, const std::string& api) {
+                           const std::vector<link_file>& links, const std::string& api,
+                           const std::vector<std::string>& host_extra) {
     kernel_module m;
     m.host = host;
     if (host) {
@@ -38,6 +39,7 @@ kernel_module build_module(const std::string& source, bool host, bool fastmath,
         // called through the PLT (only the extern "C" entries are exported).
         std::vector<std::string> options = {"-fvisibility=hidden"};
         if (fastmath) options.push_back("-ffast-math");
+        options.insert(options.end(), host_extra.begin(), host_extra.end());
         const std::vector<std::string> units = host_link_units(links, api);
         for (const auto& o : host_link_options(links)) options.push_back(o);
         m.library = build_host(source, options, entries, units);

@@ -39,10 +39,12 @@ struct kernel_module {
 // is rebuilt).
 // `links`: files linked into the module (src/compile/device_link.h); `api` names the
 // kernel in link errors.
+// `host_extra`: options added to the host compiler's (-O1 for emulated @cuda.jit kernels).
 kernel_module build_module(const std::string& source, bool host, bool fastmath,
                            const std::vector<std::string>& nvrtc_extra = {},
                            const std::vector<std::string>& entries = {},
-                           const std::vector<link_file>& links = {}, const std::string& api = "");
+                           const std::vector<link_file>& links = {}, const std::string& api = "",
+                           const std::vector<std::string>& host_extra = {});
 // The CUfunction, or the host entry's address, named `name`.
 void* module_entry(const kernel_module& m, const std::string& name);
 

@@ -48,6 +48,22 @@ struct overflow_error : error {
     using error::error;
 };
 
+// A kernel raised (a debug=True launch, or any launch on the host backend built with
+// NU_DEBUG): `code` numbers the raise site; the Python Kernel turns it into the user's
+// exception (src/bindings/kernel.cpp). Thread and block indices are x, y, z.
+struct kernel_exception : error {
+    kernel_exception(long long code, const long long (&tid)[3], const long long (&ctaid)[3])
+        : error("kernel raised exception " + std::to_string(code)), code(code) {
+        for (int k = 0; k < 3; ++k) {
+            this->tid[k] = tid[k];
+            this->ctaid[k] = ctaid[k];
+        }
+    }
+    long long code;
+    long long tid[3];
+    long long ctaid[3];
+};
+
 }  // namespace nu
 
 // Broken internal invariants abort with file:line; they are bugs, never user errors.

@@ -1,0 +1,141 @@
+"""Enum and IntEnum members in translated code, as Numba types them.
+
+A member (``Color.red``, ``Color["red"]``, a global bound to one) is a value of type
+:class:`EnumMember`: its class and the type of the class's values (their NumPy type,
+unified over the members). At run time it is its value.
+
+* An ``IntEnum`` member is an int64 in arithmetic and comparisons (``x > Err.not_found``,
+  ``int16(Shape.circle)``, stored in arrays), as Python and Numba convert it.
+* A plain ``Enum`` member only compares: ``==``/``!=`` with members of its own class
+  compare the values (members of one class never share a value); with anything else they
+  are False/True, as in Python. Arithmetic, ordering or storing one is an error; ``.value``
+  gives the value.
+* ``is``/``is not`` between members: same class and value, as Python's identity.
+
+Members whose values are not numbers (tuples, strings) are not supported.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+
+from ..types import Scalar
+from ._types import PromotionError, strong, unify
+from ._values import Ref, Val, const_val
+
+__all__ = ["EnumClassRef", "EnumMember", "compare", "is_enum_class", "member", "subscript"]
+
+
+class EnumMember(Scalar):
+    """The type of the members of one Enum class: numeric like its values' type (so the
+    C++ value is the member's value), compared and hashed with the class."""
+
+    def __init__(self, cls, value_type: Scalar):
+        super().__init__(value_type.name, value_type.dtype)
+        self.cls = cls
+        self.value_type = value_type
+        self.int_enum = issubclass(cls, int)
+        self.name = f"{'IntEnum' if self.int_enum else 'Enum'}Member({cls.__name__})"
+
+    def _key(self):
+        return (self.cls, self.value_type.name)
+
+
+class EnumClassRef(Ref):
+    """An Enum class used in translated code: its members are attributes or items."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.name = f"enum {cls.__name__}"
+
+    def _key(self):
+        return self.cls
+
+
+def is_enum_class(value) -> bool:
+    return isinstance(value, type) and issubclass(value, enum.Enum)
+
+
+def _member_type(tr, node, cls) -> EnumMember:
+    t = None
+    for m in cls:
+        v = None if isinstance(m.value, tuple) else const_val(m.value)
+        if v is None:
+            raise tr.error(node, f"members of {cls.__name__} have values that are not numbers "
+                                 f"({m.name} = {m.value!r}); only Enums of numbers can be used")
+        try:
+            t = strong(v.type) if t is None else unify(t, strong(v.type))
+        except PromotionError:
+            raise tr.error(node, f"the values of {cls.__name__} do not share a type") from None
+    if t is None:
+        raise tr.error(node, f"{cls.__name__} has no members")
+    if issubclass(cls, int):
+        t = strong(const_val(0).type)  # IntEnum: int64, as Numba types it
+    return EnumMember(cls, t)
+
+
+def member(tr, node, m) -> Val:
+    """The Val of Enum member ``m``."""
+    t = _member_type(tr, node, type(m))
+    value = int(m) if t.int_enum else m.value
+    v = const_val(value)
+    code = tr.cast(node, v, t.value_type)
+    return Val(code, t, value)
+
+
+def attribute(tr, node, base, attr):
+    """``Color.red`` on a class; ``m.value`` / ``m.name`` on a member."""
+    if isinstance(base.type, EnumClassRef):
+        cls = base.type.cls
+        m = cls.__members__.get(attr)
+        if m is None:
+            raise tr.error(node, f"{cls.__name__} has no member '{attr}'")
+        return member(tr, node, m)
+    if attr == "value":
+        if base.const is not None:  # a known member: its own value, as Python gives it
+            return const_val(base.const)
+        return Val(base.code, base.type.value_type)
+    if attr == "name":
+        raise tr.error(node, "an enum member's .name is a string: strings are not supported")
+    raise tr.error(node, f"attribute '.{attr}' is not supported on {base.type}")
+
+
+def subscript(tr, node, base):
+    """``Color["red"]``: a member by a constant name."""
+    key = node.slice
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        raise tr.error(node, f"{base.type.cls.__name__}[...] needs a constant member name")
+    m = base.type.cls.__members__.get(key.value)
+    if m is None:
+        raise tr.error(node, f"{base.type.cls.__name__} has no member '{key.value}'")
+    return member(tr, node, m)
+
+
+def plain(t) -> bool:
+    """A plain Enum's member type (not numeric)."""
+    return isinstance(t, EnumMember) and not t.int_enum
+
+
+def compare(tr, node, op, a, b):
+    """``a <op> b`` where an operand is an enum member and the comparison is not the numeric
+    one (op is ``is``, ``is not``, or a plain Enum is involved): a Val, or None to compare
+    numerically (IntEnum members and numbers)."""
+    identity = op in ("is", "isnot")
+    ea, eb = isinstance(a.type, EnumMember), isinstance(b.type, EnumMember)
+    if not identity and not (plain(a.type) or plain(b.type)):
+        return None
+    if not identity and op not in ("eq", "ne"):
+        cls = (a.type if plain(a.type) else b.type).cls
+        raise tr.error(node, f"members of {cls.__name__} have no order (only == and != "
+                             f"compare them)")
+    if identity and not (ea and eb):
+        raise tr.error(node, "'is' and 'is not' are supported between enum members only")
+    negate = op in ("ne", "isnot")
+    if not (ea and eb) or a.type.cls is not b.type.cls:
+        return const_val(negate)  # a member of another class, or a number: never equal
+    if a.const is not None and b.const is not None:
+        return const_val((a.const == b.const) != negate)
+    t = a.type.value_type
+    code = f"nu::eq({tr.cast(node, Val(a.code, t), t)}, {tr.cast(node, Val(b.code, t), t)})"
+    return Val(f"(!{code})" if negate else code, const_val(True).type)

@@ -1,0 +1,245 @@
+"""Host builds (issue 15): the prelude's math without <cmath>, -march=native, pch-* upkeep.
+
+host_prelude.h includes the C library's math.h and src/kernels/host_math.h adds the C++
+overloads that libstdc++'s <math.h> would: the types and the values must be exactly
+those of the standard header, or float code would silently run in double.
+"""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import _core
+
+UNARY = ["acos", "asin", "atan", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh", "sinh",
+         "tanh", "exp", "exp2", "expm1", "log", "log10", "log1p", "log2", "logb", "cbrt", "fabs",
+         "sqrt", "erf", "erfc", "lgamma", "tgamma", "ceil", "floor", "nearbyint", "rint", "round",
+         "trunc", "abs"]
+BINARY = ["atan2", "hypot", "pow", "fmod", "remainder", "copysign", "nextafter", "fdim", "fmax",
+          "fmin"]
+OTHER_RESULT = {"ilogb": "int", "lrint": "long", "llrint": "long long", "lround": "long",
+                "llround": "long long"}
+CLASSIFY = ["isfinite", "isinf", "isnan", "isnormal", "signbit"]
+COMPARE = ["isgreater", "isgreaterequal", "isless", "islessequal", "islessgreater", "isunordered"]
+
+
+def type_checks() -> str:
+    """static_asserts of the result type of every overload, as the C++ standard gives it."""
+    lines = [
+        "template <class A, class B> struct nu_same { static constexpr bool v = false; };",
+        "template <class A> struct nu_same<A, A> { static constexpr bool v = true; };",
+        "#define NU_EXPECT(expr, T) static_assert(nu_same<decltype(expr), T>::v, #expr);",
+    ]
+    floats = [("1.0f", "float"), ("1.0", "double"), ("1.0L", "long double")]
+    for f in UNARY:
+        for arg, t in floats:
+            lines.append(f"NU_EXPECT(::{f}({arg}), {t})")
+        if f != "abs":  # abs(int) is int
+            lines.append(f"NU_EXPECT(::{f}(1), double)")
+    lines.append("NU_EXPECT(::abs(1), int)")
+    lines.append("NU_EXPECT(::abs(1L), long)")
+    for f, r in OTHER_RESULT.items():
+        for arg, _ in floats + [("1", "int")]:
+            lines.append(f"NU_EXPECT(::{f}({arg}), {r})")
+    for f in BINARY:
+        for a, ta in floats + [("1", "int")]:
+            for b, tb in floats + [("1", "int")]:
+                if ta == tb and ta != "int":
+                    r = ta
+                elif "long double" in (ta, tb):
+                    r = "long double"
+                else:
+                    r = "double"
+                lines.append(f"NU_EXPECT(::{f}({a}, {b}), {r})")
+    lines += ["NU_EXPECT(::fma(1.0f, 1.0f, 1.0f), float)", "NU_EXPECT(::fma(1.0f, 1.0f, 1), double)",
+              "NU_EXPECT(::fma(1.0, 1.0, 1.0), double)", "NU_EXPECT(::fma(1.0f, 1.0L, 1.0f), long double)",
+              "NU_EXPECT(::frexp(1.0f, (int*)0), float)", "NU_EXPECT(::ldexp(1.0f, 2), float)",
+              "NU_EXPECT(::ldexp(1, 2), double)", "NU_EXPECT(::scalbn(1.0f, 2), float)",
+              "NU_EXPECT(::modf(1.0f, (float*)0), float)", "NU_EXPECT(::nexttoward(1.0f, 2.0L), float)",
+              "NU_EXPECT(::remquo(1.0f, 1.0f, (int*)0), float)", "NU_EXPECT(::fpclassify(1.0f), int)"]
+    for f in CLASSIFY:
+        for arg, _ in floats + [("1", "int")]:
+            lines.append(f"NU_EXPECT(::{f}({arg}), bool)")
+    for f in COMPARE:
+        lines += [f"NU_EXPECT(::{f}(1.0f, 1.0f), bool)", f"NU_EXPECT(::{f}(1.0f, 1), bool)"]
+    return "\n".join(lines) + "\n"
+
+
+def test_result_types_follow_the_standard_header():
+    # The very checks, against libstdc++'s own <math.h>: the expectations are the standard's.
+    cxx = _core.host_compiler_command()
+    if not shutil.which(cxx[0]):
+        pytest.skip("no host C++ compiler")
+    std = subprocess.run([*cxx, "-std=c++17", "-fsyntax-only", "-x", "c++", "-"],
+                         input="#include <math.h>\n#include <stdlib.h>\n" + type_checks(),
+                         capture_output=True, text=True)
+    assert std.returncode == 0, std.stderr[-3000:]
+    # ... and with the prelude that host kernels get.
+    lib = _core.build_host(type_checks() + 'extern "C" int nu_types_ok() { return 1; }\n', [],
+                           ["nu_types_ok"])
+    assert ctypes.CFUNCTYPE(ctypes.c_int)(lib.symbol("nu_types_ok"))() == 1
+
+
+def value_unit(name: str, t: str) -> str:
+    """f(x) (and f(x, y)) for every function over n inputs of type t, as `name`."""
+    body = []
+    for k, f in enumerate(UNARY):
+        body.append(f"o[{k} * n + i] = (double)::{f}(x[i]);")
+    base = len(UNARY)
+    for k, f in enumerate(BINARY):
+        body.append(f"o[{base + k} * n + i] = (double)::{f}(x[i], y[i]);")
+    base += len(BINARY)
+    for k, f in enumerate(OTHER_RESULT):
+        # out-of-range conversions are unspecified: only where the result fits
+        body.append(f"o[{base + k} * n + i] = (::fabs(x[i]) < 1e9 && x[i] == x[i]) ? "
+                    f"(double)::{f}(x[i]) : 0.0;")
+    base += len(OTHER_RESULT)
+    for k, f in enumerate(CLASSIFY + ["fpclassify"]):
+        body.append(f"o[{base + k} * n + i] = (double)::{f}(x[i]);")
+    base += len(CLASSIFY) + 1
+    for k, f in enumerate(COMPARE):
+        body.append(f"o[{base + k} * n + i] = (double)::{f}(x[i], y[i]);")
+    base += len(COMPARE)
+    body.append(f"o[{base} * n + i] = (double)::fma(x[i], y[i], x[i]);")
+    body.append(f"o[{base + 1} * n + i] = (double)::pow(x[i], 3);")
+    body.append(f"o[{base + 2} * n + i] = (double)::ldexp(x[i], 3);")
+    count = base + 3
+    return (f'extern "C" int {name}_count() {{ return {count}; }}\n'
+            f'extern "C" void {name}(const {t}* x, const {t}* y, double* o, long n) {{\n'
+            "    for (long i = 0; i < n; ++i) {\n        " + "\n        ".join(body) + "\n    }\n}\n")
+
+
+@pytest.mark.parametrize("t, dtype", [("float", np.float32), ("double", np.float64)])
+def test_values_equal_the_standard_header(t, dtype):
+    # The main unit gets the prelude with host_math.h, the linked unit the standard
+    # <math.h> (NU_HOST_STD_CMATH): the same expressions must give the same bits.
+    lib = _core.build_host(value_unit("nu_slim", t), [], ["nu_slim", "nu_std"],
+                           [value_unit("nu_std", t)])
+    count = ctypes.CFUNCTYPE(ctypes.c_int)(lib.symbol("nu_slim_count"))()
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long)
+    info = np.finfo(dtype)
+    special = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 3.0, 1e-3, np.inf, -np.inf, np.nan,
+               info.max, -info.max, info.tiny, info.tiny / 4, -info.tiny / 4, 88.7, 710.0, -745.0,
+               1e30, 0.9999999, 1.0000001]
+    rng = np.random.default_rng(3)
+    x = np.concatenate([special, rng.standard_normal(200) * 10, rng.uniform(-1, 1, 100)])
+    x = x.astype(dtype)
+    y = np.roll(x, 7)
+    n = x.size
+    outs = []
+    for name in ("nu_slim", "nu_std"):
+        o = np.full(count * n, 123.0)
+        with np.errstate(all="ignore"):
+            proto(lib.symbol(name))(x.ctypes.data, y.ctypes.data, o.ctypes.data, n)
+        outs.append(o.reshape(count, n))
+    slim, std = outs
+    assert np.isfinite(slim).any() and (slim != 123.0).all()
+    same = (slim == std) | (np.isnan(slim) & np.isnan(std))
+    bad = np.argwhere(~same)
+    assert bad.size == 0, [(int(r), float(x[c]), slim[r, c], std[r, c]) for r, c in bad[:10]]
+    # float functions ran in float: sin(x) of a float input is a float value
+    if t == "float":
+        k = UNARY.index("sin")
+        assert (slim[k].astype(np.float32) == slim[k])[np.isfinite(slim[k])].all()
+
+
+def test_module_and_linked_sources_keep_the_standard_header():
+    # A linked source may include C++ headers itself: it gets the standard <math.h>.
+    linked = "#include <cmath>\n#include <math.h>\n" \
+             'extern "C" double nu_linked(double x) { return std::sin(x) + ::sin(1.0f); }\n'
+    lib = _core.build_host('extern "C" double nu_linked(double);\n'
+                           'extern "C" double nu_main(double x) { return nu_linked(x) + ::cos(1.0f); }\n',
+                           [], ["nu_main"], [linked])
+    f = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(lib.symbol("nu_main"))
+    expected = np.sin(0.25) + float(np.float32(np.sin(np.float32(1.0)))) + float(np.cos(np.float32(1.0)))
+    assert f(0.25) == pytest.approx(expected, rel=1e-6)
+
+
+# ---- pch-* directories of the cache
+
+GC_SCRIPT = textwrap.dedent("""
+    import sys
+    from numbacuda_ufunc import _core
+    src = 'extern "C" double k(double x) { return x + %s; }\\n' % sys.argv[1]
+    _core.build_host(src, [], ["k"])
+    print("{}")
+""")
+
+
+def run_build(cache_dir, value, extra_env=None):
+    env = dict(os.environ, NUMBACUDA_UFUNC_CACHE_DIR=str(cache_dir))
+    env.pop("NUMBACUDA_UFUNC_DISABLE_CACHE", None)
+    env.update(extra_env or {})
+    out = subprocess.run([sys.executable, "-c", GC_SCRIPT, value], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+def pch_dirs(cache_dir):
+    return sorted(p.name for p in cache_dir.iterdir() if p.name.startswith("pch-"))
+
+
+def test_old_pch_directories_are_collected(tmp_path):
+    run_build(tmp_path, "1.0")
+    (current,) = pch_dirs(tmp_path)
+    now = time.time()
+
+    def fake(name, age):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "nu_host_pch.h.gch").write_bytes(b"x")
+        os.utime(d, (now - age, now - age))
+        return d
+
+    old = fake("pch-000000000000000000000old", 2 * 86400)     # unused for two days
+    recent = [fake(f"pch-00000000000000000000{k:04d}", 3600 + k) for k in range(6)]
+    surplus = [fake(f"pch-00000000000000000001{k:04d}", 7200 + k) for k in range(3)]
+    busy = fake("pch-0000000000000000000busy", 30)             # in use by another process
+    os.utime(tmp_path / current, (now - 3 * 86400, now - 3 * 86400))  # used again below
+    run_build(tmp_path, "2.0")
+    left = set(pch_dirs(tmp_path))
+    assert current in left, "the directory in use is never collected"
+    assert old.name not in left
+    assert busy.name in left
+    # the 8 most recently used stay (busy, current, 6 recent), the rest were > 10 min unused
+    assert {d.name for d in recent} <= left
+    assert not {d.name for d in surplus} & left
+    assert (tmp_path / current).stat().st_mtime > now - 60, "a build touches its pch directory"
+
+
+def test_collected_pch_directory_is_rebuilt(tmp_path):
+    # Another process collected the directory while this one still had it: rebuilt, no error.
+    script = textwrap.dedent("""
+        import glob, os, shutil
+        from numbacuda_ufunc import _core
+        _core.build_host('extern "C" int a() { return 1; }\\n', [], ["a"])
+        (d,) = glob.glob(os.path.join(_core.cache_dir(), "pch-*"))
+        shutil.rmtree(d)
+        _core.build_host('extern "C" int b() { return 2; }\\n', [], ["b"])
+        assert os.path.exists(os.path.join(d, "nu_host_pch.h.gch"))
+    """)
+    env = dict(os.environ, NUMBACUDA_UFUNC_CACHE_DIR=str(tmp_path))
+    env.pop("NUMBACUDA_UFUNC_DISABLE_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+def test_native_flag_enters_the_key(tmp_path):
+    # -march=native by default, the baseline with NUMBACUDA_UFUNC_HOST_NATIVE=0: two
+    # different libraries (and precompiled headers) for the same source.
+    if os.uname().machine not in ("x86_64", "aarch64"):
+        pytest.skip("-march=native is used on x86-64 and AArch64 only")
+    run_build(tmp_path, "1.0")
+    run_build(tmp_path, "1.0", {"NUMBACUDA_UFUNC_HOST_NATIVE": "0"})
+    assert len([p for p in tmp_path.iterdir() if p.suffix == ".nuc"]) == 2
+    assert len(pch_dirs(tmp_path)) == 2
+    run_build(tmp_path, "1.0", {"NUMBACUDA_UFUNC_HOST_NATIVE": "1"})  # = the default
+    assert len([p for p in tmp_path.iterdir() if p.suffix == ".nuc"]) == 2
