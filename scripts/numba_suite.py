@@ -62,6 +62,8 @@ SHIM_ALIASES = {
     "numba.types": "numbacuda_ufunc.types",
     "numba.cuda.types": "numbacuda_ufunc.types",
     "numba.cuda.random": "numbacuda_ufunc.cuda.random",
+    "numba.cuda.bf16": "numbacuda_ufunc.cuda.bf16",
+    "numba.cuda._internal.cuda_bf16": "numbacuda_ufunc.cuda.bf16",  # nv_bfloat16, htrunc...
     "numba.core.errors": "numba.cuda.core.errors",
     "numba.errors": "numba.cuda.core.errors",
     "numba.core.config": "numba.cuda.core.config",

@@ -490,6 +490,9 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
         if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
             return Val("0", BOTTOM)
         return _fp16(tr, node, key.partition(".")[2], args, kwargs)
+    if key.startswith("bf16."):  # numba.cuda.bf16, also in device functions of ufuncs
+        from . import _bf16
+        return _bf16.call(tr, node, key.partition(".")[2], args, kwargs, _bind)
     _require_kernel(tr, node, f"cuda.{key}()")
     if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
         return Val("0", BOTTOM)

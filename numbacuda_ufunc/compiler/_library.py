@@ -377,6 +377,8 @@ def _math_call(tr, node, fname, args):
         a = args[0]
         if is_int_like(a.type):
             return Val(tr.cast(node, a, WEAK_INT), WEAK_INT)
+        if getattr(a.type, "name", None) == "bfloat16":  # numba.cuda.bf16's overloads: bfloat16
+            return Val(f"nu::bf16_ops::h{fname}({a.code})", a.type)
         return Val(f"nu::cast<nu::i64>({_call(fname, a.code)})", WEAK_INT)
     if fname in ("isnan", "isinf", "isfinite"):
         _arity(tr, node, api, args, 1)

@@ -690,6 +690,21 @@ class FunctionTranslator:
             raise self.error(e, f"unsupported constant {e.value!r}")
         return v
 
+    def _float_of_string(self, e):
+        """``float("nan")``, ``float("-inf")``...: a string literal, folded at compile time (the
+        one use of strings kernels have, as in Numba)."""
+        if not (isinstance(e.func, ast.Name) and e.func.id == "float" and len(e.args) == 1
+                and not e.keywords and isinstance(e.args[0], ast.Constant)
+                and isinstance(e.args[0].value, str) and e.func.id not in self.locals
+                and self.fn.__globals__.get("float", builtins.float) is builtins.float):
+            return None
+        try:
+            value = float(e.args[0].value)
+        except ValueError:
+            raise self.error(e, f"float(): could not convert the string to a float (got "
+                                f"{e.args[0].value!r})") from None
+        return self.promote(e, lambda: const_val(value))
+
     def expr_Name(self, e):
         name = e.id
         alias = self.aliases.get(name)
@@ -1138,6 +1153,9 @@ class FunctionTranslator:
         if (isinstance(e.func, ast.Name) and e.func.id == "print" and e.func.id not in self.locals
                 and self.fn.__globals__.get("print", builtins.print) is builtins.print):
             return kernel_api.print_call(self, e)
+        folded = self._float_of_string(e)
+        if folded is not None:
+            return folded
         f = self.expr(e.func)
         if isinstance(f.type, BuiltinRef) and f.type.fname == "len":
             n = arrays.length(self, e)  # len(a), len(a.shape)

@@ -89,7 +89,7 @@ __all__ = [
     "declare_device", "LinkableCode", "CUSource", "PTXSource", "Cubin", "Fatbin", "LTOIR",
     "Object", "Archive",
     "compile", "compile_for_current_device", "compile_ptx_for_current_device",
-    "reduce", "Reduce", "vectorize", "guvectorize", "random",
+    "reduce", "Reduce", "vectorize", "guvectorize", "random", "bf16", "is_bfloat16_supported",
     # memory
     "mapped_array", "mapped_array_like", "managed_array", "pinned_array_like", "pinned",
     "mapped", "MappedNDArray", "ManagedNDArray", "defer_cleanup", "from_cuda_array_interface",
@@ -135,6 +135,17 @@ class Device:
 def is_available() -> bool:
     """True when a GPU (or the host backend, under emulation) can run kernels. Never raises."""
     return _core.is_available()
+
+
+def is_bfloat16_supported() -> bool:
+    """Numba's check for ``cuda.bf16``: compute capability 8.0 or newer (always true on the
+    host backend). False, never an error, when there is no device."""
+    if _core.emulation_enabled():
+        return True
+    try:
+        return tuple(get_current_device().compute_capability) >= (8, 0)
+    except Exception:  # no driver or no device: bfloat16 kernels cannot run
+        return False
 
 
 def is_emulated() -> bool:
@@ -349,6 +360,6 @@ def _index(value, api: str, name: str) -> int:
 _core.set_cai_sync(os.environ.get("NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC", "1").strip()
                    not in ("0", "false", "False", "no"))
 
-from . import _memory_managers, random  # noqa: E402, I001  (random needs the names above)
+from . import _memory_managers, bf16, random  # noqa: E402, I001  (random needs the names above)
 
 _memory_managers._plugin_from_environment()

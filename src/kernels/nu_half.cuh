@@ -217,3 +217,5 @@ NU_DEVICE f16 hrint(f16 a) { return f16(::rintf(float(a))); }
 
 }  // namespace fp16
 }  // namespace nu
+
+#include "nu_bf16.cuh"  // numba.cuda.bf16: CUDA's bfloat16 intrinsics over nu::bf16
