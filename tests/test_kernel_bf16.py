@@ -128,7 +128,9 @@ def o_lt(a, b):
     return value(a) < value(b)
 
 
-def o_max(a, b, nan_wins=False):
+def _o_pick(a, b, nan_wins, wanted):
+    """max (``wanted`` = 1) or min (-1) of two bfloat16 bit patterns, as CUDA's __hmax/__hmin:
+    a NaN loses unless ``nan_wins`` or both are NaN; -0 and +0 are ordered -0 < +0."""
     na, nb = is_nan_bits(a), is_nan_bits(b)
     if na or nb:
         if nan_wins or (na and nb):
@@ -136,20 +138,17 @@ def o_max(a, b, nan_wins=False):
         return b if na else a
     fa, fb = value(a), value(b)
     if fa == fb:
-        return b if a & 0x8000 else a
-    return a if fa > fb else b
+        negative_a = bool(a & 0x8000)
+        return b if negative_a == (wanted > 0) else a
+    return a if (fa - fb) * wanted > 0 else b
+
+
+def o_max(a, b, nan_wins=False):
+    return _o_pick(a, b, nan_wins, 1)
 
 
 def o_min(a, b, nan_wins=False):
-    na, nb = is_nan_bits(a), is_nan_bits(b)
-    if na or nb:
-        if nan_wins or (na and nb):
-            return NAN
-        return b if na else a
-    fa, fb = value(a), value(b)
-    if fa == fb:
-        return a if a & 0x8000 else b
-    return a if fa < fb else b
+    return _o_pick(a, b, nan_wins, -1)
 
 
 def o_sat(r):

@@ -32,7 +32,7 @@ from ._types import (
     strong,
     unify,
 )
-from ._values import Ref, TypeRef, Val, const_val
+from ._values import Ref, TypeRef, Val, bind_arguments, const_val
 
 __all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "dtype_arg",
            "dtype_from_string", "print_call", "value"]
@@ -177,20 +177,6 @@ def _shape_arg(tr, node, v: Val, api, allow_zero):
     return shape
 
 
-def _bind(tr, node, api, args, kwargs, names, required=None):
-    """Positional and keyword arguments of an intrinsic, in the order of ``names``."""
-    required = len(names) if required is None else required
-    if len(args) > len(names):
-        raise tr.error(node, f"{api} takes {len(names)} arguments (got {len(args)})")
-    bound = dict(zip(names, args))
-    for k, v in kwargs.items():
-        if k not in names or k in bound:
-            raise tr.error(node, f"{api} got an unexpected keyword argument '{k}'")
-        bound[k] = v
-    missing = [n for n in names[:required] if n not in bound]
-    if missing:
-        raise tr.error(node, f"{api} is missing the argument '{missing[0]}'")
-    return [bound.get(n) for n in names]
 
 
 def _view(tr, dtype: Scalar, shape, pointer: str) -> Val:
@@ -202,7 +188,7 @@ def _view(tr, dtype: Scalar, shape, pointer: str) -> Val:
 
 def _memory_array(tr, node, space, args, kwargs):
     api = f"cuda.{space}.array()"
-    shape_v, dtype_v = _bind(tr, node, api, args, kwargs, ("shape", "dtype"))
+    shape_v, dtype_v = bind_arguments(tr, node, api, args, kwargs, ("shape", "dtype"))
     dtype = _dtype_arg(tr, node, dtype_v, api)
     shape = _shape_arg(tr, node, shape_v, api, allow_zero=space == "shared")
     t = element_ctype(dtype)  # a record's struct (records in shared and local memory)
@@ -318,15 +304,15 @@ def _check_dtype(tr, node, api, dtype: Scalar, allowed):
 def _atomic(tr, node, op, args, kwargs):
     api = f"cuda.atomic.{op}()"
     if op == "compare_and_swap":
-        ary, old, new = _bind(tr, node, api, args, kwargs, ("ary", "old", "val"))
+        ary, old, new = bind_arguments(tr, node, api, args, kwargs, ("ary", "old", "val"))
         idx = const_val(0)
         if is_array(ary.type) and ary.type.ndim != 1:
             raise tr.error(node, f"{api} works on the first element of a 1-d array (got "
                                  f"{ary.type})")
     elif op == "cas":
-        ary, idx, old, new = _bind(tr, node, api, args, kwargs, ("ary", "idx", "old", "val"))
+        ary, idx, old, new = bind_arguments(tr, node, api, args, kwargs, ("ary", "idx", "old", "val"))
     else:
-        ary, idx, new = _bind(tr, node, api, args, kwargs, ("ary", "idx", "val"))
+        ary, idx, new = bind_arguments(tr, node, api, args, kwargs, ("ary", "idx", "val"))
         old = None
     elem = _element(tr, node, api, ary, idx)
     dtype = ary.type.dtype
@@ -348,7 +334,7 @@ def _int_arg(tr, node, v, t, api):
 
 def _grid(tr, node, key, args, kwargs):
     api = f"cuda.{key}()"
-    (ndim,) = _bind(tr, node, api, args, kwargs, ("ndim",))
+    (ndim,) = bind_arguments(tr, node, api, args, kwargs, ("ndim",))
     n = ndim.const
     if n not in (1, 2, 3) or isinstance(n, bool):
         hint = " (for a 2-d index write: row, col = cuda.grid(2))" if key == "grid" else ""
@@ -386,13 +372,13 @@ def _warp(tr, node, key, args, kwargs):
     if key in _SHUFFLES:
         third = {"shfl_sync": "src_lane", "shfl_up_sync": "delta", "shfl_down_sync": "delta",
                  "shfl_xor_sync": "lane_mask"}[key]
-        mask, v, lane = _bind(tr, node, api, args, kwargs, ("mask", "value", third))
+        mask, v, lane = bind_arguments(tr, node, api, args, kwargs, ("mask", "value", third))
         t = _scalar_value(tr, node, v, api)
         t = _word_int(t)
         return Val(f"nu::kern::{key}({_int_arg(tr, node, mask, _UINT32, api)}, "
                    f"{tr.cast(node, v, t)}, {_int_arg(tr, node, lane, WEAK_INT, api)})", t)
     if key in ("eq_sync", "match_any_sync", "match_all_sync"):
-        mask, v = _bind(tr, node, api, args, kwargs, ("mask", "value"))
+        mask, v = bind_arguments(tr, node, api, args, kwargs, ("mask", "value"))
         t = _scalar_value(tr, node, v, api)
         t = _word_int(t)
         m, c = _int_arg(tr, node, mask, _UINT32, api), tr.cast(node, v, t)
@@ -405,7 +391,7 @@ def _warp(tr, node, key, args, kwargs):
         tmp = tr.temp()
         return Val(f"([&]() {{ const nu::u32 {tmp} = nu::kern::match_all_sync({m}, {c}); "
                    f"return {ctype(tt)}{{{tmp}, {tmp} != 0u}}; }}())", tt)
-    mask, pred = _bind(tr, node, api, args, kwargs, ("mask", "predicate"))
+    mask, pred = bind_arguments(tr, node, api, args, kwargs, ("mask", "predicate"))
     m = _int_arg(tr, node, mask, _UINT32, api)
     tr._numeric(node, pred, api)
     p = f"int({tr.truth(pred)})"
@@ -417,18 +403,18 @@ def _warp(tr, node, key, args, kwargs):
 def _bits(tr, node, key, args, kwargs):
     api = f"cuda.{key}()"
     if key == "fma":
-        a, b, c = _bind(tr, node, api, args, kwargs, ("a", "b", "c"))
+        a, b, c = bind_arguments(tr, node, api, args, kwargs, ("a", "b", "c"))
         t = strong(tr.promote(node, lambda: unify(unify(a.type, b.type), c.type)))
         if kind_of(t) != "f":
             raise tr.error(node, f"{api} takes floating-point values (got {t})")
         return Val(f"nu::kern::fma({', '.join(tr.cast(node, v, t) for v in (a, b, c))})", t)
     if key == "selp":
-        c, a, b = _bind(tr, node, api, args, kwargs, ("cond", "a", "b"))
+        c, a, b = bind_arguments(tr, node, api, args, kwargs, ("cond", "a", "b"))
         for v in (c, a, b):
             tr._numeric(node, v, api)
         t = tr.promote(node, lambda: unify(a.type, b.type))
         return Val(f"({tr.truth(c)} ? {tr.cast(node, a, t)} : {tr.cast(node, b, t)})", t)
-    (x,) = _bind(tr, node, api, args, kwargs, ("x",))
+    (x,) = bind_arguments(tr, node, api, args, kwargs, ("x",))
     tr._numeric(node, x, api)
     t = strong(x.type)
     if key == "cbrt":
@@ -448,7 +434,7 @@ def _random(tr, node, name, args, kwargs):
     api = f"{name}()"
     if name not in _RANDOM:
         raise tr.error(node, f"cuda.random.{name} is not a device function")
-    states, index = _bind(tr, node, api, args, kwargs, ("states", "index"))
+    states, index = bind_arguments(tr, node, api, args, kwargs, ("states", "index"))
     t = states.type
     if random_states_ok(t):  # Numba's layout: records (s0, s1), seen as (n, 2) words
         code = f"nu::kern::xoroshiro128p_words({states.code})"
@@ -474,7 +460,7 @@ def _fp16(tr, node, name, args, kwargs) -> Val:
 
     api = f"cuda.fp16.{name}()"
     params = ("a", "b", "c")[:FP16_FUNCTIONS[name]]
-    vals = _bind(tr, node, api, args, kwargs, params)
+    vals = bind_arguments(tr, node, api, args, kwargs, params)
     for v in vals:
         tr._numeric(node, v, api)
         if kind_of(v.type) == "c":
@@ -492,7 +478,7 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
         return _fp16(tr, node, key.partition(".")[2], args, kwargs)
     if key.startswith("bf16."):  # numba.cuda.bf16, also in device functions of ufuncs
         from . import _bf16
-        return _bf16.call(tr, node, key.partition(".")[2], args, kwargs, _bind)
+        return _bf16.call(tr, node, key.partition(".")[2], args, kwargs, bind_arguments)
     _require_kernel(tr, node, f"cuda.{key}()")
     if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
         return Val("0", BOTTOM)
@@ -502,35 +488,35 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
         return _grid(tr, node, key, args, kwargs)
     if key == "cg.this_grid":
         from .intrinsics import grid_group
-        _bind(tr, node, "cuda.cg.this_grid()", args, kwargs, ())
+        bind_arguments(tr, node, "cuda.cg.this_grid()", args, kwargs, ())
         return Val("", NamespaceRef(grid_group, "grid group"))
     if key == "cg.grid_group.sync":
-        _bind(tr, node, "grid.sync()", args, kwargs, ())
+        bind_arguments(tr, node, "grid.sync()", args, kwargs, ())
         tr.ctx.cooperative = True
         tr.ctx.grid_sync = True
         return Val("nu::kern::grid_sync()", None)
     if key in ("syncthreads", "threadfence", "threadfence_block", "threadfence_system",
                "activemask", "lanemask_lt"):
-        _bind(tr, node, f"cuda.{key}()", args, kwargs, ())
+        bind_arguments(tr, node, f"cuda.{key}()", args, kwargs, ())
         if key == "activemask":  # numbered by call site: the host groups lanes per call
             return Val(f"nu::kern::activemask({_call_site(tr, node):#x}ull)", _UINT32)
         rt = _UINT32 if key == "lanemask_lt" else None
         return Val(f"nu::kern::{key}()", rt)
     if key in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
-        (pred,) = _bind(tr, node, f"cuda.{key}()", args, kwargs, ("predicate",))
+        (pred,) = bind_arguments(tr, node, f"cuda.{key}()", args, kwargs, ("predicate",))
         tr._numeric(node, pred, f"cuda.{key}()")
         return Val(f"nu::kern::{key}(int({tr.truth(pred)}))", _INT32)
     if key == "nanosleep":
-        (ns,) = _bind(tr, node, "cuda.nanosleep()", args, kwargs, ("ns",))
+        (ns,) = bind_arguments(tr, node, "cuda.nanosleep()", args, kwargs, ("ns",))
         return Val(f"nu::kern::nanosleep({_int_arg(tr, node, ns, _UINT32, 'cuda.nanosleep()')})", None)
     if key == "syncwarp":
-        (mask,) = _bind(tr, node, "cuda.syncwarp()", args, kwargs, ("mask",), required=0)
+        (mask,) = bind_arguments(tr, node, "cuda.syncwarp()", args, kwargs, ("mask",), required=0)
         m = _int_arg(tr, node, mask, _UINT32, "cuda.syncwarp()") if mask else "0xffffffffu"
         return Val(f"nu::kern::syncwarp({m})", None)
     if key in ("shared.array", "local.array"):
         return _memory_array(tr, node, key.partition(".")[0], args, kwargs)
     if key == "const.array_like":
-        (arr,) = _bind(tr, node, "cuda.const.array_like()", args, kwargs, ("ary",))
+        (arr,) = bind_arguments(tr, node, "cuda.const.array_like()", args, kwargs, ("ary",))
         if not is_array(arr.type):
             raise tr.error(node, "cuda.const.array_like() takes a global NumPy array")
         return arr

@@ -15,7 +15,7 @@ import ast
 
 from ..types import CPointer, Record, Scalar
 from ._types import TupleType, Weak, element_ctype, is_array, kind_of, strong
-from ._values import Ref, Val
+from ._values import Ref, Val, bind_arguments
 
 __all__ = ["FfiRef", "PointerArrayRef", "attribute", "element", "from_buffer", "is_cffi_ffi",
            "pointer_array"]
@@ -65,24 +65,14 @@ def pointer_array(tr, node, order, args, kwargs, dtype_of) -> Val:
     """``carray(ptr, shape, dtype=None)`` (``order`` "C") or ``farray`` ("F"): the
     contiguous array of ``shape`` at ``ptr``. ``dtype_of(val)`` reads a dtype argument."""
     api = "carray()" if order == "C" else "farray()"
-    names = ("ptr", "shape", "dtype")
-    if len(args) > 3:
-        raise tr.error(node, f"{api} takes 3 arguments (got {len(args)})")
-    bound = dict(zip(names, args))
-    for k, v in kwargs.items():
-        if k not in names or k in bound:
-            raise tr.error(node, f"{api} got an unexpected keyword argument '{k}'")
-        bound[k] = v
-    for n in names[:2]:
-        if n not in bound:
-            raise tr.error(node, f"{api} is missing the argument '{n}'")
-    ptr, shape = bound["ptr"], bound["shape"]
+    ptr, shape, dtype_arg = bind_arguments(tr, node, api, args, kwargs, ("ptr", "shape", "dtype"),
+                                           required=2)
     if not isinstance(ptr.type, CPointer):
         raise tr.error(node, f"{api}: ptr must be a pointer (a CPointer argument or "
                              f"ffi.from_buffer(...)) (got {getattr(ptr.type, 'name', ptr.type)})")
     dtype = ptr.type.dtype
-    if "dtype" in bound:
-        want = dtype_of(bound["dtype"])
+    if dtype_arg is not None:
+        want = dtype_of(dtype_arg)
         if dtype is not None and want != dtype:
             raise tr.error(node, f"{api}: mismatching dtype {want} for a pointer to {dtype}")
         dtype = want

@@ -28,6 +28,7 @@ __all__ = [
     "Ref",
     "TypeRef",
     "Val",
+    "bind_arguments",
     "cast_code",
     "const_val",
     "literal",
@@ -250,3 +251,19 @@ def cast_code(v: Val, t) -> str:
     if ctype(v.type) == ctype(t):
         return v.code
     return f"nu::cast<{ctype(t)}>({v.code})"
+
+
+def bind_arguments(tr, node, api, args, kwargs, names, required=None):
+    """Positional and keyword arguments of an intrinsic, in the order of ``names``."""
+    required = len(names) if required is None else required
+    if len(args) > len(names):
+        raise tr.error(node, f"{api} takes {len(names)} arguments (got {len(args)})")
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names or k in bound:
+            raise tr.error(node, f"{api} got an unexpected keyword argument '{k}'")
+        bound[k] = v
+    missing = [n for n in names[:required] if n not in bound]
+    if missing:
+        raise tr.error(node, f"{api} is missing the argument '{missing[0]}'")
+    return [bound.get(n) for n in names]

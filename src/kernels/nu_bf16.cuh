@@ -16,22 +16,13 @@ namespace bf16_ops {
 
 using half_detail::f32_bits;
 using half_detail::f32_from_bits;
+using half_detail::f64_from_bits;
 using half_detail::f64_bits;
 
 constexpr u16 canonical_nan = 0x7fffu;
 
 NU_DEVICE bool is_nan(bf16 a) { return (a.bits & 0x7fffu) > 0x7f80u; }
 NU_DEVICE bf16 bits_of(u16 b) { return bf16::from_bits(b); }
-
-NU_DEVICE double f64_from_bits(unsigned long long u) {
-#ifdef NU_HOST_BUILD
-    double d;
-    memcpy(&d, &u, 8);
-    return d;
-#else
-    return __longlong_as_double((long long)u);
-#endif
-}
 
 // float64 -> bfloat16, round to nearest even, one rounding; a NaN becomes 0x7fff.
 NU_DEVICE bf16 from_f64_rn(double x) {

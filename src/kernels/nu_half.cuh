@@ -24,10 +24,12 @@ namespace half_detail {
 NU_DEVICE unsigned int f32_bits(float x) { unsigned int u; memcpy(&u, &x, 4); return u; }
 NU_DEVICE float f32_from_bits(unsigned int u) { float x; memcpy(&x, &u, 4); return x; }
 NU_DEVICE unsigned long long f64_bits(double x) { unsigned long long u; memcpy(&u, &x, 8); return u; }
+NU_DEVICE double f64_from_bits(unsigned long long u) { double x; memcpy(&x, &u, 8); return x; }
 #else
 NU_DEVICE unsigned int f32_bits(float x) { return __float_as_uint(x); }
 NU_DEVICE float f32_from_bits(unsigned int u) { return __uint_as_float(u); }
 NU_DEVICE unsigned long long f64_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
+NU_DEVICE double f64_from_bits(unsigned long long u) { return __longlong_as_double((long long)u); }
 #endif
 
 // Rounds an IEEE value (bits `x`: MBITS mantissa bits, EBITS exponent bits) to the 16-bit
@@ -90,13 +92,7 @@ NU_DEVICE double widen_f16_f64(u16 h) {
     if ((h & 0x7c00u) != 0x7c00u || (h & 0x3ffu) == 0) return double(widen_f16(h));
     const unsigned long long u = ((unsigned long long)(h & 0x8000u) << 48) |
                                  0x7ff0000000000000ull | ((unsigned long long)(h & 0x3ffu) << 42);
-#ifdef NU_HOST_BUILD
-    double d;
-    memcpy(&d, &u, 8);
-    return d;
-#else
-    return __longlong_as_double((long long)u);
-#endif
+    return f64_from_bits(u);
 }
 
 }  // namespace half_detail
