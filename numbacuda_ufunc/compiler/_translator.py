@@ -775,7 +775,8 @@ class FunctionTranslator:
             return Val("", kernel_api.NamespaceRef(value, f"cuda.{value._nu_namespace}"))
         if isinstance(value, np.ndarray):
             return kernel_api.constant_array(self, node, name, value)
-        if hasattr(type(value), "__cuda_array_interface__"):
+        if hasattr(type(value), "__cuda_array_interface__") or (
+                "__cuda_array_interface__" in getattr(value, "__dict__", ())):  # set on the instance
             return kernel_api.device_array_global(self, node, name, value)
         if isinstance(value, np.dtype):
             try:
