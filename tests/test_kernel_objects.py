@@ -89,6 +89,35 @@ def test_max_cooperative_grid_blocks():
         gsync.max_cooperative_grid_blocks(0)
 
 
+def test_overloads_are_numba_compiled_kernel_objects():
+    @cuda.jit
+    def gsync(a):
+        cuda.cg.this_grid().sync()
+        a[0] = 1
+
+    a = np.zeros(1, np.int64)
+    gsync[1, 1](a)
+    k = cuda.jit(axpy)
+    k[1, 8](np.zeros(4, np.float32), np.float32(1), np.ones(4, np.float32), np.ones(4, np.float32))
+    (g_ov,) = gsync.overloads.values()
+    (k_ov,) = k.overloads.values()
+    # Numba's meaning of `cooperative`: launched cooperatively (it synchronises the grid).
+    assert g_ov.cooperative is True and k_ov.cooperative is False
+    assert g_ov.max_cooperative_grid_blocks(128) == gsync.max_cooperative_grid_blocks(128) >= 1
+    # Fields of the translated kernel read through; queries agree with the kernel's own.
+    assert k_ov.py_name == "axpy" and k_ov.argument_types == k.signatures[0]
+    ptx = k_ov.inspect_asm((9, 0))
+    assert re.search(r"\.visible \.entry \w*axpy", ptx) and ".target sm_90" in ptx
+    sig = k.signatures[0]
+    assert k_ov.regs_per_thread == k.get_regs_per_thread(sig) > 0
+    assert k_ov.local_mem_per_thread == k.get_local_mem_per_thread(sig) == 0
+    assert k_ov.shared_mem_per_block == 0 and k_ov.const_mem_size == 0
+    assert "FFMA" in k_ov.inspect_sass() or "FADD" in k_ov.inspect_sass()
+    assert k.definition.name == k_ov.name and "axpy" in repr(k.definition)
+    with pytest.raises(AttributeError):
+        k_ov.no_such_field  # noqa: B018
+
+
 def test_nopython_option():
     with pytest.raises(NotImplementedError, match="nopython=False"):
         cuda.jit(nopython=False)(axpy)
