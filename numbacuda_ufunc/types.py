@@ -72,7 +72,7 @@ class Scalar(Type):
         return self.dtype.char
 
     @property
-    def underlying_float(self) -> "Scalar":
+    def underlying_float(self) -> Scalar:
         """The type of a complex type's parts (Numba's ``Complex.underlying_float``):
         ``complex64.underlying_float`` is ``float32``."""
         if self.kind != "c":
