@@ -87,4 +87,4 @@ def test_underlying_float_of_complex_types():
     sig = t.complex64.underlying_float(t.complex64)  # Numba's form: float32(complex64)
     assert sig.return_type == t.float32 and sig.args == (t.complex64,)
     with pytest.raises(AttributeError, match="float64.*not a complex type"):
-        t.float64.underlying_float
+        t.float64.underlying_float  # noqa: B018
