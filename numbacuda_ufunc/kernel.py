@@ -189,6 +189,20 @@ class Kernel(_core.Kernel):
         per_sm = _THREADS_PER_SM.get(tuple(dev.compute_capability), 2048) // threads
         return per_sm * dev.MULTIPROCESSOR_COUNT
 
+    def compile(self, sig) -> KernelOverload:
+        """Compile for the argument types of ``sig`` now (Numba's ``compile``) and return
+        that specialization. A kernel without signatures stays lazy for other types; one
+        with signatures accepts ``sig`` from now on too."""
+        sig = _kernel_signature(sig, self.__name__)
+        with self._lock:
+            for index, tk in enumerate(self._specs):
+                if index not in self._tuple_types and _same_types(tk.arg_types, sig.args):
+                    return KernelOverload(self, index)
+            index = self._add(translate_kernel(self.py_func, sig.args))
+            if self._declared:
+                self._declared.append((sig, index))
+        return KernelOverload(self, index)
+
     def specialize(self, *args) -> Kernel:
         """A kernel compiled only for the types of ``args`` (Numba's ``specialize``)."""
         k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,

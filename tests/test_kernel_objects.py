@@ -118,6 +118,28 @@ def test_overloads_are_numba_compiled_kernel_objects():
         k_ov.no_such_field  # noqa: B018
 
 
+def test_compile_adds_a_specialization():
+    k = cuda.jit(axpy)
+    ov = k.compile("void(f8[::1], f8, f8[::1], f8[::1])")
+    assert ov.argument_types == k.signatures[0] and len(k.overloads) == 1
+    assert k.compile((float64[::1], float64, float64[::1], float64[::1])).name == ov.name
+    r = np.zeros(3)
+    k[1, 4](r, 2.0, np.arange(3.0), np.ones(3))  # the compiled specialization runs
+    r32 = np.zeros(3, np.float32)
+    k[1, 4](r32, np.float32(2), np.arange(3, dtype=np.float32), np.ones(3, np.float32))
+    assert len(k.overloads) == 2  # still lazy for other types
+    np.testing.assert_array_equal(r, [1.0, 3.0, 5.0])
+    np.testing.assert_array_equal(r32, [1.0, 3.0, 5.0])
+    eager = cuda.jit("void(f4[:], f4, f4[:], f4[:])")(axpy)
+    with pytest.raises(TypeError, match="no signature matches"):
+        eager[1, 4](r, 2.0, np.arange(3.0), np.ones(3))
+    eager.compile("void(f8[:], f8, f8[:], f8[:])")
+    eager[1, 4](r, 1.0, np.arange(3.0), np.ones(3))  # accepted from now on
+    np.testing.assert_array_equal(r, [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="kernels return nothing"):
+        k.compile("f8(f8[:], f8, f8[:], f8[:])")
+
+
 def test_nopython_option():
     with pytest.raises(NotImplementedError, match="nopython=False"):
         cuda.jit(nopython=False)(axpy)
