@@ -19,6 +19,9 @@ __all__ = [
     "intp", "uintp", "double", "single", "byte",
     "parse_signature", "signature", "from_dtype", "SCALARS", "CPointer", "voidptr", "carray",
     "farray",
+    # Numba's type classes, for isinstance checks in @overload typing functions
+    "Number", "Integer", "Float", "Complex", "Boolean", "Literal", "IntegerLiteral",
+    "BooleanLiteral", "BaseTuple", "Tuple", "UniTuple", "NoneType", "Omitted",
 ]
 
 
@@ -65,6 +68,16 @@ class Scalar(Type):
     @property
     def bits(self) -> int:
         return self.dtype.itemsize * 8
+
+    @property
+    def bitwidth(self) -> int:
+        """Numba's ``Integer.bitwidth`` / ``Float.bitwidth``."""
+        return self.bits
+
+    @property
+    def signed(self) -> bool:
+        """Numba's ``Integer.signed``: True for int8 ... int64."""
+        return self.kind == "i"
 
     @property
     def char(self) -> str:
@@ -417,3 +430,19 @@ def farray(ptr, shape, dtype=None):
 
 carray._nu_pointer_array = "C"
 farray._nu_pointer_array = "F"
+
+
+from ._type_classes import (  # noqa: E402  (they subclass Type, defined above)
+    BaseTuple,
+    Boolean,
+    BooleanLiteral,
+    Complex,
+    Float,
+    Integer,
+    IntegerLiteral,
+    Literal,
+    Number,
+    Omitted,
+    Tuple,
+    UniTuple,
+)

@@ -28,6 +28,7 @@ from . import _exceptions as exceptions
 from . import _foreign as foreign
 from . import _iteration as iteration
 from . import _kernel_api as kernel_api
+from . import _overloads as overloads
 from . import _pointers as pointers
 from . import _record_access as records
 from . import _reductions as reductions
@@ -764,6 +765,8 @@ class FunctionTranslator:
                                        f"numpy, cuda, and the functions and constants of your "
                                        f"own modules)")
             return Val("", UserModuleRef(value))  # mymod.f(x): the user's own module
+        if overloads.is_overloaded(value):  # @overload(value): before any other reading
+            return Val("", overloads.OverloadRef(value))
         if enums.is_enum_class(value):
             return Val("", enums.EnumClassRef(value))
         if isinstance(value, enum.Enum):
@@ -828,6 +831,9 @@ class FunctionTranslator:
 
     def expr_Attribute(self, e):
         base = self.expr(e.value)
+        r = overloads.try_attribute(self, e, base)  # @overload_attribute
+        if r is not None:
+            return r
         if isinstance(base.type, ModuleRef):
             r = lookup_attribute(base.type.module, e.attr)
             if r is None:
@@ -1123,6 +1129,10 @@ class FunctionTranslator:
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 
     def expr_Call(self, e):
+        if isinstance(e.func, ast.Attribute):  # @overload_method, before built-in methods
+            r = overloads.try_method(self, e)
+            if r is not None:
+                return r
         r = reductions.try_call(self, e)  # np.sum(a), a.mean(), np.argmax(a)...
         if r is not None:
             return r
@@ -1224,6 +1234,8 @@ class FunctionTranslator:
             return self.call_function(e, ref.fn, args, kwargs)
         if isinstance(ref, foreign.ForeignRef):
             return foreign.call(self, e, ref.fn, args, kwargs)
+        if isinstance(ref, overloads.OverloadRef):
+            return overloads.call(self, e, ref, args, kwargs)
         if isinstance(ref, kernel_api.IntrinsicRef):
             return kernel_api.call(self, e, ref, args, kwargs)
         if isinstance(ref, tuples.NamedTupleRef):

@@ -86,6 +86,8 @@ class TupleType:
     """A tuple of types (results of divmod/frexp, tuple-valued locals and returns).
     ``names``: the field names of a namedtuple (``t.x`` reads item ``x``), else None."""
 
+    _nu_tuple = True  # types.Tuple / types.UniTuple recognise it (_type_classes)
+
     def __init__(self, items, names=None):
         self.items = tuple(items)
         self.names = tuple(names) if names is not None else None
@@ -104,6 +106,29 @@ class TupleType:
 
     def __hash__(self):
         return hash(("tuple", self.items, self.names))
+
+    # Numba's BaseTuple / UniTuple interface, read by @overload typing functions
+    types = property(lambda self: self.items)
+    count = property(lambda self: len(self.items))
+
+    @property
+    def dtype(self):
+        """The item type of a tuple whose items share one (Numba's ``UniTuple.dtype``)."""
+        if not self.items or any(t != self.items[0] for t in self.items):
+            raise AttributeError(f"{self.name} has items of differing types: no dtype")
+        return self.items[0]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __bool__(self):  # a type is never false, even the empty tuple's
+        return True
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
 
 
 class Bottom:
