@@ -68,6 +68,9 @@ SHIM_ALIASES = {
     "numba.errors": "numba.cuda.core.errors",
     "numba.core.config": "numba.cuda.core.config",
     "numba.cuda.config": "numba.cuda.core.config",
+    "numba.cuda.extending": "numbacuda_ufunc.cuda.extending",
+    "numba.extending": "numbacuda_ufunc.cuda.extending",
+    "numba.core.extending": "numbacuda_ufunc.cuda.extending",
 }
 
 _NUMBA_INIT = '''\
@@ -255,6 +258,13 @@ SHIM_SELECTED = {
     "numba.cuda.misc.special": ("numbacuda_ufunc", ("literal_unroll",)),
     "numba.cuda.typing": ("numbacuda_ufunc.types", ("signature", "Signature")),
     "numba.core.typing": ("numbacuda_ufunc.types", ("signature", "Signature")),
+    # Numba's LLVM-level registries: registrations accepted, their use refused (extending)
+    "numba.cuda.cudaimpl": ("numbacuda_ufunc.cuda.extending",
+                            ("lower", "lower_attr", "lower_constant", "lower_cast", "registry")),
+    "numba.cuda.core.imputils": ("numbacuda_ufunc.cuda.extending",
+                                 ("Registry", "lower_builtin", "lower_cast", "lower_getattr",
+                                  "lower_getattr_generic", "lower_setattr", "lower_constant")),
+    "numba.cuda.cgutils": ("numbacuda_ufunc.cuda.extending", ()),
 }
 
 _NUMPY_SUPPORT_EXTRA = '''
@@ -709,7 +719,8 @@ filterwarnings =
 
 
 def _preloaded() -> list[str]:
-    names = ["numba.cuda.types", "numba.cuda.config", "numba.cuda.random", "numba.cuda.core",
+    names = ["numba.cuda.types", "numba.cuda.config", "numba.cuda.extending",
+             "numba.cuda.cgutils", "numba.cuda.cudaimpl", "numba.cuda.random", "numba.cuda.core",
              "numba.cuda.core.config", "numba.cuda.core.errors", "numba.cuda.np",
              "numba.cuda.np.numpy_support", "numba.cuda.compiler", "numba.cuda.misc",
              "numba.cuda.misc.special", "numba.cuda.tests", "numba.cuda.tests.support",

@@ -457,16 +457,40 @@ def test_register_jitable_python_and_kernel():
     compiles(k)
 
 
-@pytest.mark.parametrize("name", ["intrinsic", "lower_builtin", "type_callable",
-                                  "make_attribute_wrapper", "register_model", "lower_cast"])
-def test_llvm_only_api_raises(name):
-    with pytest.raises(NotImplementedError, match="needs LLVM|generates LLVM IR"):
-        getattr(extending, name)(object)
+def test_llvm_only_api_imports_and_refuses_use():
+    @extending.intrinsic
+    def my_intrinsic(typingctx, x):
+        raise AssertionError("never run")
 
+    def lowered(x):
+        raise AssertionError("never run")
 
-def test_llvm_only_models_raise():
+    extending.type_callable(lowered)(lambda context: None)  # registrations are accepted
+    extending.lower_builtin(lowered, types.Float)(lambda *a: None)
+    extending.make_attribute_wrapper(types.Type, "x", "x")
+    extending.typeof_impl.register(complex)(lambda val, c: None)
+
+    @extending.register_model(types.Type)
+    class Model(extending.models.StructModel):
+        pass
+
     with pytest.raises(NotImplementedError, match="LLVM"):
-        class Model(extending.models.StructModel):
-            pass
+        Model(None, None)
     with pytest.raises(NotImplementedError, match="LLVM"):
-        extending.typeof_impl.register(int)
+        my_intrinsic(1.0)
+
+    @cuda.jit
+    def k(x):
+        x[0] = my_intrinsic(x[0])
+
+    with pytest.raises(NotImplementedError, match=r"'my_intrinsic' is implemented with "
+                                                  r"Numba's low-level API \(intrinsic\)"):
+        k[1, 1](np.ones(1))
+
+    @cuda.jit
+    def k2(x):
+        x[0] = lowered(x[0])
+
+    with pytest.raises(NotImplementedError, match=r"low-level API \((type_callable|"
+                                                  r"lower_builtin)\).*LLVM"):
+        k2[1, 1](np.ones(1))

@@ -91,6 +91,19 @@ def add_attribute(type_class, name, template):
     _ATTRIBUTES.setdefault(name, []).append((type_class, template))
 
 
+_LLVM_ONLY: dict = {}  # id -> (object, API): typed or lowered with Numba's LLVM-level API
+
+
+def mark_llvm_only(obj, api):
+    _LLVM_ONLY[id(obj)] = (obj, api)
+
+
+def llvm_only_api(value):
+    """The low-level API ``value`` was registered with (``'intrinsic'``...), or None."""
+    hit = _LLVM_ONLY.get(id(value))
+    return hit[1] if hit is not None and hit[0] is value else None
+
+
 def is_overloaded(value) -> bool:
     try:
         return value in _FUNCTIONS

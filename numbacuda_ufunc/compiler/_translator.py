@@ -767,6 +767,12 @@ class FunctionTranslator:
             return Val("", UserModuleRef(value))  # mymod.f(x): the user's own module
         if overloads.is_overloaded(value):  # @overload(value): before any other reading
             return Val("", overloads.OverloadRef(value))
+        api = overloads.llvm_only_api(value)
+        if api is not None:
+            raise NotImplementedError(str(self.error(
+                node, f"'{name}' is implemented with Numba's low-level API ({api}), which "
+                      f"generates LLVM IR; numbacuda_ufunc translates to CUDA C++ without LLVM "
+                      f"(use @overload or register_jitable)")))
         if enums.is_enum_class(value):
             return Val("", enums.EnumClassRef(value))
         if isinstance(value, enum.Enum):

@@ -12,8 +12,9 @@ function callable both in Python and in kernels.
 
 The low-level API (``intrinsic``, ``lower_builtin``, ``type_callable``, data models,
 ``make_attribute_wrapper``...) generates LLVM IR in Numba; this package generates CUDA C++
-and has no LLVM, so those names exist (a module that imports them still loads) but using
-one raises :class:`NotImplementedError`.
+and has no LLVM. Those names exist and their registrations are accepted, so a module that
+makes them at import time still loads; using what they register (calling an intrinsic or
+a function typed by ``type_callable``, making a data model) raises NotImplementedError.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ __all__ = ["overload", "overload_method", "overload_attribute", "register_jitabl
            "intrinsic", "lower_builtin", "lower_cast", "lower_getattr", "lower_setattr",
            "lower_getattr_generic", "type_callable", "typeof_impl", "register_model",
            "models", "core_models", "make_attribute_wrapper", "box", "unbox", "NativeValue",
-           "infer", "infer_global", "infer_getattr", "make_function_type"]
+           "infer", "infer_global", "infer_getattr", "make_function_type", "lower",
+           "lower_attr", "lower_constant", "Registry", "registry"]
 
 
 def _check_options(api, inline, prefer_literal, jit_options):
@@ -130,68 +132,129 @@ def register_jitable(*args, **kwargs):
 
 
 # --------------------------------------------------------------------------------------
-# Numba's low-level API: LLVM IR generation, which this package does not have.
+# Numba's low-level API: LLVM IR generation, which this package does not have. The
+# registrations are accepted (a library that makes them at import time still imports);
+# using what they register raises NotImplementedError: calling an @intrinsic or a function
+# typed with type_callable / lower_builtin, in a kernel or in Python, or making a data model.
 # --------------------------------------------------------------------------------------
 
-def _llvm_only(name):
-    def unsupported(*args, **kwargs):
-        raise NotImplementedError(
-            f"numbacuda_ufunc.cuda.extending.{name}: Numba's low-level extension API "
-            f"generates LLVM IR, and numbacuda_ufunc translates Python to CUDA C++ without "
-            f"LLVM; use @overload / @overload_method / @overload_attribute / "
-            f"register_jitable, or cuda.declare_device with a CUDA C++ file for code "
-            f"written by hand")
-    unsupported.__name__ = name
-    unsupported.__qualname__ = name
-    return unsupported
+_WHY = ("Numba's low-level extension API generates LLVM IR, and numbacuda_ufunc translates "
+        "Python to CUDA C++ without LLVM; use @overload / @overload_method / "
+        "@overload_attribute / register_jitable, or cuda.declare_device with a CUDA C++ file "
+        "for code written by hand")
 
 
-def _llvm_only_class(name):
-    """A class of Numba's low-level API (``models.StructModel``...): subclassing or
-    instantiating it raises NotImplementedError."""
-    def refuse(*args, **kwargs):
-        _llvm_only(name)()
-
-    return type(name.rpartition(".")[2], (), {
-        "__new__": refuse, "__init_subclass__": classmethod(refuse),
-        "__doc__": f"{name}: not available (needs LLVM)"})
+def _refuse(what):
+    raise NotImplementedError(f"{what}: {_WHY}")
 
 
-class _LLVMOnlyNamespace:
-    """``models``, ``typeof_impl``...: every attribute use raises NotImplementedError."""
+def _registration(name, marks_first=False):
+    """``@name(*args)``: accepted and recorded, the decorated object returned unchanged.
+    ``marks_first``: the first argument (a function) becomes LLVM-only for the translator."""
+    def register(*args, **kwargs):
+        if marks_first and args:
+            _overloads.mark_llvm_only(args[0], name)
 
-    def __init__(self, name):
-        self._name = name
+        def decorate(obj):
+            return obj
+        return decorate
+    register.__name__ = register.__qualname__ = name
+    return register
+
+
+class _Intrinsic:
+    """What ``@intrinsic`` makes: calling it, in a kernel or in Python, raises
+    NotImplementedError (its code generator writes LLVM IR)."""
+
+    def __init__(self, fn):
+        self._defn = fn
+        self.__name__ = getattr(fn, "__name__", "intrinsic")
+        self.__doc__ = getattr(fn, "__doc__", None)
+        _overloads.mark_llvm_only(self, "intrinsic")
+
+    def __call__(self, *args, **kwargs):
+        _refuse(f"@intrinsic '{self.__name__}'")
+
+
+def intrinsic(*args, **kwargs):
+    """``@intrinsic`` / ``@intrinsic(prefer_literal=...)``: see :class:`_Intrinsic`."""
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return _Intrinsic(args[0])
+    return _Intrinsic
+
+
+def make_attribute_wrapper(typeclass, struct_attr, python_attr):
+    """Accepted (a data-model attribute: no effect here, as no data model can be made)."""
+
+
+class _Model:
+    """A data model (``models.StructModel``...): subclasses may be declared (and registered
+    with ``register_model``); making one raises NotImplementedError."""
+
+    def __init__(self, *args, **kwargs):
+        _refuse(f"data model {type(self).__name__}")
+
+
+class _Models:
+    """``models`` / ``core_models``: every attribute is a data-model base class."""
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _llvm_only_class(f"{self._name}.{attr}")
+        return type(attr, (_Model,), {"__doc__": f"models.{attr}: see _Model"})
+
+
+class _TypeofImpl:
+    """``typeof_impl``: ``@typeof_impl.register(cls)`` is accepted (no effect here)."""
+
+    def register(self, *args, **kwargs):
+        return _registration("typeof_impl.register")(*args, **kwargs)
 
     def __call__(self, *args, **kwargs):
-        return _llvm_only(self._name)(*args, **kwargs)
-
-    def __repr__(self):
-        return f"<{self._name}: not available (needs LLVM)>"
+        _refuse("typeof_impl()")
 
 
-intrinsic = _llvm_only("intrinsic")
-lower_builtin = _llvm_only("lower_builtin")
-lower_cast = _llvm_only("lower_cast")
-lower_getattr = _llvm_only("lower_getattr")
-lower_getattr_generic = _llvm_only("lower_getattr_generic")
-lower_setattr = _llvm_only("lower_setattr")
-type_callable = _llvm_only("type_callable")
-register_model = _llvm_only("register_model")
-make_attribute_wrapper = _llvm_only("make_attribute_wrapper")
-box = _llvm_only("box")
-unbox = _llvm_only("unbox")
-infer = _llvm_only("infer")
-infer_global = _llvm_only("infer_global")
-infer_getattr = _llvm_only("infer_getattr")
-make_function_type = _llvm_only("make_function_type")
-typeof_impl = _LLVMOnlyNamespace("typeof_impl")
-models = _LLVMOnlyNamespace("models")
-core_models = models
-NativeValue = _LLVMOnlyNamespace("NativeValue")
-_Intrinsic = _LLVMOnlyNamespace("_Intrinsic")
+class _NativeValue:
+    def __init__(self, *args, **kwargs):
+        _refuse("NativeValue")
+
+
+lower_builtin = _registration("lower_builtin", marks_first=True)
+type_callable = _registration("type_callable", marks_first=True)
+lower_cast = _registration("lower_cast")
+lower_getattr = _registration("lower_getattr")
+lower_getattr_generic = _registration("lower_getattr_generic")
+lower_setattr = _registration("lower_setattr")
+register_model = _registration("register_model")
+box = _registration("box")
+unbox = _registration("unbox")
+infer = _registration("infer")
+infer_global = _registration("infer_global", marks_first=True)
+infer_getattr = _registration("infer_getattr")
+lower_constant = _registration("lower_constant")
+lower = lower_builtin  # numba.cuda.cudaimpl's names for the same registrations
+lower_attr = lower_getattr
+typeof_impl = _TypeofImpl()
+models = core_models = _Models()
+NativeValue = _NativeValue
+
+
+class Registry:
+    """Numba's ``imputils.Registry``: its registrations are accepted as
+    :func:`lower_builtin`'s are."""
+
+    def __init__(self, name="unspecified"):
+        self.name = name
+        self.lower = lower_builtin
+        self.lower_cast = lower_cast
+        self.lower_getattr = lower_getattr
+        self.lower_getattr_generic = lower_getattr_generic
+        self.lower_setattr = lower_setattr
+        self.lower_constant = lower_constant
+
+
+registry = Registry("cudaimpl")
+
+
+def make_function_type(*args, **kwargs):
+    _refuse("make_function_type()")
