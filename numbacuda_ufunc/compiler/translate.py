@@ -82,6 +82,7 @@ class _Context:
         self.captured = []  # global device arrays the kernel reads by pointer: kept alive
         self.foreign = {}  # C name -> ForeignFunction called (cuda.declare_device)
         self.links = {}  # files to link (declare_device / device functions' link=), in order
+        self.libdevice = False  # calls numba.cuda.libdevice functions (nu_libdevice.cuh)
         self.exceptions = []  # raise sites: (class, args, (function, file, line)); code = index + 1
 
     def function(self, fn, arg_types, caller=None, node=None, declared_return=None):
@@ -176,6 +177,11 @@ def _value_token(v, depth):
     return f"{type(v).__qualname__}:{id(v):x}"  # anything else: this object
 
 
+def _includes(ctx) -> str:
+    """Headers only some units need (their parse time is paid only by those)."""
+    return '#include "nu_libdevice.cuh"\n' if ctx.libdevice else ""
+
+
 def _source_of(records) -> str:
     protos = [r.prototype + ";" for r in records]
     # Guards let many translated functions share one translation unit (tests and loops
@@ -253,7 +259,7 @@ def translate(pyfunc, arg_types, return_type=None) -> TranslatedFunction:
         return TranslatedFunction(
             name=rec.name, py_name=fn.__name__, arg_types=types,
             return_type=strong(ret) if ret is not None else None,
-            source=declared_source(ctx) + _source_of(ctx.order),
+            source=_includes(ctx) + declared_source(ctx) + _source_of(ctx.order),
             helpers=tuple(r.name for r in ctx.order[:-1]), foreign=tuple(ctx.foreign),
             links=tuple(ctx.links))
 
@@ -305,7 +311,7 @@ def _kernel_of(fn, types) -> TranslatedKernel:
         raise error_at(src, src.node, f"kernel '{fn.__name__}' declares {ctx.local_bytes} bytes of "
                                       f"cuda.local.array per thread, more than CUDA's "
                                       f"{_LOCAL_LIMIT} (use global or shared memory)")
-    scope = "\n".join(ctx.file_scope + [declared_source(ctx)])
+    scope = "\n".join(ctx.file_scope + [_includes(ctx) + declared_source(ctx)])
     return TranslatedKernel(
         name=rec.name, py_name=fn.__name__, arg_types=types,
         source=(scope + "\n\n" if scope.strip() else "") + _source_of(ctx.order),
