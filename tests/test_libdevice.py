@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from numbacuda_ufunc import _core, cuda
-from numbacuda_ufunc.cuda import libdevice
 from numbacuda_ufunc.compiler._libdevice import FUNCTIONS
+from numbacuda_ufunc.cuda import libdevice
 from numbacuda_ufunc.errors import CompileError
 
 INF, NAN = math.inf, math.nan
@@ -52,7 +52,9 @@ def _generate(path):
     for name, (params, result) in sorted(FUNCTIONS.items()):
         args = []
         for p, c in enumerate(params):
-            array = "ni" if name in ("jn", "jnf", "yn", "ynf") and p == 0 else _CODES[c][p]
+            array = _CODES[c][p]
+            if name in ("jn", "jnf", "yn", "ynf"):  # (order, x): x as for j0, y0...
+                array = ("ni", _CODES[c][0])[p]
             args.append(f"{array}[i]")
         targets = []
         for c in result:
@@ -266,8 +268,8 @@ def test_conversions_are_exact(results, mode):
                                   ("ull", 64, False)):
             want = [to_int(float(v), mode, bits, signed) for v in x]
             assert_same(f"{src}2{dst}_{mode}", got[f"{src}2{dst}_{mode}"][0], want)
-    want = [round_fraction(Fraction(v), np.float32, mode) if math.isfinite(v) else np.float32(v)
-            for v in XD]
+    want = [round_fraction(Fraction(v), np.float32, mode) if math.isfinite(v) and v != 0
+            else np.float32(v) for v in XD]
     assert_same(f"double2float_{mode}", got[f"double2float_{mode}"][0], want)
     for src, values, bits in (("int", XI, 32), ("uint", XI, 32), ("ll", XL, 64), ("ull", XL, 64)):
         ints = [v % 2**bits if src.startswith("u") else v for v in values]
@@ -459,12 +461,14 @@ def test_several_results_and_integer_arguments(results):
             want = [round((Fraction(float(p)) - Fraction(float(r))) / Fraction(float(q)))
                     for p, q, r in zip(x[ok], y[ok], np.asarray(rem)[ok])]
             # C: the sign and at least the 3 low bits of the quotient
-            assert all(np.sign(g) == np.sign(w) or w == 0 for g, w in zip(quo, want))
+            bad = [(p, q, g, w) for p, q, g, w in zip(x[ok], y[ok], quo, want)
+                   if not (np.sign(g) == np.sign(w) or g == 0 == w % 8)]
+            assert not bad, (sfx, bad)
             assert all(abs(int(g)) % 8 == abs(w) % 8 for g, w in zip(quo, want))
             ulp = 2.0**-52 if dt == np.float64 else 2.0**-23
             for name in ("sincos" + sfx, "sincospi" + sfx) + (("fast_sincosf",) if sfx else ()):
-                ref = [math.remainder(float(v), 2) * math.pi if "pi" in name else float(v)
-                       for v in x]
+                ref = [float(v) if "pi" not in name else NAN if not np.isfinite(v)
+                       else math.remainder(float(v), 2) * math.pi for v in x]
                 s = [math.sin(r) if math.isfinite(r) else NAN for r in ref]
                 c = [math.cos(r) if math.isfinite(r) else NAN for r in ref]
                 assert_same(name, got[name][0], np.asarray(s, np.float64).astype(dt),
@@ -498,7 +502,9 @@ def test_approximate_functions(results):
         for i in np.flatnonzero(inside):
             v = float(x[i])
             assert math.erf(float(got["erfinv" + sfx][0][i])) == pytest.approx(v, rel=tol, abs=1e-300)
-            assert math.erfc(float(got["erfcinv" + sfx][0][i])) == pytest.approx(1 - v, rel=tol)
+        for i in np.flatnonzero((x > 0) & (x < 2)):
+            v = float(x[i])
+            assert math.erfc(float(got["erfcinv" + sfx][0][i])) == pytest.approx(v, rel=tol)
         for i in np.flatnonzero((x > 0) & (x < 1)):
             p = float(x[i])
             z = float(got["normcdfinv" + sfx][0][i])
@@ -520,8 +526,8 @@ def test_approximate_functions(results):
         yf = ins["yf"].astype(np.float64)
         _compare_math("fast_powf", got["fast_powf"][0], np.power(xf, yf), np.float32)
         _compare_math("fast_fdividef", got["fast_fdividef"][0], xf / yf, np.float32)
-        assert_same("saturatef", got["saturatef"][0],
-                    np.nan_to_num(np.clip(ins["xf"], 0, 1), nan=0.0))
+        assert_same("saturatef", got["saturatef"][0],  # the sign of a zero is not checked
+                    np.nan_to_num(np.clip(ins["xf"], 0, 1), nan=0.0), rtol=1e-30)
         _compare_math("frsqrt_rn", got["frsqrt_rn"][0], 1 / np.sqrt(xf), np.float32)
     x = ins["xd"]
     pos = np.flatnonzero(np.isfinite(x) & (x > 0) & (x < 100))
@@ -536,8 +542,9 @@ def test_approximate_functions(results):
         jn = math.fsum(math.cos(n * t - v * math.sin(t)) for t in
                        (math.pi * (k + 0.5) / 400 for k in range(400))) / 400
         assert got["jn"][0][i] == pytest.approx(jn, abs=1e-13)
-        assert got["yn"][0][i] == pytest.approx(
-            {0: y0v, 1: y1v}.get(n, got["yn"][0][i]), rel=1e-12)
+        if n <= 2:
+            want = (y0v, y1v, 2 / v * y1v - y0v)[n]  # Y2 by the recurrence
+            assert got["yn"][0][i] == pytest.approx(want, rel=1e-12, abs=1e-15)
 
 
 def test_errors():
@@ -554,3 +561,36 @@ def test_errors():
 
     with pytest.raises(CompileError, match="takes real numbers"):
         bad2[1, 1](np.ones(1, np.complex64))
+
+
+def test_in_ufuncs_and_device_functions():
+    from numbacuda_ufunc import vectorize
+
+    @vectorize(["float64(float64, float64)"])
+    def up_sum(x, y):
+        return libdevice.dadd_ru(x, y) - libdevice.dadd_rd(x, y)
+
+    x = np.array([1.0, 0.1, 1e16, -3.0])
+    y = np.array([1e-30, 0.2, 1.0, 3.0])
+    want = [float(directed("add", "ru", np.float64, a, b) - directed("add", "rd", np.float64, a, b))
+            for a, b in zip(x, y)]
+    assert_same("dadd_ru - dadd_rd", up_sum(x, y), want)
+    assert (up_sum(x, y)[:3] > 0).all()  # inexact sums: the two roundings differ
+
+    @cuda.jit(device=True)
+    def sincos_sum(v):
+        s, c = libdevice.sincosf(v)
+        return s * s + c * c
+
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = sincos_sum(x[i])
+
+    xf = np.linspace(-10, 10, 33, dtype=np.float32)
+    out = np.zeros_like(xf)
+    k[1, 33](xf, out)
+    np.testing.assert_allclose(out, 1.0, rtol=4e-7)
+    for src in k.inspect_cuda().values():
+        _core.compile_ptx(src, (9, 0))
