@@ -228,8 +228,8 @@ class Kernel(_core.Kernel):
         raise cls(*args)
 
     def __call__(self, *args, **kwargs):
-        raise ValueError(f"kernel '{self.__name__}' needs a launch configuration: call it as "
-                         f"{self.__name__}[blocks_per_grid, threads_per_block](*args)")
+        raise ValueError(f"kernel '{self.__name__}': launch configuration was not specified; "
+                         f"call it as {self.__name__}[blocks_per_grid, threads_per_block](*args)")
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """A launch of at least ``ntasks`` threads in 1-d blocks of ``tpb`` threads; with
