@@ -199,8 +199,7 @@ class FunctionTranslator:
             raise self.error(self.node, f"function '{self.src.name}' never returns a value, "
                                         f"but its signature declares {self.declared_return}")
         if isinstance(self.ret, Bottom):
-            raise self.error(self.node, "cannot infer the return type (recursion without a "
-                                        "base case that returns first?)")
+            raise self.error(self.node, self._unresolved_return_message())
         for name, t in self.vars.items():
             if isinstance(t, Bottom):
                 raise self.error(self.node, f"local variable '{name}' is read before any "
@@ -223,6 +222,22 @@ class FunctionTranslator:
                 raise self.error(body[-1], "the function can reach its end without returning "
                                            "a value (it would return None)")
             self.block(body)
+
+    def _unresolved_return_message(self) -> str:
+        """Why the return type stayed unknown, in Numba's words: a recursion that never
+        reaches a return without a recursive call, or one whose type keeps changing."""
+        name = self.src.name
+
+        def recursive(n):
+            return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                       and c.func.id == name for c in ast.walk(n))
+        base_case = any(isinstance(n, ast.Return) and (n.value is None or not recursive(n.value))
+                        for n in ast.walk(self.node))
+        if base_case:
+            return ("Return type of recursive function does not converge: the types its "
+                    "returns give do not settle on one type")
+        return ("cannot type infer runaway recursion: no return reaches a value without "
+                "calling the function again (a base case that returns first?)")
 
     def _final_return(self):
         if self.declared_return is not None:
@@ -733,12 +748,19 @@ class FunctionTranslator:
     def global_value(self, node, name):
         fn = self.fn
         code = fn.__code__
+        # A function calling itself by a name not bound yet: decorated with a signature, it
+        # is translated while `def` runs, before the name is assigned (Numba allows this).
+        unbound_self = name == code.co_name
         if name in code.co_freevars:
             cell = fn.__closure__[code.co_freevars.index(name)]
             try:
                 value = cell.cell_contents
             except ValueError:
-                raise self.error(node, f"free variable '{name}' is not bound yet") from None
+                if not unbound_self:
+                    raise self.error(node, f"free variable '{name}' is not bound yet") from None
+                value = fn
+        elif unbound_self and name not in fn.__globals__:
+            value = fn
         elif name in fn.__globals__:
             value = fn.__globals__[name]
         elif name.startswith("__nu_") and name in HIDDEN:  # helpers of lifted bytecode
@@ -1112,6 +1134,13 @@ class FunctionTranslator:
             # only the branch taken is typed, as Numba prunes dead branches.
             return self.expr(e.body if test.const else e.orelse)
         a, b = self.expr(e.body), self.expr(e.orelse)
+        unknown = [isinstance(v.type, Bottom) for v in (a, b)]
+        if unknown[0] != unknown[1] and not isinstance(test.type, Bottom) and not self.emitting:
+            # `n if n < 2 else f(n - 1) + f(n - 2)`: the recursive branch is still being
+            # typed; the other gives the type meanwhile (the emitting pass has both).
+            known = b if unknown[0] else a
+            if not isinstance(known.type, Ref):
+                return Val("0", known.type)
         for node, v in ((e.test, test), (e.body, a), (e.orelse, b)):
             if isinstance(v.type, (TupleType, enums.EnumMember)) and v is not test:
                 continue  # (a, b) if c else (b, a); Color.red if c else Color.green
