@@ -63,6 +63,7 @@ from ._values import (
     ModuleRef,
     PyFuncRef,
     Ref,
+    StringRef,
     TypeRef,
     UserModuleRef,
     Val,
@@ -698,8 +699,10 @@ class FunctionTranslator:
     def expr_Constant(self, e):
         if e.value is None:
             return Val("", None)
-        if isinstance(e.value, (str, bytes)):
-            raise self.error(e, "unsupported construct 'string'")
+        if isinstance(e.value, str):
+            return Val("", StringRef(e.value))  # a compile-time value (compared, passed)
+        if isinstance(e.value, bytes):
+            raise self.error(e, "unsupported construct 'bytes'")
         v = self.promote(e, lambda: const_val(e.value))
         if v is None:
             raise self.error(e, f"unsupported constant {e.value!r}")
@@ -1065,6 +1068,25 @@ class FunctionTranslator:
         common = self.promote(node, lambda: unify(a.type, b.type))
         return f"nu::{name}({self.cast(node, a, common)}, {self.cast(node, b, common)})", r
 
+    def _compare_strings(self, node, op, a, b):
+        """A comparison with a string constant, folded at compile time as Python computes
+        it (a string never equals a number; ordering needs two strings)."""
+        sym, name = op
+        x, y = (v.type.value if isinstance(v.type, StringRef) else v.const for v in (a, b))
+        if any(isinstance(v.type, Bottom) for v in (a, b)):
+            return Val("0", BOTTOM)
+        if name not in ("eq", "ne") and not (isinstance(x, str) and isinstance(y, str)):
+            raise self.error(node, f"'{sym}' between a string and "
+                                   f"{getattr((b if isinstance(a.type, StringRef) else a).type, 'name', 'None')}"
+                                   f" is not supported (Python raises TypeError)")
+        if name in ("is", "isnot"):
+            raise self.error(node, "'is' and 'is not' are supported between enum members only")
+        if (x is None or y is None) and name in ("eq", "ne"):  # a run-time number: never equal
+            result = name == "ne"
+        else:
+            result = bool(_PY_CMP[name](x, y))
+        return const_val(result)
+
     def expr_Compare(self, e):
         ops = []
         for op in e.ops:
@@ -1079,6 +1101,8 @@ class FunctionTranslator:
             r = enums.compare(self, e, ops[0][1], vals[0], vals[1])  # Enum members, is
             if r is not None:
                 return r
+        if len(ops) == 1 and any(isinstance(v.type, StringRef) for v in vals):
+            return self._compare_strings(e, ops[0], vals[0], vals[1])
         if any(name in ("is", "isnot") for _, name in ops):
             raise self.error(e, "'is' and 'is not' are supported between enum members only")
         for node, v in zip([e.left] + e.comparators, vals):

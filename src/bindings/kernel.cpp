@@ -25,8 +25,8 @@ void parse_dims(const std::string& api, py::handle obj, const char* what, const 
     auto one = [&](py::handle v, int k) {
         std::int64_t n = 0;
         if (!is_integer(v) || !to_int64(v, &n)) {
-            throw nu::type_error(api + ": " + what + " (" + numba_name + ") must be a sequence of integers, got " +
-                                 as_list());
+            throw nu::type_error(api + ": " + numba_name + " must be a sequence of integers, got " + as_list() +
+                                 " (" + what + ": an int or a tuple of 1 to 3 ints)");
         }
         if (n < (allow_zero ? 0 : 1) || n > 0xffffffffLL) {
             throw nu::value_error(api + ": " + what + " must be " + (allow_zero ? "non-negative" : "positive") +
@@ -37,8 +37,8 @@ void parse_dims(const std::string& api, py::handle obj, const char* what, const 
     if (sequence) {
         const py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
         if (seq.size() < 1 || seq.size() > 3) {
-            throw nu::value_error(api + ": " + what + " (" + numba_name +
-                                  ") must be a sequence of 1, 2 or 3 integers, got " + as_list());
+            throw nu::value_error(api + ": " + numba_name + " must be a sequence of 1, 2 or 3 integers, got " +
+                                  as_list() + " (" + what + ")");
         }
         for (std::size_t k = 0; k < seq.size(); ++k) one(seq[k], static_cast<int>(k));
         return;
