@@ -5,9 +5,10 @@ A Numba user moving to numbacuda_ufunc rewrites ``numba`` to ``numbacuda_ufunc``
 imports. This script measures how much of numba-cuda's test suite survives that: it builds,
 in a temporary folder, a ``numba`` package whose public modules (``numba.cuda``,
 ``numba.cuda.types``, ``numba.types``, ``numba.cuda.core.errors``/``config``,
-``numba.cuda.np.numpy_support``, ...) are ours, and a minimal test harness
-(``numba.cuda.testing``, ``numba.cuda.tests.support``) written here. Modules with nothing
-of ours behind them (Numba's IR, typing, extending, driver internals) are absent, so tests
+``numba.cuda.np.numpy_support``, ``numba.cuda.extending``, ``numba.cuda.libdevice``...) are
+ours, and a minimal test harness (``numba.cuda.testing``, ``numba.cuda.tests.support``)
+written here. Modules with nothing of ours behind them (Numba's IR, typing internals) are
+absent, so tests
 that import them fail (they are counted as failed, not skipped, and listed).
 
 Nothing of numba-cuda is copied into this repository: the script takes the path of a
