@@ -8,8 +8,8 @@ in a temporary folder, a ``numba`` package whose public modules (``numba.cuda``,
 ``numba.cuda.np.numpy_support``, ``numba.cuda.extending``, ``numba.cuda.libdevice``...) are
 ours, and a minimal test harness (``numba.cuda.testing``, ``numba.cuda.tests.support``)
 written here. Modules with nothing of ours behind them (Numba's IR, typing internals) are
-absent, so tests
-that import them fail (they are counted as failed, not skipped, and listed).
+absent, so tests that import them fail (they are counted as failed, not skipped, and
+listed).
 
 Nothing of numba-cuda is copied into this repository: the script takes the path of a
 numba-cuda checkout (or of its ``numba/cuda/tests`` folder), copies the selected test
