@@ -20,7 +20,7 @@ from ._linking import link_paths, read_link_files
 from ._pickling import function_ref, global_name
 from .compiler import translate_kernel
 from .compiler._types import TupleType, ctype, element_ctype
-from .compiler.device_function import DeviceFunction
+from .compiler.device_function import _NO_LLVM, DeviceFunction
 from .errors import CompileError, LinkerError
 from .types import Array, CPointer, Record, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
@@ -123,14 +123,15 @@ class Kernel(_core.Kernel):
 
     @property
     def overloads(self) -> dict:
-        """Argument types -> the translated kernel of each specialization (Numba's
-        ``overloads``)."""
-        return {self._tuple_types.get(i, tk.arg_types): tk for i, tk in enumerate(self._specs)}
+        """Argument types -> each specialization (a :class:`KernelOverload`), as Numba's
+        ``overloads``."""
+        return {self._tuple_types.get(i, tk.arg_types): KernelOverload(self, i)
+                for i, tk in enumerate(self._specs)}
 
     @property
     def definitions(self) -> list:
-        """The translated kernel of every specialization."""
-        return list(self._specs)
+        """Every specialization (:class:`KernelOverload`)."""
+        return [KernelOverload(self, i) for i in range(len(self._specs))]
 
     @property
     def definition(self):
@@ -139,7 +140,7 @@ class Kernel(_core.Kernel):
             raise TypeError(f"kernel '{self.__name__}' has {len(self._specs)} "
                             f"specializations; 'definition' needs exactly one (use "
                             f"'definitions' or 'overloads')")
-        return self._specs[0]
+        return KernelOverload(self, 0)
 
     def inspect_types(self, file=None, signature=None) -> None:
         """Print the kernel's source with the type of each argument and local, per
@@ -188,6 +189,20 @@ class Kernel(_core.Kernel):
         per_sm = _THREADS_PER_SM.get(tuple(dev.compute_capability), 2048) // threads
         return per_sm * dev.MULTIPROCESSOR_COUNT
 
+    def compile(self, sig) -> KernelOverload:
+        """Compile for the argument types of ``sig`` now (Numba's ``compile``) and return
+        that specialization. A kernel without signatures stays lazy for other types; one
+        with signatures accepts ``sig`` from now on too."""
+        sig = _kernel_signature(sig, self.__name__)
+        with self._lock:
+            for index, tk in enumerate(self._specs):
+                if index not in self._tuple_types and _same_types(tk.arg_types, sig.args):
+                    return KernelOverload(self, index)
+            index = self._add(translate_kernel(self.py_func, sig.args))
+            if self._declared:
+                self._declared.append((sig, index))
+        return KernelOverload(self, index)
+
     def specialize(self, *args) -> Kernel:
         """A kernel compiled only for the types of ``args`` (Numba's ``specialize``)."""
         k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,
@@ -213,8 +228,8 @@ class Kernel(_core.Kernel):
         raise cls(*args)
 
     def __call__(self, *args, **kwargs):
-        raise ValueError(f"kernel '{self.__name__}' needs a launch configuration: call it as "
-                         f"{self.__name__}[blocks_per_grid, threads_per_block](*args)")
+        raise ValueError(f"kernel '{self.__name__}': launch configuration was not specified; "
+                         f"call it as {self.__name__}[blocks_per_grid, threads_per_block](*args)")
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """A launch of at least ``ntasks`` threads in 1-d blocks of ``tpb`` threads; with
@@ -255,16 +270,19 @@ class Kernel(_core.Kernel):
         specialization's PTX (a str), as Numba's ``inspect_asm(signature)``."""
         # A kernel calling foreign functions is relocatable code: their definitions come
         # at link time.
-        def ptx(i):
-            return _core.compile_ptx(self._source(i, False), tuple(cc), self.fastmath,
-                                     ["-rdc=true"] if self._specs[i].foreign else [])
-
         picked = self._selected(signature)
         if signature is not None:
-            return ptx(picked[0])
-        return {_sig_text(self._specs[i].arg_types): ptx(i) for i in picked}
+            return self._ptx(picked[0], cc)
+        return {_sig_text(self._specs[i].arg_types): self._ptx(i, cc) for i in picked}
+
+    def _ptx(self, index, cc):
+        return _core.compile_ptx(self._source(index, False), tuple(cc), self.fastmath,
+                                 ["-rdc=true"] if self._specs[index].foreign else [])
 
     inspect_asm = inspect_ptx
+
+    def inspect_llvm(self, signature=None):
+        raise NotImplementedError(_NO_LLVM.format(what=f"kernel '{self.__name__}'"))
 
     # Numba's SASS and resource queries. Numba asks the driver about the loaded function;
     # here they come from the CUBIN NVRTC builds for the current device (sm_90 with no
@@ -295,16 +313,17 @@ class Kernel(_core.Kernel):
         return _core.link_kernel_cubin(self._source(index, False), files, cc, self.fastmath)
 
     def _usage(self, signature, key, api):
+        return self._per_spec(signature, lambda i, cubin: self._usage_of(i, cubin, key, api))
+
+    def _usage_of(self, index, cubin, key, api):
         from . import _sass
 
-        def read(i, cubin):
-            usage = _sass.resource_usage(cubin, api)
-            entry = self._entry(i)
-            if entry not in usage:
-                raise KeyError(f"{api}: the CUBIN has no function {entry!r} "
-                               f"(it has {sorted(usage)})")
-            return usage[entry][key]
-        return self._per_spec(signature, read)
+        usage = _sass.resource_usage(cubin, api)
+        entry = self._entry(index)
+        if entry not in usage:
+            raise KeyError(f"{api}: the CUBIN has no function {entry!r} "
+                           f"(it has {sorted(usage)})")
+        return usage[entry][key]
 
     def inspect_sass(self, signature=None):
         """SASS of the kernel (``cuobjdump -sass`` of its CUBIN); no GPU needed."""
@@ -368,6 +387,70 @@ class _ExtensionLauncher:
         self.launcher(*prepared)
         for writeback in retr:
             writeback()
+
+
+class KernelOverload:
+    """One specialization of a kernel (Numba's ``kernel.overloads[types]``): the translated
+    kernel's fields (``name``, ``arg_types``, ``source``, ``static_shared_bytes``...) and
+    the queries of Numba's compiled-kernel object. ``cooperative`` is Numba's: True when
+    the kernel synchronises the grid, so it is launched cooperatively."""
+
+    def __init__(self, kernel, index):
+        self._kernel = kernel
+        self._index = index
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._kernel._specs[self._index], name)
+
+    def __repr__(self):
+        tk = self._kernel._specs[self._index]
+        return f"<KernelOverload {self._kernel.__name__}{_sig_text(tk.arg_types)}>"
+
+    @property
+    def cooperative(self) -> bool:
+        return self._kernel._specs[self._index].grid_sync
+
+    @property
+    def argument_types(self) -> tuple:
+        return self._kernel._specs[self._index].arg_types
+
+    def inspect_asm(self, cc=None) -> str:
+        """PTX for ``cc`` (the current device's, or sm_90 without one)."""
+        from . import _sass
+
+        return self._kernel._ptx(self._index, _sass.inspection_cc() if cc is None else cc)
+
+    inspect_ptx = inspect_asm
+
+    def inspect_sass(self) -> str:
+        from . import _sass
+
+        return _sass.sass_of(self._kernel._cubin(self._index))
+
+    def max_cooperative_grid_blocks(self, blockdim) -> int:
+        return self._kernel.max_cooperative_grid_blocks(blockdim)
+
+    def _usage(self, key):
+        return self._kernel._usage_of(self._index, self._kernel._cubin(self._index), key,
+                                      f"kernel '{self._kernel.__name__}' overload")
+
+    @property
+    def regs_per_thread(self) -> int:
+        return self._usage("regs")
+
+    @property
+    def shared_mem_per_block(self) -> int:
+        return self._usage("shared")
+
+    @property
+    def local_mem_per_thread(self) -> int:
+        return self._usage("local")
+
+    @property
+    def const_mem_size(self) -> int:
+        return self._usage("const")
 
 
 def _descr_type(d, name):

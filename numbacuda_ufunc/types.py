@@ -71,6 +71,15 @@ class Scalar(Type):
         """NumPy type character, as in ``ufunc.types`` (``'f'`` for float32)."""
         return self.dtype.char
 
+    @property
+    def underlying_float(self) -> Scalar:
+        """The type of a complex type's parts (Numba's ``Complex.underlying_float``):
+        ``complex64.underlying_float`` is ``float32``."""
+        if self.kind != "c":
+            raise AttributeError(f"'{self.name}' is not a complex type: only complex types "
+                                 f"have underlying_float")
+        return from_dtype(np.dtype(f"f{self.dtype.itemsize // 2}"))
+
     def __call__(self, *args):
         """``float32(float32, int32)``: a signature. ``int16(x)`` with one number: the value
         cast to the type, as Numba's types do in Python (so a kernel's Python function,

@@ -89,6 +89,57 @@ def test_max_cooperative_grid_blocks():
         gsync.max_cooperative_grid_blocks(0)
 
 
+def test_overloads_are_numba_compiled_kernel_objects():
+    @cuda.jit
+    def gsync(a):
+        cuda.cg.this_grid().sync()
+        a[0] = 1
+
+    a = np.zeros(1, np.int64)
+    gsync[1, 1](a)
+    k = cuda.jit(axpy)
+    k[1, 8](np.zeros(4, np.float32), np.float32(1), np.ones(4, np.float32), np.ones(4, np.float32))
+    (g_ov,) = gsync.overloads.values()
+    (k_ov,) = k.overloads.values()
+    # Numba's meaning of `cooperative`: launched cooperatively (it synchronises the grid).
+    assert g_ov.cooperative is True and k_ov.cooperative is False
+    assert g_ov.max_cooperative_grid_blocks(128) == gsync.max_cooperative_grid_blocks(128) >= 1
+    # Fields of the translated kernel read through; queries agree with the kernel's own.
+    assert k_ov.py_name == "axpy" and k_ov.argument_types == k.signatures[0]
+    ptx = k_ov.inspect_asm((9, 0))
+    assert re.search(r"\.visible \.entry \w*axpy", ptx) and ".target sm_90" in ptx
+    sig = k.signatures[0]
+    assert k_ov.regs_per_thread == k.get_regs_per_thread(sig) > 0
+    assert k_ov.local_mem_per_thread == k.get_local_mem_per_thread(sig) == 0
+    assert k_ov.shared_mem_per_block == 0 and k_ov.const_mem_size == 0
+    assert "FFMA" in k_ov.inspect_sass() or "FADD" in k_ov.inspect_sass()
+    assert k.definition.name == k_ov.name and "axpy" in repr(k.definition)
+    with pytest.raises(AttributeError):
+        k_ov.no_such_field  # noqa: B018
+
+
+def test_compile_adds_a_specialization():
+    k = cuda.jit(axpy)
+    ov = k.compile("void(f8[::1], f8, f8[::1], f8[::1])")
+    assert ov.argument_types == k.signatures[0] and len(k.overloads) == 1
+    assert k.compile((float64[::1], float64, float64[::1], float64[::1])).name == ov.name
+    r = np.zeros(3)
+    k[1, 4](r, 2.0, np.arange(3.0), np.ones(3))  # the compiled specialization runs
+    r32 = np.zeros(3, np.float32)
+    k[1, 4](r32, np.float32(2), np.arange(3, dtype=np.float32), np.ones(3, np.float32))
+    assert len(k.overloads) == 2  # still lazy for other types
+    np.testing.assert_array_equal(r, [1.0, 3.0, 5.0])
+    np.testing.assert_array_equal(r32, [1.0, 3.0, 5.0])
+    eager = cuda.jit("void(f4[:], f4, f4[:], f4[:])")(axpy)
+    with pytest.raises(TypeError, match="no signature matches"):
+        eager[1, 4](r, 2.0, np.arange(3.0), np.ones(3))
+    eager.compile("void(f8[:], f8, f8[:], f8[:])")
+    eager[1, 4](r, 1.0, np.arange(3.0), np.ones(3))  # accepted from now on
+    np.testing.assert_array_equal(r, [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="kernels return nothing"):
+        k.compile("f8(f8[:], f8, f8[:], f8[:])")
+
+
 def test_nopython_option():
     with pytest.raises(NotImplementedError, match="nopython=False"):
         cuda.jit(nopython=False)(axpy)
@@ -233,3 +284,40 @@ def test_functions_and_constants_from_user_modules():
 
     with pytest.raises(CompileError, match="module 'mymod' has no attribute 'nothing'"):
         missing[1, 1](np.zeros(1))
+
+
+def test_device_function_compile_device_and_inspect_asm():
+    @cuda.jit(device=True)
+    def add(x, y):
+        return x + y
+
+    ov = add.compile_device((int32, int32))
+    assert ov.signature.args == (int32, int32) and ov.signature.return_type == int32  # NumPy's rule
+    assert "add" in ov.fndesc.mangled_name
+    ptx = add.inspect_asm((int32, int32), cc=(9, 0))
+    assert ov.fndesc.mangled_name in ptx and ".target sm_90" in ptx
+    assert list(add.overloads) == [(int32, int32)] and add.signatures == []
+    assert add(2, 3) == 5  # still the Python function on the host
+    with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
+        add.inspect_sass((int32, int32))
+    for obj in (add, cuda.jit(axpy)):
+        with pytest.raises(NotImplementedError, match="no LLVM IR.*NVRTC"):
+            obj.inspect_llvm()
+
+
+@pytest.mark.parametrize("name,fast,approx", [
+    ("cos", "cos.approx.ftz.f32", "cos.approx"),
+    ("sin", "sin.approx.ftz.f32", "sin.approx"),
+    ("log2", "lg2.approx.ftz.f32", "lg2.approx"),
+])
+def test_fastmath_device_function_ptx_uses_approximate_instructions(name, fast, approx):
+    import math
+
+    op = getattr(math, name)
+
+    def dev(x):
+        return op(x)
+
+    fast_ptx = cuda.jit((float32,), device=True, fastmath=True)(dev).inspect_asm((float32,))
+    prec_ptx = cuda.jit((float32,), device=True)(dev).inspect_asm((float32,))
+    assert fast in fast_ptx and approx not in prec_ptx

@@ -147,6 +147,29 @@ def test_closure_device_array_is_captured_by_reference(dtype):
     np.testing.assert_array_equal(acc.copy_to_host(), np.arange(6, dtype=dtype) + 7)
 
 
+class _InstanceInterface:
+    """A wrapper that sets ``__cuda_array_interface__`` on the instance, not on its class."""
+
+    def __init__(self, arr):
+        self.owner = arr
+        self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+
+def test_global_with_an_instance_interface_is_captured():
+    dev = cuda.to_device(np.array([3.0, -0.0, np.inf, np.nan]))
+    wrapped = _InstanceInterface(dev)
+
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < 4:
+            out[i] = wrapped[i] * 2
+
+    out = np.zeros(4)
+    k[1, 4](out)
+    np.testing.assert_array_equal(out, np.array([3.0, -0.0, np.inf, np.nan]) * 2)
+
+
 def test_strided_global_device_array_view():
     base = cuda.to_device(np.arange(20.0).reshape(4, 5))
     view = base[::2, 1::2]  # strided: (2, 2)

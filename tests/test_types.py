@@ -79,3 +79,12 @@ def test_kernel_and_device_function_take_a_typing_signature():
     a = np.array([21], np.int32)
     twice[1, 1](a)
     assert a[0] == 42
+
+
+def test_underlying_float_of_complex_types():
+    assert t.complex64.underlying_float == t.float32
+    assert t.complex128.underlying_float == t.float64
+    sig = t.complex64.underlying_float(t.complex64)  # Numba's form: float32(complex64)
+    assert sig.return_type == t.float32 and sig.args == (t.complex64,)
+    with pytest.raises(AttributeError, match="float64.*not a complex type"):
+        t.float64.underlying_float  # noqa: B018
