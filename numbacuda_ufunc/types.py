@@ -18,7 +18,7 @@ __all__ = [
     "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "intp", "uintp", "double", "single", "byte",
     "parse_signature", "signature", "from_dtype", "SCALARS", "CPointer", "voidptr", "carray",
-    "farray",
+    "farray", "typeof",
 ]
 
 
@@ -65,6 +65,11 @@ class Scalar(Type):
     @property
     def bits(self) -> int:
         return self.dtype.itemsize * 8
+
+    @property
+    def bitwidth(self) -> int:
+        """Width in bits (Numba's name for it): ``float16.bitwidth`` is 16."""
+        return self.bits
 
     @property
     def char(self) -> str:
@@ -178,9 +183,9 @@ class Array(Type):
         self.ndim = ndim
         self.layout = layout
         dims = [":"] * ndim
-        if layout == "C":
+        if layout == "C" and dims:
             dims[-1] = "::1"
-        elif layout == "F":
+        elif layout == "F" and dims:
             dims[0] = "::1"
         self.name = f"{dtype.name}[{', '.join(dims)}]"
 
@@ -319,6 +324,60 @@ def from_dtype(dtype) -> Scalar:
         raise TypeError(f"from_dtype(): unsupported dtype {dt} (supported: bool, int8..int64, "
                         f"uint8..uint64, float16, float32, float64, complex64, complex128, "
                         f"bfloat16)") from None
+
+
+def typeof(value) -> Type:
+    """The type of a value, as Numba's ``numba.typeof``: Python ``bool``/``int``/``float``/
+    ``complex`` -> ``bool``/``int64``/``float64``/``complex128``; a NumPy scalar -> its
+    dtype's type (a :class:`Record` for a structured one); a NumPy array, a device array or
+    any ``__cuda_array_interface__`` object -> ``Array(dtype, ndim, layout)`` with layout
+    'C' (C-contiguous, also every 0-d and 1-d contiguous array), 'F' (Fortran-contiguous)
+    or 'A'. ``TypeError`` for other values."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float64
+    if isinstance(value, complex):
+        return complex128
+    try:
+        if isinstance(value, np.generic):
+            return from_dtype(value.dtype)
+        if isinstance(value, np.ndarray):
+            layout = ("C" if value.flags.c_contiguous else
+                      "F" if value.flags.f_contiguous else "A")
+            return Array(from_dtype(value.dtype), value.ndim, layout)
+        cai = getattr(value, "__cuda_array_interface__", None)
+        if cai is not None:
+            dtype = np.dtype(cai["descr"] if len(cai.get("descr") or ()) > 1 else cai["typestr"])
+            return Array(from_dtype(dtype), len(cai["shape"]), _cai_layout(cai, dtype.itemsize))
+    except TypeError as exc:
+        raise TypeError(f"typeof(): cannot type {value!r}: {exc}") from None
+    raise TypeError(f"typeof(): cannot determine the type of a {type(value).__name__} value "
+                    f"(got {value!r}); supported: numbers, NumPy scalars and arrays, device "
+                    f"arrays")
+
+
+def _cai_layout(cai, itemsize) -> str:
+    """'C', 'F' or 'A' from an array interface's shape and strides (None: C order)."""
+    shape = tuple(int(s) for s in cai["shape"])
+    strides = cai.get("strides")
+    if strides is None or 0 in shape:
+        return "C"
+    strides = tuple(int(s) for s in strides)
+
+    def contiguous(dims, steps):
+        expect = itemsize
+        for n, st in zip(dims, steps):
+            if n != 1 and st != expect:
+                return False
+            expect *= n
+        return True
+
+    if contiguous(reversed(shape), reversed(strides)):
+        return "C"
+    return "F" if contiguous(shape, strides) else "A"
 
 
 def _as_type(obj, what: str) -> Type:
