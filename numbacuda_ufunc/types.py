@@ -18,7 +18,7 @@ __all__ = [
     "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "intp", "uintp", "double", "single", "byte",
     "parse_signature", "signature", "from_dtype", "SCALARS", "CPointer", "voidptr", "carray",
-    "farray", "typeof",
+    "farray", "typeof", "NPDatetime", "NPTimedelta",
 ]
 
 
@@ -132,6 +132,39 @@ class Record(Scalar):
     @property
     def char(self) -> str:
         return "V"
+
+
+DATETIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
+
+
+class NPDatetime(Scalar):
+    """``datetime64[unit]`` (Numba's ``types.NPDatetime(unit)``): held in kernels as the
+    int64 count of ``unit`` since 1970-01-01; NaT is the smallest int64."""
+
+    _kind = "M"
+    _title = "datetime64"
+
+    def __init__(self, unit: str):
+        if unit not in DATETIME_UNITS:
+            raise TypeError(f"{type(self).__name__}(): unit must be one of "
+                            f"{', '.join(DATETIME_UNITS)} (got {unit!r})")
+        self.unit = unit
+        self.name = f"{self._title}[{unit}]"
+        self.dtype = np.dtype(f"{self._kind}8[{unit}]")
+
+    def __call__(self, *args):
+        """``datetime64[D](5)`` or ``('2005-02-01')``: the NumPy value; else a signature."""
+        if len(args) == 1 and isinstance(args[0], (int, str, np.integer, np.generic)):
+            return self.dtype.type(args[0], self.unit)
+        return super().__call__(*args)
+
+
+class NPTimedelta(NPDatetime):
+    """``timedelta64[unit]`` (Numba's ``types.NPTimedelta(unit)``): an int64 count of
+    ``unit``; NaT is the smallest int64."""
+
+    _kind = "m"
+    _title = "timedelta64"
 
 
 class _BFloat16(Scalar):
@@ -294,7 +327,7 @@ _NAMESPACE = {
     "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2,
     "u4": u4, "u8": u8, "f4": f4, "f8": f8, "c8": c8, "c16": c16, "intp": intp,
     "uintp": uintp, "double": double, "single": single, "CPointer": CPointer,
-    "voidptr": voidptr,
+    "voidptr": voidptr, "NPDatetime": NPDatetime, "NPTimedelta": NPTimedelta,
 }
 
 _ALLOWED_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Subscript, ast.Slice,
@@ -318,12 +351,19 @@ def from_dtype(dtype) -> Scalar:
             raise TypeError(f"from_dtype(): record dtype {dt} has fields in non-native byte "
                             f"order (convert with dtype.newbyteorder('=') first)")
         return Record(dt)
+    if dt.kind in "Mm":
+        unit, count = np.datetime_data(dt)
+        if unit not in DATETIME_UNITS or count != 1 or not dt.isnative:
+            raise TypeError(f"from_dtype(): unsupported dtype {dt} (datetime64 and timedelta64 "
+                            f"need one of the units {', '.join(DATETIME_UNITS)}, as in "
+                            f"datetime64[D], in native byte order)")
+        return (NPDatetime if dt.kind == "M" else NPTimedelta)(unit)
     try:
         return _BY_DTYPE[dt.newbyteorder("=") if dt.byteorder not in "=|" else dt]
     except KeyError:
         raise TypeError(f"from_dtype(): unsupported dtype {dt} (supported: bool, int8..int64, "
                         f"uint8..uint64, float16, float32, float64, complex64, complex128, "
-                        f"bfloat16)") from None
+                        f"bfloat16, datetime64[unit], timedelta64[unit], records)") from None
 
 
 def typeof(value) -> Type:
