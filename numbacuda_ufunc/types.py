@@ -19,6 +19,9 @@ __all__ = [
     "intp", "uintp", "double", "single", "byte",
     "parse_signature", "signature", "from_dtype", "SCALARS", "CPointer", "voidptr", "carray",
     "farray", "typeof", "NPDatetime", "NPTimedelta",
+    "char", "uchar", "short", "ushort", "intc", "uintc", "long_", "ulong", "longlong",
+    "ulonglong", "signed_domain", "unsigned_domain", "integer_domain", "real_domain",
+    "complex_domain", "number_domain",
 ]
 
 
@@ -316,6 +319,26 @@ intp = int64 if np.dtype(np.intp).itemsize == 8 else int32
 uintp = uint64 if np.dtype(np.uintp).itemsize == 8 else uint32
 
 _BY_DTYPE = {t.dtype: t for t in SCALARS if t is not bfloat16}
+
+# Numba's C-named aliases (the C types' widths on this platform, as NumPy's np.longlong...).
+char = _BY_DTYPE[np.dtype(np.byte)]
+uchar = _BY_DTYPE[np.dtype(np.ubyte)]
+short = _BY_DTYPE[np.dtype(np.short)]
+ushort = _BY_DTYPE[np.dtype(np.ushort)]
+intc = _BY_DTYPE[np.dtype(np.intc)]
+uintc = _BY_DTYPE[np.dtype(np.uintc)]
+long_ = _BY_DTYPE[np.dtype(np.int_)]
+ulong = _BY_DTYPE[np.dtype(np.uint)]
+longlong = _BY_DTYPE[np.dtype(np.longlong)]
+ulonglong = _BY_DTYPE[np.dtype(np.ulonglong)]
+
+# Numba's sets of types by domain (``ty in types.signed_domain``).
+signed_domain = frozenset([int8, int16, int32, int64])
+unsigned_domain = frozenset([uint8, uint16, uint32, uint64])
+integer_domain = signed_domain | unsigned_domain
+real_domain = frozenset([float32, float64])
+complex_domain = frozenset([complex64, complex128])
+number_domain = real_domain | integer_domain | complex_domain
 
 # Names a signature string may use; nothing else is visible to its evaluation.
 _NAMESPACE = {

@@ -255,6 +255,8 @@ SHIM_SELECTED = {
     "numba.cuda.misc.special": ("numbacuda_ufunc", ("literal_unroll",)),
     "numba.cuda.typing": ("numbacuda_ufunc.types", ("signature", "Signature")),
     "numba.core.typing": ("numbacuda_ufunc.types", ("signature", "Signature")),
+    "numba.cuda.typing.typeof": ("numbacuda_ufunc.types", ("typeof",)),
+    "numba.core.typing.typeof": ("numbacuda_ufunc.types", ("typeof",)),
 }
 
 _NUMPY_SUPPORT_EXTRA = '''
@@ -611,6 +613,14 @@ class TestCase(unittest.TestCase):
             self._number(first, second, prec, ulps, ignore_sign_on_zero, abs_tol)
         else:
             self.assertEqual(first, second)
+
+    def reset_module_warnings(self, module):
+        """Forget the warnings a module already gave, so they are given again."""
+        if isinstance(module, str):
+            module = sys.modules[module]
+        registry = getattr(module, "__warningregistry__", None)
+        if registry is not None:
+            registry.clear()
 
     def _number(self, a, b, prec, ulps, ignore_sign_on_zero, abs_tol):
         if cmath.isnan(a) and cmath.isnan(b):
