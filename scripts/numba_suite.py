@@ -261,6 +261,10 @@ SHIM_SELECTED = {
 
 _NUMPY_SUPPORT_EXTRA = '''
 
+import numpy as _np_for_version
+
+numpy_version = tuple(int(p) for p in _np_for_version.__version__.split(".")[:2])
+
 def as_dtype(nbtype):
     """Numba's type -> NumPy dtype, over numbacuda_ufunc's types (their ``dtype``)."""
     import numpy

@@ -70,7 +70,7 @@ _NP1 = {
     "rint": "rint", "fabs": "fabs", "deg2rad": "radians", "rad2deg": "degrees",
     "radians": "radians", "degrees": "degrees", "sign": "sign",
 }
-_NP1_COMPLEX_OK = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "arcsin", "arccos",
+_NP1_COMPLEX_OK = {"sqrt", "exp", "log", "log10", "log2", "sin", "cos", "tan", "arcsin", "arccos",
                    "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh"}
 _NP2 = {"arctan2": "atan2", "hypot": "hypot", "copysign": "copysign",
         "nextafter": "nextafter", "fmod": "fmod", "fmax": "fmax", "fmin": "fmin",
@@ -476,6 +476,10 @@ def _numpy_call(tr, node, fname, args):
             return Val(tr.cast(node, a, r), r)
         return Val(_call(_NP1[fname], tr.cast(node, a, r)), r)
     if fname in _NP2:
+        if is_complex(r) and fname in ("maximum", "minimum", "fmax", "fmin"):
+            # NumPy's lexicographic order with its NaN rules (src/kernels/nu_complex.cuh)
+            codes = ", ".join(tr.cast(node, x, strong(r)) for x in args)
+            return Val(f"nu::np_{fname}({codes})", strong(r))
         if is_complex(r):
             raise tr.error(node, f"{api} of complex numbers is not supported")
         if fname == "fmod" and not is_float(r):

@@ -1,6 +1,7 @@
-"""NumPy's comparison, logical and bitwise-not ufuncs in kernels (np.equal, np.less...,
-np.logical_and/or/xor/not, np.invert/np.bitwise_not), on scalars and on whole arrays with
-an output array; NumPy itself is the oracle."""
+"""NumPy ufuncs in kernels: comparisons, logical and bitwise-not ufuncs (np.equal,
+np.less..., np.logical_and/or/xor/not, np.invert/np.bitwise_not), complex maximum/minimum/
+fmax/fmin and log2, on scalars and on whole arrays with an output array; NumPy itself is
+the oracle."""
 
 import itertools
 
@@ -95,3 +96,41 @@ def test_numpy_invert_of_floats_refused():
 
     with pytest.raises(CompileError):
         cuda.compile_ptx(bad, (typeof(np.zeros(2)),))
+
+
+COMPLEX = [0j, 1 + 1j, 1 - 1j, -2 + 0j, complex(np.nan, 0), complex(0, np.nan),
+           complex(np.inf, 1), complex(1, -np.inf), complex(-0.0, 0.0)]
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_numpy_complex_maximum_minimum(dtype):
+    @cuda.jit
+    def extremes(a, b, o):
+        for i in range(a.size):
+            o[0, i] = np.maximum(a[i], b[i])
+            o[1, i] = np.minimum(a[i], b[i])
+            o[2, i] = np.fmax(a[i], b[i])
+            o[3, i] = np.fmin(a[i], b[i])
+
+    pa, pb = zip(*itertools.product(COMPLEX, COMPLEX))
+    a, b = np.array(pa, dtype), np.array(pb, dtype)
+    o = np.full((4, a.size), 7 + 7j, dtype)
+    extremes[1, 1](a, b, o)
+    with np.errstate(all="ignore"):
+        want = [np.maximum(a, b), np.minimum(a, b), np.fmax(a, b), np.fmin(a, b)]
+    for row, w in enumerate(want):
+        np.testing.assert_array_equal(o[row], w, err_msg=f"row {row}")
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_numpy_complex_log2(dtype):
+    @cuda.jit
+    def log2(a, o):
+        for i in range(a.size):
+            o[i] = np.log2(a[i])
+
+    a = np.array([1 + 1j, -4 + 0j, 0.5j, 1e30 - 3j, 8 + 0j], dtype)
+    o = np.zeros_like(a)
+    log2[1, 1](a, o)
+    tol = 1e-6 if dtype is np.complex64 else 1e-14
+    np.testing.assert_allclose(o, np.log2(a), rtol=tol)
