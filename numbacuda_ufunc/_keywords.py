@@ -322,8 +322,9 @@ def gufunc_call_with_keywords(g, args, kwargs):
             raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
     nin, nout = g.nin, g.nout
     if len(args) not in (nin, nin + nout):
-        raise TypeError(f"{name}() takes {nin} input argument(s) and, optionally, {nout} "
-                        f"output(s) (got {len(args)} arguments)")
+        raise TypeError(f"{name}(): gufunc accepts {nin} positional arguments (the inputs) "
+                        f"or {nin + nout} positional arguments (inputs and outputs). Got "
+                        f"{len(args)} positional argument{'' if len(args) == 1 else 's'}.")
     outs = list(args[nin:]) or [None] * nout
     if kwargs.get("out") is not None:
         if len(args) > nin:

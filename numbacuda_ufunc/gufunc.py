@@ -15,7 +15,7 @@ from ._pickling import function_ref, global_name
 from .compiler import translate
 from .errors import CompileError
 from .types import Array, Scalar, Signature, parse_signature_for
-from .ufunc import TARGETS, _arity, _take_identity_of
+from .ufunc import TARGETS, _arity, _take_identity_of, check_options
 
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
 
@@ -172,8 +172,9 @@ class GUFunc(_core.GUFunc):
         api = f"guvectorize({self.__name__!r})"
         sig = parse_signature_for(api, sig)
         if sig.return_type is not None:
-            raise TypeError(f"{api}: gufunc kernels return nothing: write results into the "
-                            f"output arguments (signature {sig} returns {sig.return_type})")
+            raise TypeError(f"{api}: guvectorized functions cannot return values: signature "
+                            f"{sig} specifies {sig.return_type} return type; write results "
+                            f"into the output arguments")
         kinds = _loop_kinds(sig, self._core_dims, api)
         for k in range(self.nin, self.nin + self.nout):
             if kinds[k] == 1:
@@ -253,9 +254,7 @@ def guvectorize(signatures, layout, target="cuda", fastmath=False, cache=True,
                 writable_args=(), **options):
     """Numba's ``@guvectorize``: a generalized ufunc from a Python function that writes
     its results into its output arguments."""
-    for name in options:
-        if name not in _OPTIONS:
-            raise TypeError(f"guvectorize() got an unexpected option {name!r}")
+    check_options("guvectorize()", options, _OPTIONS, target)
 
     def decorate(pyfunc):
         g = GUFunc(pyfunc, signatures, layout, target, fastmath, cache, writable_args)

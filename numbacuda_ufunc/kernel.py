@@ -20,7 +20,7 @@ from ._linking import link_paths, read_link_files
 from ._pickling import function_ref, global_name
 from .compiler import translate_kernel
 from .compiler._types import TupleType, ctype, element_ctype
-from .compiler.device_function import DeviceFunction
+from .compiler.device_function import _NO_LLVM, DeviceFunction
 from .errors import CompileError, LinkerError
 from .types import Array, CPointer, Record, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
@@ -228,8 +228,8 @@ class Kernel(_core.Kernel):
         raise cls(*args)
 
     def __call__(self, *args, **kwargs):
-        raise ValueError(f"kernel '{self.__name__}' needs a launch configuration: call it as "
-                         f"{self.__name__}[blocks_per_grid, threads_per_block](*args)")
+        raise ValueError(f"kernel '{self.__name__}': launch configuration was not specified; "
+                         f"call it as {self.__name__}[blocks_per_grid, threads_per_block](*args)")
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """A launch of at least ``ntasks`` threads in 1-d blocks of ``tpb`` threads; with
@@ -280,6 +280,9 @@ class Kernel(_core.Kernel):
                                  ["-rdc=true"] if self._specs[index].foreign else [])
 
     inspect_asm = inspect_ptx
+
+    def inspect_llvm(self, signature=None):
+        raise NotImplementedError(_NO_LLVM.format(what=f"kernel '{self.__name__}'"))
 
     # Numba's SASS and resource queries. Numba asks the driver about the loaded function;
     # here they come from the CUBIN NVRTC builds for the current device (sm_90 with no

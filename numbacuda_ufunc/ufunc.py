@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -255,6 +256,24 @@ def _rebuild(pyfunc, signatures, target, identity, fastmath, cache):
 _core.install_fast_call(UFunc)
 
 
+def check_options(api, options, allowed, target) -> None:
+    """Numba's decorator options, with Numba's messages: an unknown option is a TypeError
+    listing them; ``nopython=False`` is refused (the CUDA target has no object mode) and
+    ``nopython=True`` on the cuda target warns that it is redundant."""
+    bad = sorted(set(options) - set(allowed))
+    if bad:
+        raise TypeError(f"The following target options are not supported: "
+                        f"{', '.join(repr(b) for b in bad)} ({api} got an unexpected option; "
+                        f"it takes {', '.join(allowed)})")
+    if "nopython" in options:
+        if not options["nopython"]:
+            raise TypeError(f"{api}: nopython=False is not supported: functions are always "
+                            f"compiled in nopython mode")
+        if target == "cuda":
+            warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
+                          stacklevel=3)
+
+
 def vectorize(signatures=None, target="cuda", identity=None, fastmath=False, cache=True,
               **options):
     """Numba's ``@vectorize``: make a ufunc from a scalar Python function.
@@ -265,10 +284,7 @@ def vectorize(signatures=None, target="cuda", identity=None, fastmath=False, cac
     NUMBACUDA_UFUNC_ENABLE_CUDASIM=1), ``"cpu"`` (host, one thread), ``"parallel"``
     (host, all cores).
     """
-    for name in options:
-        if name not in _OPTIONS:
-            raise TypeError(f"vectorize() got an unexpected option {name!r} (options: "
-                            f"{', '.join(_OPTIONS[:5])})")
+    check_options("vectorize()", options, _OPTIONS, target)
     if callable(signatures) and not isinstance(signatures, (str, Signature)):
         return UFunc(signatures, None, target, identity, fastmath, cache)  # bare @vectorize
 

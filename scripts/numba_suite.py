@@ -63,6 +63,10 @@ SHIM_ALIASES = {
     "numba.cuda.types": "numbacuda_ufunc.types",
     "numba.cuda.random": "numbacuda_ufunc.cuda.random",
     "numba.cuda.bf16": "numbacuda_ufunc.cuda.bf16",
+    "numba.cuda.cudadrv": "numbacuda_ufunc.cuda.cudadrv",
+    "numba.cuda.cudadrv.driver": "numbacuda_ufunc.cuda.cudadrv.driver",
+    "numba.cuda.cudadrv.devicearray": "numbacuda_ufunc.cuda.cudadrv.devicearray",
+    "numba.cuda.cudadrv.error": "numbacuda_ufunc.cuda.cudadrv.error",
     "numba.cuda._internal.cuda_bf16": "numbacuda_ufunc.cuda.bf16",  # nv_bfloat16, htrunc...
     "numba.core.errors": "numba.cuda.core.errors",
     "numba.errors": "numba.cuda.core.errors",

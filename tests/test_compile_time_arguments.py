@@ -171,3 +171,42 @@ def test_reassigned_parameter_is_not_a_literal():
     a = np.zeros(1, np.int32)
     k[1, 1](a)
     assert a[0] == 7
+
+
+@cuda.jit(device=True)
+def by_mode(x, mode):
+    if mode == "double":
+        return x * 2
+    if mode != "keep":
+        return -x
+    return x
+
+
+@cuda.jit
+def modes(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[0, i] = by_mode(x[i], "double")
+        out[1, i] = by_mode(x[i], "keep")
+        out[2, i] = by_mode(x[i], "other")
+        out[3, i] = ("a" < "b") + ("b" == "b") * 2 + (x[i] == "b") * 4 + (x[i] != "b") * 8
+
+
+def test_string_constants_are_compile_time_values():
+    x = np.array([1.5, -0.0, np.inf, np.nan, 3.0])
+    out = np.zeros((4, x.size))
+    modes[1, 8](out, x)
+    expect = np.zeros_like(out)
+    for i, v in enumerate(x):
+        expect[:, i] = [by_mode(v, "double"), by_mode(v, "keep"), by_mode(v, "other"),
+                        ("a" < "b") + ("b" == "b") * 2 + (v == "b") * 4 + (v != "b") * 8]
+    np.testing.assert_array_equal(out, expect)
+    assert ".entry" in modes.inspect_ptx("void(float64[:, :], float64[:])")
+
+
+def test_string_ordering_against_a_number_is_refused():
+    def bad(x):
+        return x < "a"
+
+    with pytest.raises(CompileError, match="'<' between a string and float64 is not supported"):
+        translate(bad, (float64,))

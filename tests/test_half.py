@@ -373,6 +373,22 @@ def test_reduce_kernels_compile_with_nvrtc(dt):
         assert f".entry {name}{suffix}(" in ptx
 
 
+def test_gpu_conversions_use_the_hardware_instructions():
+    # float32 <-> float16 and float32 -> bfloat16 are one cvt instruction each on the GPU
+    # (NaNs, whose payload NumPy and ml_dtypes define, take a few bit operations); the
+    # host backend runs the bit-exact software path the tests above check.
+    def mul_add(a, b):
+        return a * b + a
+
+    uf = vectorize(["float16(float16, float16)", "bfloat16(bfloat16, bfloat16)"])(mul_add)
+    ptx = {str(k): v for k, v in uf.inspect_ptx().items()}
+    f16, bf16 = ptx["float16(float16, float16)"], ptx["bfloat16(bfloat16, bfloat16)"]
+    assert "cvt.f32.f16" in f16 and "cvt.rn.f16.f32" in f16
+    assert "cvt.rn.bf16.f32" in bf16
+    sm80 = _core.compile_ptx(uf._variant_source(1)[1], (7, 5))  # before sm_80: no bf16 cvt
+    assert "cvt.rn.bf16.f32" not in sm80
+
+
 # ---------------------------------------------------------------- device arrays and interop
 
 @pytest.mark.parametrize("dt", HALVES, ids=["float16", "bfloat16"])

@@ -284,3 +284,40 @@ def test_functions_and_constants_from_user_modules():
 
     with pytest.raises(CompileError, match="module 'mymod' has no attribute 'nothing'"):
         missing[1, 1](np.zeros(1))
+
+
+def test_device_function_compile_device_and_inspect_asm():
+    @cuda.jit(device=True)
+    def add(x, y):
+        return x + y
+
+    ov = add.compile_device((int32, int32))
+    assert ov.signature.args == (int32, int32) and ov.signature.return_type == int32  # NumPy's rule
+    assert "add" in ov.fndesc.mangled_name
+    ptx = add.inspect_asm((int32, int32), cc=(9, 0))
+    assert ov.fndesc.mangled_name in ptx and ".target sm_90" in ptx
+    assert list(add.overloads) == [(int32, int32)] and add.signatures == []
+    assert add(2, 3) == 5  # still the Python function on the host
+    with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
+        add.inspect_sass((int32, int32))
+    for obj in (add, cuda.jit(axpy)):
+        with pytest.raises(NotImplementedError, match="no LLVM IR.*NVRTC"):
+            obj.inspect_llvm()
+
+
+@pytest.mark.parametrize("name,fast,approx", [
+    ("cos", "cos.approx.ftz.f32", "cos.approx"),
+    ("sin", "sin.approx.ftz.f32", "sin.approx"),
+    ("log2", "lg2.approx.ftz.f32", "lg2.approx"),
+])
+def test_fastmath_device_function_ptx_uses_approximate_instructions(name, fast, approx):
+    import math
+
+    op = getattr(math, name)
+
+    def dev(x):
+        return op(x)
+
+    fast_ptx = cuda.jit((float32,), device=True, fastmath=True)(dev).inspect_asm((float32,))
+    prec_ptx = cuda.jit((float32,), device=True)(dev).inspect_asm((float32,))
+    assert fast in fast_ptx and approx not in prec_ptx

@@ -576,16 +576,24 @@ def test_wrong_argument_count_and_types():
 
 
 def test_bad_launch_configurations():
-    with pytest.raises(ValueError, match="needs a launch configuration"):
+    with pytest.raises(ValueError, match="kernel 'fill': launch configuration was not specified"):
         fill(np.zeros(3), 1.0)
     with pytest.raises(ValueError, match=r"kernel\[blocks_per_grid, threads_per_block\]"):
         fill[1](np.zeros(3), 1.0)
-    with pytest.raises(TypeError, match="threads per block must be an int or a tuple"):
+    with pytest.raises(TypeError, match=r"blockdim must be a sequence of integers, got \[2\.5\] "
+                                        r"\(threads per block"):
         fill[1, 2.5](np.zeros(3), 1.0)
+    with pytest.raises(TypeError, match=r"griddim must be a sequence of integers, got \[1, 'a'\] "
+                                        r"\(blocks per grid"):
+        fill[(1, "a"), 1](np.zeros(3), 1.0)
     with pytest.raises(ValueError, match="threads per block must be positive"):
         fill[1, 0](np.zeros(3), 1.0)
-    with pytest.raises(ValueError, match="1 to 3 dimensions"):
+    with pytest.raises(ValueError, match=r"griddim must be a sequence of 1, 2 or 3 integers, "
+                                         r"got \[1, 1, 1, 1\]"):
         fill[(1, 1, 1, 1), 1](np.zeros(3), 1.0)
+    with pytest.raises(ValueError, match=r"blockdim must be a sequence of 1, 2 or 3 integers, "
+                                         r"got \[\]"):
+        fill[1, ()](np.zeros(3), 1.0)
 
 
 def test_zero_blocks_launch_nothing():

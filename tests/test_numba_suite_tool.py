@@ -199,7 +199,9 @@ assert not getattr(testing.skip_if_cudadevrt_missing(f), "__unittest_skip__", Fa
 assert getattr(testing.skip_unless_cudasim("sim only")(f), "__unittest_skip__", False)
 assert testing.cc_X_or_above(9, 0) and not testing.cc_X_or_above(10, 0)
 
-for missing in ("numba.cuda.extending", "numba.cuda.cudadrv.driver", "numba.extending"):
+import numba.cuda.cudadrv.driver
+assert numba.cuda.cudadrv.driver is numbacuda_ufunc.cuda.cudadrv.driver
+for missing in ("numba.cuda.extending", "numba.cuda.cudadrv.nvvm", "numba.extending"):
     try:
         __import__(missing)
     except ImportError:

@@ -122,7 +122,7 @@ def uses_print(x):
     (uses_listcomp, r"unsupported construct 'list comprehension'"),
     (uses_genexp, r"unsupported construct 'generator expression'"),
     (uses_yield, r"unsupported construct 'yield'"),
-    (uses_string, r"unsupported construct 'string'"),
+    (uses_string, r"cannot assign string 'abc' to a variable"),
     (uses_list, r"unsupported construct 'list'"),
     (uses_dict, r"unsupported construct 'dict'"),
     (uses_keyword, r"keyword argument 'out' of np.sqrt\(\) is not supported"),

@@ -141,6 +141,54 @@ def test_function_without_a_return_value_is_a_compile_error():
     assert translate(no_return_value, (float64,)).return_type is None
 
 
+def test_self_recursion_declared_while_its_name_is_unbound():
+    # With a signature, the function is translated while `def` runs, before its name (a
+    # module global or a closure cell) is bound: the call to itself is the recursion.
+    @cuda.jit("i8(i8)", device=True)
+    def fib(n):
+        if n < 2:
+            return n
+        return fib(n - 1) + fib(n - 2)
+
+    def make():
+        @cuda.jit("i8(i8)", device=True)
+        def fib_inner(n):
+            return n if n < 2 else fib_inner(n - 1) + fib_inner(n - 2)
+        return fib_inner
+
+    fib_inner = make()
+
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = fib(i) * 1000 + fib_inner(i)
+
+    out = np.zeros(12, np.int64)
+    k[1, 16](out)
+    fibs = [0, 1]
+    while len(fibs) < 12:
+        fibs.append(fibs[-1] + fibs[-2])
+    np.testing.assert_array_equal(out, [f * 1000 + f for f in fibs])
+
+
+def runaway(x):
+    return runaway(x)
+
+
+def growing(n):
+    if n <= 0:
+        return None
+    return (n, growing(n - 1))
+
+
+def test_unresolvable_recursions_are_named_as_numba_does():
+    with pytest.raises(CompileError, match="cannot type infer runaway recursion"):
+        translate(runaway, (int64,))
+    with pytest.raises(CompileError, match="Return type of recursive function does not converge"):
+        translate(growing, (int64,))
+
+
 # ---- item 14: long code --------------------------------------------------------------------
 
 

@@ -358,8 +358,10 @@ def test_call_errors():
 
 
 def test_decoration_errors():
-    with pytest.raises(TypeError, match="unexpected option 'nopythn'"):
+    with pytest.raises(TypeError, match="not supported: 'nopythn'.*unexpected option"):
         vectorize(["f8(f8)"], nopythn=True)
+    with pytest.warns(RuntimeWarning, match="nopython kwarg for cuda target is redundant"):
+        vectorize(["f8(f8)"], nopython=True)
     with pytest.raises(ValueError, match="target must be one of"):
         vectorize(["f8(f8)"], target="gpu")(lambda x: x)
     with pytest.raises(TypeError, match="has 2 argument"):

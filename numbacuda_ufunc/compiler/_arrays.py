@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from ..types import Array, CPointer, Record, from_dtype
+from . import _exceptions as exceptions
 from . import _pointers as pointers
 from . import _record_access as records
 from ._types import (
@@ -37,6 +38,7 @@ from ._values import Ref, TypeRef, Val, const_val
 
 __all__ = [
     "attribute",
+    "assign_view",
     "aug_store",
     "for_each",
     "length",
@@ -66,8 +68,9 @@ def _index_codes(tr, node, t: Array):
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     for p in parts:
         if isinstance(p, ast.Slice):
-            raise tr.error(node, f"assignment to a slice of {t} is not supported; assign "
-                                 f"the elements, one index per dimension, in a loop")
+            raise tr.error(node, f"updating a slice of {t} in place (a[1:n] += x) is not "
+                                 f"supported; update the elements, one index per dimension, "
+                                 f"in a loop")
     vals = [tr.expr(p) for p in parts]
     if any(isinstance(v.type, Bottom) for v in vals):
         return None
@@ -188,6 +191,8 @@ def _element(tr, target, what):
     codes = _index_codes(tr, target, base.type)
     if codes is None:
         return None
+    if len(codes) < base.type.ndim and what == "assign to":
+        return _access(base, codes)  # a[i] = x on an N-d array: the row (assign_view)
     if len(codes) < base.type.ndim:
         raise tr.error(target, f"cannot {what} a whole row ({base.type} indexed with "
                                f"{len(codes)} of its {base.type.ndim} indices); assign its "
@@ -214,14 +219,56 @@ def store(tr, target, v: Val):
         base = tr.expr(target.value)
         if isinstance(base.type, Record) and records.fill_sub_array(tr, target, base, name, v):
             return
-    elem = _element(tr, target, "assign to")
-    if elem is None or isinstance(v.type, Bottom):
+    parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    if any(isinstance(p, ast.Slice) for p in parts):  # a[1:n] = x: the view, then assign
+        elem = tr.expr(target)
+    else:
+        elem = _element(tr, target, "assign to")
+    if elem is None or isinstance(elem.type, Bottom) or isinstance(v.type, Bottom):
+        return
+    if is_array(elem.type):
+        assign_view(tr, target, elem, v)
         return
     if isinstance(elem.type, Record):  # a[i] = a[j], a[i] = r: the record's bytes
         records.copy_record(tr, target, elem, v)
         return
     _check_storable(tr, target, v, elem.type)
     tr.emit(f"{elem.code} = {tr.cast(target, v, elem.type)};")
+
+
+def assign_view(tr, node, view: Val, v: Val):
+    """``a[1:n] = x``, ``a[i] = row``, ``a[:] = b``: NumPy's assignment to a view. A number
+    fills every element; an array is copied, its dimensions broadcast against the view's
+    (``nu::assign_array``). In a kernel, shapes that do not broadcast raise ValueError, as
+    NumPy does, and so does an overlap no element order can copy (NumPy would copy through
+    a temporary); the thread ends there (``debug=True`` reports it)."""
+    t = view.type
+    if isinstance(t.dtype, Record):
+        raise tr.error(node, f"assignment to a view of records ({t}) is not supported; "
+                             f"assign the records one by one")
+    if not is_array(v.type):
+        _check_storable(tr, node, v, t.dtype)
+        tr.emit(f"nu::assign_scalar({view.code}, {tr.cast(node, v, t.dtype)});")
+        return
+    if isinstance(v.type.dtype, Record):
+        raise tr.error(node, f"cannot assign an array of records ({v.type}) to {t}")
+    if v.type.ndim > t.ndim:
+        raise tr.error(node, f"could not broadcast a {v.type.ndim}-d array ({v.type}) into "
+                             f"a {t.ndim}-d view ({t})")
+    _check_storable(tr, node, Val("", v.type.dtype), t.dtype)
+    status = tr.temp("nu_status")
+    tr.emit(f"const int {status} = nu::assign_array({view.code}, {v.code});")
+    mismatch = exceptions.raise_at_run_time(
+        tr, node, ValueError, "could not broadcast the input array into the shape of the "
+                              "assigned view")
+    overlap = exceptions.raise_at_run_time(
+        tr, node, ValueError, "the assigned array overlaps the view with another layout; "
+                              "copy it first")
+    if mismatch:
+        tr.emit(f"if ({status} == 1) {{ {mismatch} }}")
+        tr.emit(f"if ({status} == 2) {{ {overlap} }}")
+    else:
+        tr.emit(f"(void){status};")
 
 
 def aug_store(tr, s, op):

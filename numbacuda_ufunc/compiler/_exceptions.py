@@ -23,7 +23,8 @@ import builtins
 
 from ._values import Val
 
-__all__ = ["ASSERTION_ERROR", "assert_stmt", "checked_divisor", "out_of_range", "raise_stmt"]
+__all__ = ["ASSERTION_ERROR", "assert_stmt", "checked_divisor", "out_of_range", "raise_at_run_time",
+           "raise_stmt"]
 
 # The lifted bytecode of `assert` names AssertionError through this hidden name, so that a
 # failing lifted assert is checked only under debug=True, as a source assert is.
@@ -130,14 +131,20 @@ def assert_stmt(tr, s):
     tr.emit(f"if (!{tr.truth(test)}) nu::kern::assert_failed(nu_kernel_debug, {code});")
 
 
-def out_of_range(tr, node) -> str:
-    """The C++ statement for a tuple index out of range at run time: in a kernel, Python's
-    IndexError raised (the thread ends; debug=True reports it); elsewhere (a ufunc cannot
-    raise) nothing, and the caller reads a zero."""
+def raise_at_run_time(tr, node, cls, message) -> str:
+    """The C++ statement raising ``cls(message)`` where a run-time check fails: in a
+    kernel the thread ends (debug=True reports it); elsewhere (a ufunc cannot raise)
+    nothing."""
     if not getattr(tr.ctx, "kernel", False):
         return ""
-    code = _code(tr, node, IndexError, ("tuple index out of range",))
+    code = _code(tr, node, cls, (message,))
     return f"nu::kern::raise_exception(nu_kernel_debug, {code});"
+
+
+def out_of_range(tr, node) -> str:
+    """The C++ statement for a tuple index out of range at run time: Python's IndexError
+    in a kernel; outside kernels nothing, and the caller reads a zero."""
+    return raise_at_run_time(tr, node, IndexError, "tuple index out of range")
 
 
 _ZERO = {"b": 0, "i": 0, "f": 0.0, "c": 0j}

@@ -64,6 +64,7 @@ from ._values import (
     ModuleRef,
     PyFuncRef,
     Ref,
+    StringRef,
     TypeRef,
     UserModuleRef,
     Val,
@@ -200,8 +201,7 @@ class FunctionTranslator:
             raise self.error(self.node, f"function '{self.src.name}' never returns a value, "
                                         f"but its signature declares {self.declared_return}")
         if isinstance(self.ret, Bottom):
-            raise self.error(self.node, "cannot infer the return type (recursion without a "
-                                        "base case that returns first?)")
+            raise self.error(self.node, self._unresolved_return_message())
         for name, t in self.vars.items():
             if isinstance(t, Bottom):
                 raise self.error(self.node, f"local variable '{name}' is read before any "
@@ -224,6 +224,22 @@ class FunctionTranslator:
                 raise self.error(body[-1], "the function can reach its end without returning "
                                            "a value (it would return None)")
             self.block(body)
+
+    def _unresolved_return_message(self) -> str:
+        """Why the return type stayed unknown, in Numba's words: a recursion that never
+        reaches a return without a recursive call, or one whose type keeps changing."""
+        name = self.src.name
+
+        def recursive(n):
+            return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                       and c.func.id == name for c in ast.walk(n))
+        base_case = any(isinstance(n, ast.Return) and (n.value is None or not recursive(n.value))
+                        for n in ast.walk(self.node))
+        if base_case:
+            return ("Return type of recursive function does not converge: the types its "
+                    "returns give do not settle on one type")
+        return ("cannot type infer runaway recursion: no return reaches a value without "
+                "calling the function again (a base case that returns first?)")
 
     def _final_return(self):
         if self.declared_return is not None:
@@ -684,8 +700,10 @@ class FunctionTranslator:
     def expr_Constant(self, e):
         if e.value is None:
             return Val("", None)
-        if isinstance(e.value, (str, bytes)):
-            raise self.error(e, "unsupported construct 'string'")
+        if isinstance(e.value, str):
+            return Val("", StringRef(e.value))  # a compile-time value (compared, passed)
+        if isinstance(e.value, bytes):
+            raise self.error(e, "unsupported construct 'bytes'")
         v = self.promote(e, lambda: const_val(e.value))
         if v is None:
             raise self.error(e, f"unsupported constant {e.value!r}")
@@ -734,12 +752,19 @@ class FunctionTranslator:
     def global_value(self, node, name):
         fn = self.fn
         code = fn.__code__
+        # A function calling itself by a name not bound yet: decorated with a signature, it
+        # is translated while `def` runs, before the name is assigned (Numba allows this).
+        unbound_self = name == code.co_name
         if name in code.co_freevars:
             cell = fn.__closure__[code.co_freevars.index(name)]
             try:
                 value = cell.cell_contents
             except ValueError:
-                raise self.error(node, f"free variable '{name}' is not bound yet") from None
+                if not unbound_self:
+                    raise self.error(node, f"free variable '{name}' is not bound yet") from None
+                value = fn
+        elif unbound_self and name not in fn.__globals__:
+            value = fn
         elif name in fn.__globals__:
             value = fn.__globals__[name]
         elif name.startswith("__nu_") and name in HIDDEN:  # helpers of lifted bytecode
@@ -1050,6 +1075,25 @@ class FunctionTranslator:
         common = self.promote(node, lambda: unify(a.type, b.type))
         return f"nu::{name}({self.cast(node, a, common)}, {self.cast(node, b, common)})", r
 
+    def _compare_strings(self, node, op, a, b):
+        """A comparison with a string constant, folded at compile time as Python computes
+        it (a string never equals a number; ordering needs two strings)."""
+        sym, name = op
+        x, y = (v.type.value if isinstance(v.type, StringRef) else v.const for v in (a, b))
+        if any(isinstance(v.type, Bottom) for v in (a, b)):
+            return Val("0", BOTTOM)
+        if name not in ("eq", "ne") and not (isinstance(x, str) and isinstance(y, str)):
+            raise self.error(node, f"'{sym}' between a string and "
+                                   f"{getattr((b if isinstance(a.type, StringRef) else a).type, 'name', 'None')}"
+                                   f" is not supported (Python raises TypeError)")
+        if name in ("is", "isnot"):
+            raise self.error(node, "'is' and 'is not' are supported between enum members only")
+        if (x is None or y is None) and name in ("eq", "ne"):  # a run-time number: never equal
+            result = name == "ne"
+        else:
+            result = bool(_PY_CMP[name](x, y))
+        return const_val(result)
+
     def expr_Compare(self, e):
         ops = []
         for op in e.ops:
@@ -1064,6 +1108,8 @@ class FunctionTranslator:
             r = enums.compare(self, e, ops[0][1], vals[0], vals[1])  # Enum members, is
             if r is not None:
                 return r
+        if len(ops) == 1 and any(isinstance(v.type, StringRef) for v in vals):
+            return self._compare_strings(e, ops[0], vals[0], vals[1])
         if any(name in ("is", "isnot") for _, name in ops):
             raise self.error(e, "'is' and 'is not' are supported between enum members only")
         for node, v in zip([e.left] + e.comparators, vals):
@@ -1119,6 +1165,13 @@ class FunctionTranslator:
             # only the branch taken is typed, as Numba prunes dead branches.
             return self.expr(e.body if test.const else e.orelse)
         a, b = self.expr(e.body), self.expr(e.orelse)
+        unknown = [isinstance(v.type, Bottom) for v in (a, b)]
+        if unknown[0] != unknown[1] and not isinstance(test.type, Bottom) and not self.emitting:
+            # `n if n < 2 else f(n - 1) + f(n - 2)`: the recursive branch is still being
+            # typed; the other gives the type meanwhile (the emitting pass has both).
+            known = b if unknown[0] else a
+            if not isinstance(known.type, Ref):
+                return Val("0", known.type)
         for node, v in ((e.test, test), (e.body, a), (e.orelse, b)):
             if isinstance(v.type, (TupleType, enums.EnumMember)) and v is not test:
                 continue  # (a, b) if c else (b, a); Color.red if c else Color.green

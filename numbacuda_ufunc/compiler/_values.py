@@ -27,6 +27,7 @@ __all__ = [
     "ModuleRef",
     "PyFuncRef",
     "Ref",
+    "StringRef",
     "TypeRef",
     "Val",
     "bind_arguments",
@@ -134,6 +135,19 @@ class LiteralRef(Ref):
 
     def _key(self):
         return ("literal", self.value)
+
+
+class StringRef(Ref):
+    """A string constant: a compile-time value, as Numba's string literals are in kernels.
+    It can be compared (``mode == "fast"``, folded at compile time) and passed to device
+    functions, which are specialised per value."""
+
+    def __init__(self, value):
+        self.value = value
+        self.name = f"string {value!r}"
+
+    def _key(self):
+        return ("string", self.value)
 
 
 class Val:

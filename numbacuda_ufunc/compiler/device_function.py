@@ -8,10 +8,11 @@ oracle evaluates it).
 from __future__ import annotations
 
 import functools
+import types as _pytypes
 
 from .._linking import link_paths
 from ..errors import CompileError
-from ..types import parse_signature
+from ..types import Signature, parse_signature
 from .translate import translate
 
 __all__ = ["DeviceFunction", "cpu_jit"]
@@ -29,8 +30,27 @@ class DeviceFunction:
         self.link = link_paths(link, f"cuda.jit({py_func.__name__!r}, device=True)")
         self.signatures = [parse_signature(s) for s in signatures]
         functools.update_wrapper(self, py_func)
+        self._compiled = {}  # argument types -> DeviceOverload (eager and compile_device)
         for sig in self.signatures:  # eager signatures are checked at decoration
-            translate(py_func, sig.args, return_type=sig.return_type)
+            self.compile_device(sig.args, sig.return_type)
+
+    def compile_device(self, args, return_type=None) -> DeviceOverload:
+        """Translate for the argument types ``args`` now (Numba's ``compile_device``) and
+        return that specialization. Calls from kernels are typed as before: this does not
+        add a declared signature."""
+        sig = parse_signature(tuple(args) if isinstance(args, list) else args)
+        if isinstance(sig, Signature) and sig.return_type is None and return_type is not None:
+            sig = Signature(return_type, sig.args)
+        ov = self._compiled.get(sig.args)
+        if ov is None:
+            ov = DeviceOverload(self, sig)
+            self._compiled[sig.args] = ov
+        return ov
+
+    @property
+    def overloads(self) -> dict:
+        """Argument types -> specialization, for the eager signatures and ``compile_device``."""
+        return dict(self._compiled)
 
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
@@ -43,6 +63,19 @@ class DeviceFunction:
     def inspect_sass(self, signature=None):
         raise RuntimeError(f"Cannot inspect SASS of a device function ('{self.__name__}'): "
                            f"SASS exists only for kernels; use inspect_ptx()")
+
+    def inspect_llvm(self, signature=None):
+        raise NotImplementedError(_NO_LLVM.format(what=f"device function '{self.__name__}'"))
+
+    def inspect_asm(self, signature=None, cc=None):
+        """PTX of the exported device function (NVRTC; no GPU needed): a str for
+        ``signature``, else a dict over the specializations (Numba's ``inspect_asm``)."""
+        from .._compile import _default_cc
+
+        cc = tuple(cc) if cc is not None else _default_cc()
+        if signature is not None:
+            return self.compile_device(_args_of(signature))._ptx(cc)
+        return {args: ov._ptx(cc) for args, ov in self._compiled.items()}
 
     def __repr__(self):
         return f"<DeviceFunction {self.py_func.__qualname__}>"
@@ -62,6 +95,44 @@ class DeviceFunction:
         sigs = [parse_signature(signature)] if signature is not None else self.signatures
         return {sig: compile_ptx(self.py_func, sig, device=True, cc=cc,
                                  fastmath=self.fastmath)[0] for sig in sigs}
+
+
+_NO_LLVM = ("{what}: there is no LLVM IR to inspect: numbacuda_ufunc translates Python to CUDA "
+            "C++ and compiles it with NVRTC (inspect_cuda() gives the C++, inspect_asm() the "
+            "PTX)")
+
+
+def _args_of(signature):
+    sig = parse_signature(signature)
+    return sig.args
+
+
+class DeviceOverload:
+    """One specialization of a device function: its ``signature`` (with the return type
+    the translator found), ``name`` (the generated C++ symbol, also in the PTX) and, as in
+    Numba, ``fndesc.mangled_name``."""
+
+    def __init__(self, dfn, sig):
+        tf = translate(dfn.py_func, sig.args, return_type=sig.return_type)
+        self._dfn = dfn
+        self._requested = sig  # the name depends on whether the return type was given
+        self.signature = Signature(tf.return_type, sig.args)
+        self.name = tf.name
+        self.fndesc = _pytypes.SimpleNamespace(mangled_name=tf.name)
+
+    def _ptx(self, cc) -> str:
+        from .._compile import compile_ptx
+
+        return compile_ptx(self._dfn.py_func, self._requested, device=True, cc=cc,
+                           fastmath=self._dfn.fastmath, abi="numba")[0]
+
+    def inspect_asm(self, cc=None) -> str:
+        from .._compile import _default_cc
+
+        return self._ptx(tuple(cc) if cc is not None else _default_cc())
+
+    def __repr__(self):
+        return f"<DeviceOverload {self._dfn.__name__} {self.signature}>"
 
 
 def cpu_jit(func=None, signature=None, **options):

@@ -361,5 +361,7 @@ _core.set_cai_sync(os.environ.get("NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC", "
                    not in ("0", "false", "False", "no"))
 
 from . import _memory_managers, bf16, random  # noqa: E402, I001  (random needs the names above)
+from . import cudadrv  # noqa: E402, F401  (Numba's numba.cuda.cudadrv names; needs the names above)
+from .cudadrv import devicearray  # noqa: E402, F401
 
 _memory_managers._plugin_from_environment()

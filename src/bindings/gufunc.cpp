@@ -68,8 +68,10 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     const std::size_t nin = static_cast<std::size_t>(g.nin()), nout = static_cast<std::size_t>(g.nout());
     const std::size_t nargs = args.size();
     if (nargs != nin && nargs != nin + nout) {
-        throw nu::type_error(g.name() + "() takes " + std::to_string(nin) + " input argument(s) and, optionally, " +
-                             std::to_string(nout) + " output(s) (got " + std::to_string(nargs) + " arguments)");
+        throw nu::type_error(g.name() + "(): gufunc accepts " + std::to_string(nin) +
+                             " positional arguments (the inputs) or " + std::to_string(nin + nout) +
+                             " positional arguments (inputs and outputs). Got " + std::to_string(nargs) +
+                             " positional argument" + (nargs == 1 ? "." : "s."));
     }
     std::vector<py::object> outs(nout, py::none());
     if (nargs == nin + nout) {

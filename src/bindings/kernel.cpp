@@ -15,14 +15,18 @@ struct kernel_launcher {
     py::object callbacks;  // Numba's pre_launch_callbacks: a list made on first access
 };
 
-// Blocks per grid or threads per block: an int or a tuple of 1 to 3 ints.
-void parse_dims(const std::string& api, py::handle obj, const char* what, bool allow_zero, unsigned (&out)[3]) {
+// Blocks per grid or threads per block: an int or a tuple of 1 to 3 ints. The messages
+// carry Numba's wording ("griddim must be a sequence of ..."), which users search for.
+void parse_dims(const std::string& api, py::handle obj, const char* what, const char* numba_name,
+                bool allow_zero, unsigned (&out)[3]) {
     out[0] = out[1] = out[2] = 1;
+    const bool sequence = py::isinstance<py::tuple>(obj) || py::isinstance<py::list>(obj);
+    auto as_list = [&] { return sequence ? repr_of(py::list(py::reinterpret_borrow<py::object>(obj))) : "[" + repr_of(obj) + "]"; };
     auto one = [&](py::handle v, int k) {
         std::int64_t n = 0;
         if (!is_integer(v) || !to_int64(v, &n)) {
-            throw nu::type_error(api + ": " + what + " must be an int or a tuple of 1 to 3 ints (got " +
-                                 repr_of(obj) + ")");
+            throw nu::type_error(api + ": " + numba_name + " must be a sequence of integers, got " + as_list() +
+                                 " (" + what + ": an int or a tuple of 1 to 3 ints)");
         }
         if (n < (allow_zero ? 0 : 1) || n > 0xffffffffLL) {
             throw nu::value_error(api + ": " + what + " must be " + (allow_zero ? "non-negative" : "positive") +
@@ -30,10 +34,11 @@ void parse_dims(const std::string& api, py::handle obj, const char* what, bool a
         }
         out[k] = static_cast<unsigned>(n);
     };
-    if (py::isinstance<py::tuple>(obj) || py::isinstance<py::list>(obj)) {
+    if (sequence) {
         const py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
         if (seq.size() < 1 || seq.size() > 3) {
-            throw nu::value_error(api + ": " + what + " must have 1 to 3 dimensions (got " + repr_of(obj) + ")");
+            throw nu::value_error(api + ": " + numba_name + " must be a sequence of 1, 2 or 3 integers, got " +
+                                  as_list() + " (" + what + ")");
         }
         for (std::size_t k = 0; k < seq.size(); ++k) one(seq[k], static_cast<int>(k));
         return;
@@ -53,8 +58,8 @@ py::object configure(py::object self, py::handle config) {
     kernel_launcher l;
     l.kernel = py::cast<std::shared_ptr<nu::jit_kernel>>(self);
     l.owner = self;
-    parse_dims(api, c[0], "blocks per grid", true, l.shape.grid);
-    parse_dims(api, c[1], "threads per block", false, l.shape.block);
+    parse_dims(api, c[0], "blocks per grid", "griddim", true, l.shape.grid);
+    parse_dims(api, c[1], "threads per block", "blockdim", false, l.shape.block);
     l.stream = as_stream(c.size() > 2 ? py::object(c[2]) : py::object(py::int_(0)), api.c_str());
     if (c.size() > 3) {
         std::int64_t bytes = 0;

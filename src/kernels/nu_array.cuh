@@ -105,6 +105,97 @@ struct array {
     }
 };
 
+// ---- a[1:n] = x, a[i] = row, a[:] = b: NumPy's assignment to a view (compiler/_arrays.py)
+
+// The element at C-order position k of a view.
+template <class T, int N>
+NU_DEVICE T& element_at(const array<T, N>& a, long long k) {
+    long long offset = 0;
+    for (int d = N - 1; d >= 0; --d) {
+        offset += (k % a.shape[d]) * a.strides[d];
+        k /= a.shape[d];
+    }
+    return *reinterpret_cast<T*>(a.data + offset);
+}
+
+// Every element of `dst` takes `value` (already of its type).
+template <class T, int N>
+NU_DEVICE void assign_scalar(const array<T, N>& dst, T value) {
+    const long long n = dst.size();
+    for (long long k = 0; k < n; ++k) element_at(dst, k) = value;
+}
+
+namespace detail {
+// The bytes [lo, hi) a view spans (negative strides included).
+template <class T, int N>
+NU_DEVICE void byte_range(const array<T, N>& a, const char** lo, const char** hi) {
+    long long down = 0, up = 0;
+    for (int d = 0; d < N; ++d) {
+        const long long reach = (a.shape[d] - 1) * a.strides[d];
+        if (reach < 0) down += reach; else up += reach;
+    }
+    *lo = a.data + down;
+    *hi = a.data + up + (long long)sizeof(T);
+}
+
+// Whether C order visits the view's elements at increasing addresses (a row-major view).
+template <class T, int N>
+NU_DEVICE bool increasing_in_c_order(const array<T, N>& a) {
+    long long extent = (long long)sizeof(T);
+    for (int d = N - 1; d >= 0; --d) {
+        if (a.shape[d] <= 1) continue;
+        if (a.strides[d] < extent) return false;
+        extent = a.strides[d] * (a.shape[d] - 1) + extent;
+    }
+    return true;
+}
+}  // namespace detail
+
+// Copies `src` into `dst`, converting each element, with src's dimensions broadcast as
+// NumPy does (it has at most N; a dimension of 1 repeats). Returns 0 when done, 1 when the
+// shapes do not broadcast (nothing is written), 2 when src and dst overlap in a way no
+// element order can copy (NumPy copies through a temporary, which a kernel cannot
+// allocate; nothing is written). Overlapping views with one row-major layout (a[1:] =
+// a[:-1]) are copied in memmove order.
+template <class T, int N, class S, int M>
+NU_DEVICE int assign_array(const array<T, N>& dst, const array<S, M>& src) {
+    static_assert(M <= N, "nu::assign_array: the source has more dimensions");
+    long long sstrides[N > 0 ? N : 1];  // src's strides against dst's dimensions
+    bool same_layout = sizeof(S) == sizeof(T);
+    for (int d = 0; d < N; ++d) {
+        const int j = d - (N - M);
+        if (j < 0 || src.shape[j] == 1) {
+            sstrides[d] = 0;
+        } else if (src.shape[j] == dst.shape[d]) {
+            sstrides[d] = src.strides[j];
+        } else {
+            return 1;
+        }
+        if (dst.shape[d] > 1 && sstrides[d] != dst.strides[d]) same_layout = false;
+    }
+    const long long n = dst.size();
+    if (n == 0) return 0;
+    const char *dlo, *dhi, *slo, *shi;
+    detail::byte_range(dst, &dlo, &dhi);
+    detail::byte_range(src, &slo, &shi);
+    bool backward = false;
+    if (dlo < shi && slo < dhi) {  // overlapping
+        if (!same_layout || (dst.data != src.data && !detail::increasing_in_c_order(dst))) return 2;
+        backward = dst.data > src.data;  // each source element is read before it is overwritten
+    }
+    for (long long i = 0; i < n; ++i) {
+        long long k = backward ? n - 1 - i : i, od = 0, os = 0;
+        for (int d = N - 1; d >= 0; --d) {
+            const long long c = k % dst.shape[d];
+            k /= dst.shape[d];
+            od += c * dst.strides[d];
+            os += c * sstrides[d];
+        }
+        *reinterpret_cast<T*>(dst.data + od) = cast<T>(*reinterpret_cast<const S*>(src.data + os));
+    }
+    return 0;
+}
+
 // a.real / a.imag of a complex array: a view of one part of every element, with the same
 // shape and byte strides (part 0 real, 1 imaginary), as NumPy's views.
 template <class T, int N>

@@ -74,6 +74,15 @@ NU_DEVICE u16 narrow(U x) {
 }
 
 NU_DEVICE float widen_f16(u16 h) {
+#ifndef NU_HOST_BUILD
+    // One instruction on the GPU. A NaN keeps its payload bits, as NumPy's does (the
+    // hardware conversion does not promise that).
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0)
+        return f32_from_bits(((unsigned int)(h & 0x8000u) << 16) | 0x7f800000u | ((h & 0x3ffu) << 13));
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#endif
     const unsigned int sign = (unsigned int)(h & 0x8000u) << 16;
     const unsigned int e = (h >> 10) & 0x1fu;
     const unsigned int m = h & 0x3ffu;
@@ -86,6 +95,35 @@ NU_DEVICE float widen_f16(u16 h) {
 }
 
 NU_DEVICE float widen_bf16(u16 h) { return f32_from_bits((unsigned int)h << 16); }
+
+// float32 -> float16, to nearest even: cvt.rn.f16.f32 on the GPU (the same rounding,
+// overflow to inf and subnormals), the bit path for NaNs (NumPy keeps payload bits).
+NU_DEVICE u16 narrow_f32_f16(float x) {
+#ifndef NU_HOST_BUILD
+    if (x != x) {  // NumPy keeps the top payload bits (a payload of 0 becomes 1)
+        const unsigned int u = f32_bits(x), m = (u >> 13) & 0x3ffu;
+        return u16(((u >> 16) & 0x8000u) | 0x7c00u | (m ? m : 1u));
+    }
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    return h;
+#else
+    return narrow<10, 5, 23, 8>(f32_bits(x));
+#endif
+}
+
+// float32 -> bfloat16, to nearest even: cvt.rn.bf16.f32 on sm_80 and newer, the bit path
+// for NaNs (ml_dtypes makes every NaN the quiet NaN) and on the host.
+NU_DEVICE u16 narrow_f32_bf16(float x) {
+#if !defined(NU_HOST_BUILD) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (x != x) return u16(((f32_bits(x) >> 16) & 0x8000u) | 0x7fc0u);  // ml_dtypes' quiet NaN
+    u16 h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    return h;
+#else
+    return narrow<7, 8, 23, 8>(f32_bits(x));
+#endif
+}
 
 // float16 -> float64 in one step, as NumPy does (through float32, a NaN would be quieted).
 NU_DEVICE double widen_f16_f64(u16 h) {
@@ -103,7 +141,7 @@ struct bf16;
 struct f16 {
     u16 bits;
     f16() = default;
-    explicit NU_DEVICE f16(float x) : bits(half_detail::narrow<10, 5, 23, 8>(half_detail::f32_bits(x))) {}
+    explicit NU_DEVICE f16(float x) : bits(half_detail::narrow_f32_f16(x)) {}
     explicit NU_DEVICE f16(double x) : bits(half_detail::narrow<10, 5, 52, 11>(half_detail::f64_bits(x))) {}
     // Integers, bool and bfloat16 go through float32 (exact for every value that fits).
     template <class I>
@@ -121,7 +159,7 @@ struct f16 {
 struct bf16 {
     u16 bits;
     bf16() = default;
-    explicit NU_DEVICE bf16(float x) : bits(half_detail::narrow<7, 8, 23, 8>(half_detail::f32_bits(x))) {}
+    explicit NU_DEVICE bf16(float x) : bits(half_detail::narrow_f32_bf16(x)) {}
     template <class I>
     explicit NU_DEVICE bf16(I x) : bf16(float(x)) {}  // float64 too: ml_dtypes rounds twice
     NU_DEVICE operator float() const { return half_detail::widen_bf16(bits); }

@@ -1,0 +1,12 @@
+"""Numba's ``numba.cuda.cudadrv.error``: its exception names, bound to ours."""
+
+from ...errors import CompileError, CudaError, CudaSupportError, LinkerError
+
+__all__ = ["CudaDriverError", "CudaRuntimeError", "CudaSupportError", "LinkerError",
+           "NvrtcCompilationError", "NvrtcError", "NvrtcSupportError"]
+
+CudaDriverError = CudaError
+CudaRuntimeError = CudaError
+NvrtcError = CompileError
+NvrtcCompilationError = CompileError
+NvrtcSupportError = CudaSupportError
