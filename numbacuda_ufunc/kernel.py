@@ -281,6 +281,29 @@ class Kernel(_core.Kernel):
 
     inspect_asm = inspect_ptx
 
+    def inspect_lto_ptx(self, signature=None, cc=None):
+        """PTX of the whole linked program (Numba's ``inspect_lto_ptx``): a kernel with
+        link files is compiled to LTO IR and linked with them by nvJitLink, which emits
+        the optimised PTX; a kernel without any is one program already, so this is its
+        PTX. For ``cc`` (the current device's, or sm_90 without one); no GPU is needed. A
+        dict keyed like inspect_ptx, or a str with ``signature``."""
+        from . import _sass
+
+        cc = _sass.inspection_cc() if cc is None else tuple(cc)
+
+        def one(i):
+            paths = tuple(dict.fromkeys(self.link + self._specs[i].links))
+            if not paths:
+                return self._ptx(i, cc)
+            files = read_link_files(paths, f"kernel '{self.__name__}'")
+            return _core.link_kernel_cubin(self._source(i, False), files, cc, self.fastmath,
+                                           True)
+
+        picked = self._selected(signature)
+        if signature is not None:
+            return one(picked[0])
+        return {_sig_text(self._specs[i].arg_types): one(i) for i in picked}
+
     def inspect_llvm(self, signature=None):
         raise NotImplementedError(_NO_LLVM.format(what=f"kernel '{self.__name__}'"))
 

@@ -545,11 +545,11 @@ def run_in_subprocess(code, flags=(), env=None, timeout=30):
     shim_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [shim_root, env.get("PYTHONPATH")]))
     proc = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True,
-                          env=env, timeout=timeout)
+                          env=env, timeout=timeout, text=True)
     if proc.returncode != 0:
         raise AssertionError(f"process failed with code {proc.returncode}: "
-                             f"stderr follows\\n{proc.stderr.decode()}")
-    return proc.stdout, proc.stderr
+                             f"stderr follows\\n{proc.stderr}")
+    return proc.stdout, proc.stderr  # text, as numba-cuda's harness returns them
 
 
 skip_unless_cffi = unittest.skipUnless(importlib.util.find_spec("cffi"), "requires cffi")

@@ -6,6 +6,7 @@ so the kernels run and are checked against NumPy. The GPU path (NVRTC to LTO IR,
 nvJitLink into one CUBIN for sm_90) is checked up to the CUBIN, which is inspected here;
 running it needs a GPU (``@pytest.mark.gpu``)."""
 
+import re
 import struct
 
 import numpy as np
@@ -518,6 +519,20 @@ def test_ffi_inspect_ptx_declares_the_extern_function(functions_cu):
     assert ".extern .func" in ptx and "mul_f32_f32" in ptx
     src = next(iter(k.inspect_cuda().values()))
     assert 'extern "C" __device__ int mul_f32_f32(nu::f32*, nu::f32, nu::f32);' in src
+
+
+def test_ffi_inspect_lto_ptx_is_the_linked_program(functions_cu):
+    # Before linking, the kernel's PTX calls the foreign function; nvJitLink's LTO inlines
+    # it, so the linked PTX defines no such call (Numba's inspect_lto_ptx).
+    k = _mul_kernel([functions_cu])
+    (sig,) = k.signatures
+    plain = k.inspect_ptx(f"void({', '.join(t.name for t in sig)})")
+    linked = k.inspect_lto_ptx(cc=(9, 0))
+    (lto,) = linked.values()
+    assert "call" in plain and "mul_f32_f32" in plain
+    assert ".target sm_90" in lto and f".entry {k._entry(0)}(" in lto
+    entry = lto[lto.index(f".entry {k._entry(0)}("):]
+    assert "call" not in entry and re.search(r"\bmul(\.rn)?\.f32", entry)  # inlined
 
 
 def test_ffi_nvjitlink_direct_inputs():

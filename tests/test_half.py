@@ -377,16 +377,31 @@ def test_gpu_conversions_use_the_hardware_instructions():
     # float32 <-> float16 and float32 -> bfloat16 are one cvt instruction each on the GPU
     # (NaNs, whose payload NumPy and ml_dtypes define, take a few bit operations); the
     # host backend runs the bit-exact software path the tests above check.
-    def mul_add(a, b):
-        return a * b + a
+    def div_add(a, b):
+        return a / b + a  # float16 division computes in float32
 
-    uf = vectorize(["float16(float16, float16)", "bfloat16(bfloat16, bfloat16)"])(mul_add)
+    uf = vectorize(["float16(float16, float16)", "bfloat16(bfloat16, bfloat16)"])(div_add)
     ptx = {str(k): v for k, v in uf.inspect_ptx().items()}
     f16, bf16 = ptx["float16(float16, float16)"], ptx["bfloat16(bfloat16, bfloat16)"]
     assert "cvt.f32.f16" in f16 and "cvt.rn.f16.f32" in f16
     assert "cvt.rn.bf16.f32" in bf16
     sm80 = _core.compile_ptx(uf._variant_source(1)[1], (7, 5))  # before sm_80: no bf16 cvt
     assert "cvt.rn.bf16.f32" not in sm80
+
+
+def test_gpu_float16_arithmetic_uses_native_instructions():
+    # + - * of float16 round to the same value as NumPy's float32-and-round-back (float32
+    # has 24 >= 2 * 11 + 2 bits), so the GPU uses add/sub/mul.rn.f16 (.rn: never fused into
+    # an fma) and setp.*.f16; division stays in float32.
+    def arith(a, b):
+        return (a + b) * (a - b) if a < b else (a / b if a != b else a)
+
+    uf = vectorize(["float16(float16, float16)"])(arith)
+    (ptx,) = uf.inspect_ptx().values()
+    for instr in ("add.rn.f16", "sub.rn.f16", "mul.rn.f16", "setp.lt.f16", "setp.eq.f16",
+                  "div.rn.f32"):
+        assert instr in ptx, instr
+    assert "fma" not in ptx
 
 
 # ---------------------------------------------------------------- device arrays and interop

@@ -407,3 +407,56 @@ def test_real_and_imag_array_views_in_kernels():
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_array_equal(z, want_z)
     assert ".entry" in next(iter(k.inspect_ptx().values()))
+
+
+# ---- isinstance, decided at compile time as Python decides it -------------------------------
+
+
+def describe(x):
+    if isinstance(x, bool):
+        return 5
+    if isinstance(x, (int, np.integer)):
+        return 1
+    elif isinstance(x, float):  # np.float64 is a float subclass; np.float32 is not
+        return 2
+    elif isinstance(x, np.floating):
+        return 3
+    elif isinstance(x, complex):
+        return 6
+    return 4
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint64, np.float32, np.float64, np.complex64,
+                                   np.complex128, np.bool_])
+def test_isinstance_matches_python_on_numpy_values(dtype):
+    @cuda.jit
+    def k(out, a):
+        out[0] = describe(a[0])
+        out[1] = describe(7) * 10 + describe(2.5) + describe(True) * 100 + describe(1j) * 1000
+        out[2] = isinstance(a, np.ndarray) + isinstance((1, 2), tuple) * 2 + isinstance(a[0], int) * 4
+
+    a = np.ones(1, dtype)
+    out = np.zeros(3, np.int64)
+    k[1, 1](out, a)
+    expect = [describe(a[0]), describe(7) * 10 + describe(2.5) + describe(True) * 100 + 6000,
+              1 + 2 + isinstance(a[0], int) * 4]
+    np.testing.assert_array_equal(out, expect)
+
+
+def test_isinstance_prunes_branches_and_accepts_our_types():
+    def f(x):
+        if isinstance(x, float32):
+            r = x * 2
+        else:
+            r = x.bit_count()  # only valid for integers: never typed for float32
+        return r
+
+    t = translate(f, (float32,))
+    assert t.return_type == float32
+    assert translate(f, (int32,)).return_type is not None
+
+    def bad(x):
+        return isinstance(x, 3)
+
+    with pytest.raises(CompileError, match="isinstance\\(\\) needs a class or a tuple of classes"):
+        translate(bad, (float64,))

@@ -24,7 +24,7 @@ import builtins
 from ._values import Val
 
 __all__ = ["ASSERTION_ERROR", "assert_stmt", "checked_divisor", "out_of_range", "raise_at_run_time",
-           "raise_stmt"]
+           "raise_stmt", "static_value"]
 
 # The lifted bytecode of `assert` names AssertionError through this hidden name, so that a
 # failing lifted assert is checked only under debug=True, as a source assert is.
@@ -41,7 +41,7 @@ def _constant_arg(tr, node):
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
         return node.value
     if isinstance(node, ast.Attribute) or isinstance(node, ast.Name) and node.id not in tr.locals:
-        value = _static_value(tr, node)  # a global or closure string: `raise E(msg)`
+        value = static_value(tr, node)  # a global or closure string: `raise E(msg)`
         if isinstance(value, (str, bytes)):
             return value
     v = tr.expr(node)
@@ -56,7 +56,7 @@ def _exception_of(tr, node):
     call = node if isinstance(node, ast.Call) else None
     target = call.func if call is not None else node
     hidden = isinstance(target, ast.Name) and target.id == ASSERTION_ERROR
-    value = AssertionError if hidden else _static_value(tr, target)
+    value = AssertionError if hidden else static_value(tr, target)
     if call is not None:
         if call.keywords:
             raise tr.error(node, "exceptions take positional arguments only")
@@ -72,12 +72,13 @@ def _exception_of(tr, node):
     raise tr.error(node, f"raise needs an exception class or instance (got {value!r})")
 
 
-def _static_value(tr, node):
-    """The Python object a global name or attribute chain refers to."""
+def static_value(tr, node, what="raise needs an exception class or instance"):
+    """The Python object a global name or attribute chain refers to; ``what`` starts the
+    message when it is not one."""
     if isinstance(node, ast.Name):
         if node.id in tr.locals:
-            raise tr.error(node, f"raise needs an exception class or instance known at compile "
-                                 f"time (got the local variable '{node.id}')")
+            raise tr.error(node, f"{what} known at compile time (got the local variable "
+                                 f"'{node.id}')")
         code = tr.fn.__code__
         if node.id in code.co_freevars:
             try:
@@ -90,13 +91,13 @@ def _static_value(tr, node):
             return getattr(builtins, node.id)
         raise tr.error(node, f"name '{node.id}' is not defined")
     if isinstance(node, ast.Attribute):
-        base = _static_value(tr, node.value)
+        base = static_value(tr, node.value, what)
         try:
             return getattr(base, node.attr)
         except AttributeError:
             raise tr.error(node, f"{getattr(base, '__name__', base)!r} has no attribute "
                                  f"'{node.attr}'") from None
-    raise tr.error(node, "raise needs an exception class or instance known at compile time")
+    raise tr.error(node, f"{what} known at compile time")
 
 
 def _code(tr, node, cls, args):

@@ -16,18 +16,21 @@ import operator
 
 import numpy as np
 
-from ..types import bool_, complex128, float64, from_dtype
+from ..types import Type, bool_, complex128, float64, from_dtype
 from ._types import (
+    BOTTOM,
     WEAK_BOOL,
     WEAK_COMPLEX,
     WEAK_FLOAT,
     WEAK_INT,
+    Bottom,
     TupleType,
     Weak,
     call_result,
     complex_of,
     ctype,
     float_of,
+    is_array,
     is_complex,
     is_float,
     is_int_like,
@@ -36,7 +39,7 @@ from ._types import (
 )
 from ._values import BuiltinRef, LibFuncRef, TypeRef, Val, const_val
 
-__all__ = ["SUPPORTED_BUILTINS", "UFUNC_NIN", "call_library", "lookup_attribute",
+__all__ = ["SUPPORTED_BUILTINS", "UFUNC_NIN", "call_library", "isinstance_call", "lookup_attribute",
            "lookup_global_function"]
 
 # math functions of one float argument: Python name -> nu:: overload set
@@ -170,6 +173,59 @@ def lookup_global_function(obj):
         _REVERSE = _reverse_table()
     hit = _REVERSE.get(id(obj))
     return hit[1] if hit is not None and hit[0] is obj else None
+
+
+# ---- isinstance ----------------------------------------------------------------------------
+
+def isinstance_call(tr, node) -> Val:
+    """``isinstance(x, cls)`` with ``cls`` a class or a tuple of classes known at compile
+    time: decided at compile time from ``x``'s type, as Python decides it for the value the
+    function sees when it runs as Python (an int64 element is ``np.int64``, not ``int``; a
+    float64 one is ``np.float64``, a subclass of ``float``; a Python number is
+    ``int``/``float``/``complex``/``bool``). A type object of ours (``float32``) matches
+    values of that type, as Numba's types do. The result is a constant, so a branch on it
+    is pruned."""
+    from ._exceptions import static_value
+
+    if len(node.args) != 2 or node.keywords:
+        raise tr.error(node, "isinstance() takes exactly 2 positional arguments")
+    v = tr.expr(node.args[0])
+    if isinstance(v.type, Bottom):
+        return Val("0", BOTTOM)
+    spec = node.args[1]
+    items = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+    what = "isinstance() needs a class or a tuple of classes"
+    classes = [static_value(tr, item, what) for item in items]
+    if len(classes) == 1 and isinstance(classes[0], tuple):
+        classes = list(classes[0])
+    pycls = _python_class(v.type)
+    result = False
+    for c in classes:
+        if isinstance(c, Type):
+            result |= v.type == c
+        elif isinstance(c, type):
+            result |= pycls is not None and issubclass(pycls, c)
+        else:
+            raise tr.error(node, f"{what} (got {c!r})")
+    return const_val(bool(result))
+
+
+def _python_class(t):
+    """The class of the Python object a value of type ``t`` is when the function runs as
+    Python on NumPy data."""
+    if isinstance(t, Weak):
+        return {"b": bool, "i": int, "f": float, "c": complex}[t.kind]
+    if isinstance(t, TupleType):
+        return tuple
+    if is_array(t):
+        return np.ndarray
+    if t is None:
+        return type(None)
+    cls = getattr(t, "cls", None)  # an Enum member
+    if isinstance(cls, type):
+        return cls
+    dtype = getattr(t, "dtype", None)
+    return dtype.type if isinstance(dtype, np.dtype) else None
 
 
 # ---- dispatch ------------------------------------------------------------------------------

@@ -34,7 +34,13 @@ from . import _record_access as records
 from . import _reductions as reductions
 from . import _tuples as tuples
 from ._bytecode import HIDDEN
-from ._library import UFUNC_NIN, call_library, lookup_attribute, lookup_global_function
+from ._library import (
+    UFUNC_NIN,
+    call_library,
+    isinstance_call,
+    lookup_attribute,
+    lookup_global_function,
+)
 from ._literal_args import literal_params
 from ._source import error_at, load_source
 from ._types import (
@@ -749,6 +755,15 @@ class FunctionTranslator:
             return Val(_cname(name), t)
         return self.global_value(e, name)
 
+    def _is_builtin(self, name) -> bool:
+        """Whether ``name`` means the builtin of that name here (not shadowed by a global
+        or a closure variable)."""
+        code = self.fn.__code__
+        if name in code.co_freevars:
+            return False
+        value = self.fn.__globals__.get(name, getattr(builtins, name, None))
+        return value is getattr(builtins, name, None)
+
     def global_value(self, node, name):
         fn = self.fn
         code = fn.__code__
@@ -1183,6 +1198,9 @@ class FunctionTranslator:
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 
     def expr_Call(self, e):
+        if (isinstance(e.func, ast.Name) and e.func.id == "isinstance"
+                and e.func.id not in self.locals and self._is_builtin("isinstance")):
+            return isinstance_call(self, e)
         r = reductions.try_call(self, e)  # np.sum(a), a.mean(), np.argmax(a)...
         if r is not None:
             return r

@@ -73,19 +73,21 @@ void bind_compile(py::module_& m) {
     using link_files = std::vector<std::tuple<std::string, std::string, py::bytes>>;
     m.def("link_kernel_cubin",
           [nvrtc_opts](const std::string& source, const link_files& files, std::pair<int, int> cc,
-                       bool fastmath) {
+                       bool fastmath, bool ptx) -> py::object {
               std::vector<nu::link_file> links;
               for (const auto& [path, kind, content] : files) links.push_back({path, kind, std::string(content)});
               std::string bin;
               {
                   py::gil_scoped_release release;
-                  bin = nu::link_kernel_cubin(source, links, nvrtc_opts(cc, true, fastmath, {}));
+                  bin = nu::link_kernel_cubin(source, links, nvrtc_opts(cc, true, fastmath, {}), ptx);
               }
+              if (ptx) return py::str(bin);
               return py::bytes(bin);
           },
-          py::arg("source"), py::arg("links"), py::arg("cc"), py::arg("fastmath") = false,
+          py::arg("source"), py::arg("links"), py::arg("cc"), py::arg("fastmath") = false, py::arg("ptx") = false,
           "A kernel's translation unit and its link files [(path, kind, bytes)] -> one CUBIN for "
-          "sm_XY (NVRTC to LTO IR, nvJitLink), through the kernel cache. No GPU needed.");
+          "sm_XY (NVRTC to LTO IR, nvJitLink), or with ptx=True the linked PTX text, through the "
+          "kernel cache. No GPU needed.");
     m.def("nvjitlink_link",
           [](const std::vector<std::tuple<std::string, std::string, py::bytes>>& inputs, int cc, bool lto) {
               std::vector<nu::link_input> in;

@@ -56,7 +56,7 @@ void check_link_kind(const std::string& path, const std::string& kind) {
 }
 
 std::string link_kernel_cubin(const std::string& source, const std::vector<link_file>& files,
-                              const nvrtc_options& target) {
+                              const nvrtc_options& target, bool ptx) {
     nvrtc_options lto = target;
     lto.cubin = true;  // with -dlto NVRTC emits LTO IR for sm_XY
     lto.extra.insert(lto.extra.end(), {"-rdc=true", "-dlto"});
@@ -79,9 +79,9 @@ std::string link_kernel_cubin(const std::string& source, const std::vector<link_
     const int cc = target.cc_major * 10 + target.cc_minor;
     sha256 h;
     for (const link_input& in : inputs) h.update_field(std::to_string(int(in.kind))).update_field(in.data);
-    const std::string key = cache_key("nvjitlink-cubin", h.hex_digest(), {"-arch=sm_" + std::to_string(cc), "-lto"},
-                                      nvjitlink_library_path());
-    return cached_artifact(key, [&] { return nvjitlink_link(inputs, cc, true); });
+    const std::string key = cache_key(ptx ? "nvjitlink-ptx" : "nvjitlink-cubin", h.hex_digest(),
+                                      {"-arch=sm_" + std::to_string(cc), "-lto"}, nvjitlink_library_path());
+    return cached_artifact(key, [&] { return nvjitlink_link(inputs, cc, true, ptx); });
 }
 
 std::vector<std::string> host_link_units(const std::vector<link_file>& files, const std::string& api) {

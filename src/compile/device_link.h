@@ -24,8 +24,9 @@ void check_link_kind(const std::string& path, const std::string& kind);
 // and the rest as they are, linked by nvJitLink into one CUBIN for `target` (a CUBIN
 // target chosen by target_device). Every step goes through the kernel cache, so an
 // edited file relinks and an unchanged kernel loads from disk.
+// With `ptx`, the linked program as PTX instead (Numba's inspect_lto_ptx).
 std::string link_kernel_cubin(const std::string& source, const std::vector<link_file>& files,
-                              const nvrtc_options& target);
+                              const nvrtc_options& target, bool ptx = false);
 
 // The host backend's translation units for `files`: each .cu file's text after a #line
 // naming it. Throws link_error for any other kind (PTX, CUBIN... need a GPU); `api`

@@ -29,6 +29,8 @@ struct nvjitlink_api {
     complete_fn complete = nullptr;
     size_fn cubin_size = nullptr;
     get_fn cubin = nullptr;
+    size_fn ptx_size = nullptr;
+    get_fn ptx = nullptr;
     size_fn error_log_size = nullptr;
     get_fn error_log = nullptr;
     version_fn version = nullptr;
@@ -58,6 +60,8 @@ const nvjitlink_api& api() {
             resolve(handle, "nvJitLinkComplete", a.complete, what);
             resolve(handle, "nvJitLinkGetLinkedCubinSize", a.cubin_size, what);
             resolve(handle, "nvJitLinkGetLinkedCubin", a.cubin, what);
+            resolve(handle, "nvJitLinkGetLinkedPtxSize", a.ptx_size, what);
+            resolve(handle, "nvJitLinkGetLinkedPtx", a.ptx, what);
             resolve(handle, "nvJitLinkGetErrorLogSize", a.error_log_size, what);
             resolve(handle, "nvJitLinkGetErrorLog", a.error_log, what);
             resolve(handle, "nvJitLinkVersion", a.version, what);
@@ -88,10 +92,11 @@ std::string error_log(handle_t h) {
 
 }  // namespace
 
-std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool lto) {
+std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool lto, bool ptx) {
     const nvjitlink_api& n = api();
     std::vector<std::string> options = {"-arch=sm_" + std::to_string(cc)};
     if (lto) options.push_back("-lto");
+    if (ptx) options.push_back("-ptx");
     std::vector<const char*> argv;
     for (const auto& o : options) argv.push_back(o.c_str());
     link_guard g;
@@ -118,6 +123,13 @@ std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool l
                          log);
     }
     std::size_t size = 0;
+    if (ptx) {  // the linked program as PTX text (its size counts the terminating NUL)
+        if (n.ptx_size(g.h, &size) != 0) throw std::runtime_error("nvjitlink: nvJitLinkGetLinkedPtxSize failed");
+        std::string text(size, '\0');
+        if (size && n.ptx(g.h, &text[0]) != 0) throw std::runtime_error("nvjitlink: nvJitLinkGetLinkedPtx failed");
+        while (!text.empty() && text.back() == '\0') text.pop_back();
+        return text;
+    }
     if (n.cubin_size(g.h, &size) != 0) throw std::runtime_error("nvjitlink: nvJitLinkGetLinkedCubinSize failed");
     std::string cubin(size, '\0');
     if (size && n.cubin(g.h, &cubin[0]) != 0) throw std::runtime_error("nvjitlink: nvJitLinkGetLinkedCubin failed");

@@ -19,7 +19,9 @@ struct link_input {
 // Links `inputs` for sm_XY (`cc` = 10 * major + minor) into a CUBIN. `lto`: LTO IR inputs
 // are optimised together (-lto). Throws link_error with nvJitLink's log on failure, and
 // std::runtime_error when no libnvJitLink can be loaded.
-std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool lto);
+// The linked program for sm_<cc>: a CUBIN, or with `ptx` its PTX (an LTO link's
+// optimised whole program, Numba's inspect_lto_ptx).
+std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool lto, bool ptx = false);
 
 // (major, minor) of the loaded nvJitLink; loads it on first use.
 std::pair<int, int> nvjitlink_version();

@@ -184,18 +184,57 @@ template <> constexpr bool is_half<bf16> = true;
 template <> constexpr bool is_float<f16> = true;
 template <> constexpr bool is_float<bf16> = true;
 
-// Arithmetic in float32, rounded back once; comparisons exact in float32.
+// Arithmetic in float32, rounded back once; comparisons exact in float32. For + - * of
+// float16 on the GPU the native instructions give the same results: float32 has
+// 24 >= 2 * 11 + 2 significant bits, so rounding its exact-enough sum, difference or
+// product to float16 equals rounding the exact one (only NaN payloads may differ, which
+// the GPU's float32 arithmetic does not keep either).
+#if !defined(NU_HOST_BUILD) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+#define NU_F16_NATIVE_OP(op, instr)                                                             \
+    NU_DEVICE f16 operator op(f16 a, f16 b) {                                                    \
+        u16 r;                                                                                   \
+        asm(instr " %0, %1, %2;" : "=h"(r) : "h"(a.bits), "h"(b.bits));                          \
+        return f16::from_bits(r);                                                                \
+    }
+NU_F16_NATIVE_OP(+, "add.rn.f16")  // .rn: never contracted into an fma (IEEE, as NumPy)
+NU_F16_NATIVE_OP(-, "sub.rn.f16")
+NU_F16_NATIVE_OP(*, "mul.rn.f16")
+#undef NU_F16_NATIVE_OP
+// Comparisons: ordered (a NaN gives false), except != (true), as in float32.
+#define NU_F16_NATIVE_CMP(op, cmp)                                                              \
+    NU_DEVICE bool operator op(f16 a, f16 b) {                                                   \
+        u16 r;                                                                                   \
+        asm("{ .reg .pred p; setp." cmp ".f16 p, %1, %2; selp.u16 %0, 1, 0, p; }"                \
+            : "=h"(r) : "h"(a.bits), "h"(b.bits));                                               \
+        return r != 0;                                                                           \
+    }
+NU_F16_NATIVE_CMP(==, "eq")
+NU_F16_NATIVE_CMP(!=, "neu")
+NU_F16_NATIVE_CMP(<, "lt")
+NU_F16_NATIVE_CMP(<=, "le")
+NU_F16_NATIVE_CMP(>, "gt")
+NU_F16_NATIVE_CMP(>=, "ge")
+#undef NU_F16_NATIVE_CMP
+#define NU_F16_IN_FLOAT32 0
+#else
+NU_DEVICE f16 operator+(f16 a, f16 b) { return f16(float(a) + float(b)); }
+NU_DEVICE f16 operator-(f16 a, f16 b) { return f16(float(a) - float(b)); }
+NU_DEVICE f16 operator*(f16 a, f16 b) { return f16(float(a) * float(b)); }
+#define NU_F16_IN_FLOAT32 1
+#endif
+NU_DEVICE bf16 operator+(bf16 a, bf16 b) { return bf16(float(a) + float(b)); }
+NU_DEVICE bf16 operator-(bf16 a, bf16 b) { return bf16(float(a) - float(b)); }
+NU_DEVICE bf16 operator*(bf16 a, bf16 b) { return bf16(float(a) * float(b)); }
+
 #define NU_HALF_OPERATORS(H)                                                                    \
-    NU_DEVICE H operator+(H a, H b) { return H(float(a) + float(b)); }                           \
-    NU_DEVICE H operator-(H a, H b) { return H(float(a) - float(b)); }                           \
-    NU_DEVICE H operator*(H a, H b) { return H(float(a) * float(b)); }                           \
     NU_DEVICE H operator/(H a, H b) { return H(float(a) / float(b)); }                           \
     NU_DEVICE H operator-(H a) { return H::from_bits(u16(a.bits ^ 0x8000u)); }                   \
     NU_DEVICE H operator+(H a) { return a; }                                                     \
     NU_DEVICE H& operator+=(H& a, H b) { return a = a + b; }                                     \
     NU_DEVICE H& operator-=(H& a, H b) { return a = a - b; }                                     \
     NU_DEVICE H& operator*=(H& a, H b) { return a = a * b; }                                     \
-    NU_DEVICE H& operator/=(H& a, H b) { return a = a / b; }                                     \
+    NU_DEVICE H& operator/=(H& a, H b) { return a = a / b; }
+#define NU_HALF_COMPARISONS(H)                                                                  \
     NU_DEVICE bool operator==(H a, H b) { return float(a) == float(b); }                         \
     NU_DEVICE bool operator!=(H a, H b) { return float(a) != float(b); }                         \
     NU_DEVICE bool operator<(H a, H b) { return float(a) < float(b); }                           \
@@ -205,7 +244,13 @@ template <> constexpr bool is_float<bf16> = true;
 
 NU_HALF_OPERATORS(f16)
 NU_HALF_OPERATORS(bf16)
+NU_HALF_COMPARISONS(bf16)
+#if NU_F16_IN_FLOAT32
+NU_HALF_COMPARISONS(f16)
+#endif
 #undef NU_HALF_OPERATORS
+#undef NU_HALF_COMPARISONS
+#undef NU_F16_IN_FLOAT32
 
 }  // namespace nu
 
