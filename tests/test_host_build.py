@@ -243,3 +243,106 @@ def test_native_flag_enters_the_key(tmp_path):
     assert len(pch_dirs(tmp_path)) == 2
     run_build(tmp_path, "1.0", {"NUMBACUDA_UFUNC_HOST_NATIVE": "1"})  # = the default
     assert len([p for p in tmp_path.iterdir() if p.suffix == ".nuc"]) == 2
+
+
+# ---- build flags of the emulated cuda target, and which precompiled headers a build makes
+
+FLAGS_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from numbacuda_ufunc import cuda, guvectorize, vectorize
+
+    target = sys.argv[1]
+
+    @vectorize(["float64(float64, float64)"], target=target)
+    def add(a, b):
+        return a + b
+
+    @guvectorize(["void(float64[:], float64[:])"], "(n)->()", target=target)
+    def total(a, out):
+        s = 0.0
+        for x in a:
+            s += x
+        out[0] = s
+
+    x = np.arange(5.0)
+    assert add(x, x).tolist() == (2 * x).tolist()
+    assert total(x) == 10.0
+    if target == "cuda":
+        @cuda.jit
+        def inc(a):
+            a[cuda.grid(1)] += 1.0
+        inc[1, 5](x)
+        assert x.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+""")
+
+# Runs the compiler given to it, after writing its arguments (one build per line) to a log.
+LOGGING_CXX = textwrap.dedent("""\
+    #!/bin/sh
+    echo "$*" >> "$NU_TEST_CXX_LOG"
+    exec c++ "$@"
+""")
+
+
+def builds_of(tmp_path, target):
+    cxx = tmp_path / "cxx.sh"
+    cxx.write_text(LOGGING_CXX)
+    cxx.chmod(0o755)
+    log = tmp_path / f"cxx-{target}.log"
+    cache = tmp_path / f"cache-{target}"
+    env = dict(os.environ, NUMBACUDA_UFUNC_CACHE_DIR=str(cache), CXX=str(cxx),
+               NU_TEST_CXX_LOG=str(log))
+    env.pop("NUMBACUDA_UFUNC_DISABLE_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", FLAGS_SCRIPT, target], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = log.read_text().splitlines()
+    kernels = [ln.split() for ln in lines if "nu_module.cpp" in ln]
+    headers = [ln for ln in lines if "c++-header" in ln]
+    return kernels, headers, cache
+
+
+def test_emulated_cuda_target_builds_at_O1_and_cpu_at_O3(tmp_path):
+    # Emulation runs code meant for a GPU (build time is what it waits on): -O1 for every
+    # kernel kind of the cuda target; the cpu target keeps -O3 (vectorised loops).
+    kernels, headers, cache = builds_of(tmp_path, "cuda")
+    assert len(kernels) == 3  # the ufunc, the gufunc and the @cuda.jit kernel
+    # the later -O wins
+    assert all("-O1" in args and args.index("-O1") > args.index("-O3") for args in kernels), \
+        kernels
+    # each variant of the precompiled header was built when first needed, once
+    assert len(headers) == 2 and len(list(cache.glob("pch-*"))) == 2, headers
+    kernels, headers, cache = builds_of(tmp_path, "cpu")
+    assert len(kernels) == 2
+    assert all("-O1" not in args and "-O3" in args for args in kernels), kernels
+    # a cpu target never needs the bounds-checked variant (no @cuda.jit kernel, no checks)
+    assert len(headers) == 1 and "nu_host_pch.h.gch" in headers[0], headers
+    (pch,) = cache.glob("pch-*")
+    assert sorted(p.name for p in pch.glob("*.gch")) == ["nu_host_pch.h.gch"]
+
+
+def test_include_directories_do_not_make_a_new_precompiled_header(tmp_path):
+    # A linked .cu file's directory comes as -I<dir>: kernels differing only there share
+    # the precompiled header (and still see their own directory's headers).
+    script = textwrap.dedent("""
+        import os, sys
+        from numbacuda_ufunc import _core
+        for k in range(3):
+            d = os.path.join(sys.argv[1], "inc%d" % k)
+            os.makedirs(d)
+            with open(os.path.join(d, "nu_test_value.h"), "w") as f:
+                f.write("#define NU_TEST_VALUE %d\\n" % (k + 40))
+            src = ('#include "nu_test_value.h"\\n'
+                   'extern "C" int v%d() { return NU_TEST_VALUE; }\\n' % k)
+            lib = _core.build_host(src, ["-I" + d], ["v%d" % k])
+            import ctypes
+            f = ctypes.CFUNCTYPE(ctypes.c_int)(lib.symbol("v%d" % k))
+            assert f() == k + 40, f()
+    """)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, NUMBACUDA_UFUNC_CACHE_DIR=str(cache))
+    env.pop("NUMBACUDA_UFUNC_DISABLE_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert len(pch_dirs(cache)) == 1

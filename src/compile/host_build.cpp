@@ -236,7 +236,9 @@ std::vector<std::string> base_flags() {
 // ---- precompiled header: host_prelude.h and the kernel headers, parsed once per compiler,
 // flags and header digest (g++ spends ~0.6 s of a ~0.9 s build parsing them). Two
 // variants: plain, and checked (NU_BOUNDSCHECK defined first, kernel.cuh included) for
-// sources that begin with the NU_BOUNDSCHECK line.
+// sources that begin with the NU_BOUNDSCHECK line; each is built when a build first needs
+// it, in its own directory (a cpu ufunc never pays for the checked one, nor a @cuda.jit
+// kernel for the plain one).
 constexpr const char* k_checked_prefix = "#define NU_BOUNDSCHECK 1\n";
 
 struct pch_variant {
@@ -298,33 +300,49 @@ void collect_pch_dirs(const std::string& keep) {
     }
 }
 
-// The directory holding the embedded headers and both .gch files for `options`: in the
+// The options that shape a precompiled header: all but include directories (a linked
+// file's own, which the embedded headers never search), so kernels that differ only in
+// those share one header.
+std::vector<std::string> pch_options(const std::vector<std::string>& options) {
+    std::vector<std::string> kept;
+    for (std::size_t k = 0; k < options.size(); ++k) {
+        if (options[k] == "-I") {
+            ++k;  // and its directory
+            continue;
+        }
+        if (options[k].compare(0, 2, "-I") != 0) kept.push_back(options[k]);
+    }
+    return kept;
+}
+
+// The directory holding the embedded headers and variant `v`'s .gch for `options`: in the
 // cache (<cache>/pch-<digest>, built in a temporary directory and renamed into place, so
 // concurrent processes never see half a header), else in a private directory of this
 // process. Empty when no precompiled header could be built: compiles then parse headers.
-std::string pch_dir(const std::vector<std::string>& options) {
+std::string pch_dir(const std::vector<std::string>& options, const pch_variant& v) {
     static std::mutex mutex;
     static std::map<std::string, std::string> dirs;  // digest -> directory
     std::vector<std::string> all = base_flags();
     all.insert(all.end(), options.begin(), options.end());
     const std::string digest =
-        cache_key("host-pch", k_pch[0].text + std::string(k_pch[1].text), all,
+        cache_key("host-pch", v.text, all,
                   join(host_compiler_command()) + (native_arch() ? "|" + cpu_identity() : ""))
             .substr(0, 24);
+    const std::string gch = std::string("/") + v.header + ".gch";
     std::lock_guard<std::mutex> lock(mutex);
     auto it = dirs.find(digest);
     if (it != dirs.end()) {
         if (it->second.empty()) return it->second;
         touch(it->second);  // in use: not collected by other processes
         // Collected meanwhile (unused for a day by every other process): built again.
-        if (file_exists(it->second + "/" + k_pch[1].header + ".gch")) return it->second;
+        if (file_exists(it->second + gch)) return it->second;
         dirs.erase(it);
     }
     std::string final_dir;
     if (disk_cache_enabled()) {
         final_dir = cache_dir() + "/pch-" + digest;
         touch(final_dir);
-        if (file_exists(final_dir + "/" + k_pch[1].header + ".gch")) {
+        if (file_exists(final_dir + gch)) {
             collect_pch_dirs(final_dir);
             return dirs[digest] = final_dir;
         }
@@ -333,7 +351,7 @@ std::string pch_dir(const std::vector<std::string>& options) {
     try {
         dir = make_temp_dir();
         for (const auto& h : embedded_headers()) write_text(dir + "/" + h.name, h.text);
-        if (!build_pch(dir, k_pch[0], options) || !build_pch(dir, k_pch[1], options)) {
+        if (!build_pch(dir, v, options)) {
             remove_tree(dir);
             return dirs[digest] = "";
         }
@@ -347,7 +365,7 @@ std::string pch_dir(const std::vector<std::string>& options) {
             collect_pch_dirs(final_dir);
             return dirs[digest] = final_dir;
         }
-        if (file_exists(final_dir + "/" + k_pch[1].header + ".gch")) {  // another process won
+        if (file_exists(final_dir + gch)) {  // another process won
             remove_tree(dir);
             return dirs[digest] = final_dir;
         }
@@ -358,7 +376,8 @@ std::string pch_dir(const std::vector<std::string>& options) {
 std::string compile_shared_object(const std::string& source,
                                   const std::vector<std::string>& options,
                                   const std::vector<std::string>& extra_sources) {
-    const std::string headers = pch_dir(options);
+    const bool checked = source.compare(0, std::strlen(k_checked_prefix), k_checked_prefix) == 0;
+    const std::string headers = pch_dir(pch_options(options), k_pch[checked ? 1 : 0]);
     std::string dir = make_temp_dir();
     struct cleanup {
         std::string d;
@@ -368,7 +387,6 @@ std::string compile_shared_object(const std::string& source,
                 log = dir + "/build.log";
     std::string first = "#include \"host_prelude.h\"\n";
     if (!headers.empty()) {
-        const bool checked = source.compare(0, std::strlen(k_checked_prefix), k_checked_prefix) == 0;
         first = std::string("#include \"") + k_pch[checked ? 1 : 0].header + "\"\n";
     } else {
         for (const auto& h : embedded_headers()) write_text(dir + "/" + h.name, h.text);

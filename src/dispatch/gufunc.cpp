@@ -175,7 +175,10 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
     std::unique_ptr<compiled_kernel> k;
     {
         blocking_section compiling;
-        k = std::make_unique<compiled_kernel>(build_kernel(src, entry, host, m_fastmath));
+        // Emulation (target cuda on the host backend) builds at -O1, cpu/parallel at -O3.
+        const bool emulated = host && m_target == target::cuda;
+        k = std::make_unique<compiled_kernel>(build_kernel(
+            src, entry, host, m_fastmath, emulated ? emulation_host_options() : std::vector<std::string>{}));
     }
     std::lock_guard<std::mutex> lock(m_mutex);
     return *m_kernels.emplace(key, std::move(k)).first->second;

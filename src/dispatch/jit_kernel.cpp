@@ -116,11 +116,9 @@ const jit_kernel::built& jit_kernel::build(int index, bool host) {
     auto b = std::make_unique<built>();
     {
         blocking_section compiling;
-        // On the host a @cuda.jit kernel is emulation, run to test code that will run on
-        // a GPU: -O1 builds it in about half the time of -O3 (a kernel of 25 whole-array
-        // reductions: 3.4 s -> 1.6 s of g++), and build time is what such runs wait on.
+        // On the host a @cuda.jit kernel is emulation (built at -O1, see kernel.h).
         b->module = build_module(src, host, m_fastmath, {}, {entry(index)}, spec(index).links,
-                                 "kernel '" + m_name + "'", {"-O1"});
+                                 "kernel '" + m_name + "'", emulation_host_options());
     }
     b->function = module_entry(b->module, entry(index));
     b->max_threads = host ? 1024 : active_backend().function_max_threads(b->function);

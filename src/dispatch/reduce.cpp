@@ -76,7 +76,8 @@ const reduce_kernel_set& reducer::kernels(const kernel_key& key, bool host) {
     std::unique_ptr<reduce_kernel_set> k;
     {
         blocking_section compiling;
-        k = std::make_unique<reduce_kernel_set>(build_reduce(source, entry, host, m_fastmath));
+        k = std::make_unique<reduce_kernel_set>(
+            build_reduce(source, entry, host, m_fastmath, host && !m_host_target));
     }
     std::lock_guard<std::mutex> lock(m_mutex);
     return *m_kernels.emplace(key, std::move(k)).first->second;

@@ -187,11 +187,15 @@ const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host)
     const loop& l = loop_at(v.loop);
     std::string entry = l.function + (v.ndim == 0 ? "_contig" : "_strided" + std::to_string(v.ndim));
     const std::string source = elementwise_source(l.function, l.source, l.out, l.in, v, entry);
+    // Emulation (target cuda on the host backend) builds at -O1, cpu/parallel at -O3.
+    const std::vector<std::string> host_extra =
+        host && m_target == target::cuda ? emulation_host_options() : std::vector<std::string>{};
     std::unique_ptr<elementwise_kernel> k;
     {
         blocking_section compiling;  // milliseconds (cache) to seconds (compiler)
         k = std::make_unique<elementwise_kernel>(
-            elementwise_kernel{build_kernel(source, entry, host, m_fastmath), vector_width(v.out, v.in)});
+            elementwise_kernel{build_kernel(source, entry, host, m_fastmath, host_extra),
+                               vector_width(v.out, v.in)});
     }
     std::lock_guard<std::mutex> lock(m_mutex);
     return *m_kernels.emplace(v, std::move(k)).first->second;

@@ -172,7 +172,9 @@ const methods_kernel_set& ufunc_methods::kernels(const kernel_key& key, bool hos
     {
         blocking_section compiling;  // built without the lock, the GIL released (see ufunc::kernel)
         const kernel_module m =
-            build_module(src, host, m_fastmath, host ? std::vector<std::string>{} : reduce_nvrtc_extra());
+            build_module(src, host, m_fastmath, host ? std::vector<std::string>{} : reduce_nvrtc_extra(),
+                         {}, {}, "",
+                         host && !m_host_target ? emulation_host_options() : std::vector<std::string>{});
         k->host = host;
         k->library = m.library;
         static const char* const suffixes[] = {"_acc_rows", "_acc_tiles_init", "_acc_tiles",

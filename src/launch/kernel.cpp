@@ -68,9 +68,14 @@ void* module_entry(const kernel_module& m, const std::string& name) {
     return m.host ? m.library->symbol(name) : active_backend().module_function(m.cuda_module, name);
 }
 
+const std::vector<std::string>& emulation_host_options() {
+    static const std::vector<std::string> options = {"-O1"};
+    return options;
+}
+
 compiled_kernel build_kernel(const std::string& source, const std::string& entry, bool host,
-                             bool fastmath) {
-    const kernel_module m = build_module(source, host, fastmath, {}, {entry});
+                             bool fastmath, const std::vector<std::string>& host_extra) {
+    const kernel_module m = build_module(source, host, fastmath, {}, {entry}, {}, "", host_extra);
     compiled_kernel k;
     k.name = entry;
     k.source = source;

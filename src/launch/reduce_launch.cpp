@@ -119,15 +119,16 @@ std::vector<std::string> reduce_nvrtc_extra() {
 }
 
 reduce_kernel_set build_reduce(const std::string& source, const std::string& entry, bool host,
-                               bool fastmath) {
+                               bool fastmath, bool emulated) {
     reduce_kernel_set k;
     k.host = host;
     static const char* const suffixes[] = {"_units_contig",  "_units_strided", "_final",
                                            "_columns",       "_columns_tiled", "_columns_final"};
     void** slots[] = {&k.units_contig, &k.units_strided,  &k.final_pass,
                       &k.columns,      &k.columns_tiled, &k.columns_final};
-    const kernel_module m = build_module(source, host, fastmath,
-                                         host ? std::vector<std::string>{} : reduce_nvrtc_extra());
+    const kernel_module m = build_module(
+        source, host, fastmath, host ? std::vector<std::string>{} : reduce_nvrtc_extra(), {}, {}, "",
+        host && emulated ? emulation_host_options() : std::vector<std::string>{});
     k.library = m.library;
     for (int i = 0; i < 6; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
     return k;

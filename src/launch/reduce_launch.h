@@ -34,9 +34,10 @@ std::string reduce_source(const std::string& function, const std::string& functi
 // precompiled headers, so later builds in a process reuse the parsed CUB headers).
 std::vector<std::string> reduce_nvrtc_extra();
 
-// Builds (through the kernel cache) and loads the kernels named `entry` + suffix.
+// Builds (through the kernel cache) and loads the kernels named `entry` + suffix;
+// `emulated`: the cuda target on the host backend (built with emulation_host_options()).
 reduce_kernel_set build_reduce(const std::string& source, const std::string& entry, bool host,
-                               bool fastmath);
+                               bool fastmath, bool emulated = false);
 
 // How one reduction runs: `rows` outputs, each folding `len` elements. Dimensions are
 // already coalesced (at most 8 per side) and in the order the fold visits them.
