@@ -43,6 +43,7 @@ from .types import (
     intp,
     none,
     single,
+    typeof,
     u1,
     u2,
     u4,
@@ -68,5 +69,5 @@ __all__ = [
     "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128",
     "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16", "intp", "uintp",
     "double", "single", "float16", "f2", "half", "bfloat16", "from_dtype", "Record",
-    "carray", "farray",
+    "carray", "farray", "typeof",
 ]

@@ -11,7 +11,7 @@ import threading
 from .compiler import HEADER, translate
 from .compiler._types import ctype
 from .errors import CompileError
-from .types import Array, Scalar, Signature, parse_signature, void
+from .types import Array, CPointer, Scalar, Signature, parse_signature, void
 
 __all__ = ["DEFAULT_CC", "compile", "compile_for_current_device", "compile_ptx",
            "compile_ptx_for_current_device", "core"]
@@ -88,9 +88,9 @@ def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fals
     fn = getattr(pyfunc, "py_func", pyfunc)
     s = parse_signature(sig)
     for a in s.args:
-        if not isinstance(a, (Scalar, Array)):
-            raise CompileError(f"compile(): argument types must be scalar or array types "
-                               f"(got {a})")
+        if not isinstance(a, (Scalar, Array, CPointer)):
+            raise CompileError(f"compile(): argument types must be scalar, array or pointer "
+                               f"(CPointer) types (got {a})")
     cc = tuple(cc) if cc is not None else _default_cc()
     if len(cc) != 2:
         raise TypeError(f"compile(): cc must be (major, minor) (got {cc!r})")

@@ -576,6 +576,8 @@ def _accepts(t, dtype, ndim) -> bool:
         return ndim == 0 and isinstance(t, Record) and np.dtype(dtype) == t.dtype
     if ndim >= 0:
         return False
+    if np.dtype(dtype).kind in "Mm" or t.dtype.kind in "Mm":  # datetimes: exactly their type
+        return np.dtype(dtype) == t.dtype
     return np.dtype(dtype).kind != "c" or t.dtype.kind == "c"
 
 

@@ -18,7 +18,10 @@ __all__ = [
     "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "intp", "uintp", "double", "single", "byte",
     "parse_signature", "signature", "from_dtype", "SCALARS", "CPointer", "voidptr", "carray",
-    "farray",
+    "farray", "typeof", "NPDatetime", "NPTimedelta",
+    "char", "uchar", "short", "ushort", "intc", "uintc", "long_", "ulong", "longlong",
+    "ulonglong", "signed_domain", "unsigned_domain", "integer_domain", "real_domain",
+    "complex_domain", "number_domain",
     # Numba's type classes, for isinstance checks in @overload typing functions
     "Number", "Integer", "Float", "Complex", "Boolean", "Literal", "IntegerLiteral",
     "BooleanLiteral", "BaseTuple", "Tuple", "UniTuple", "NoneType", "Omitted",
@@ -71,7 +74,7 @@ class Scalar(Type):
 
     @property
     def bitwidth(self) -> int:
-        """Numba's ``Integer.bitwidth`` / ``Float.bitwidth``."""
+        """Width in bits (Numba's name for it): ``float16.bitwidth`` is 16."""
         return self.bits
 
     @property
@@ -142,6 +145,39 @@ class Record(Scalar):
         return "V"
 
 
+DATETIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
+
+
+class NPDatetime(Scalar):
+    """``datetime64[unit]`` (Numba's ``types.NPDatetime(unit)``): held in kernels as the
+    int64 count of ``unit`` since 1970-01-01; NaT is the smallest int64."""
+
+    _kind = "M"
+    _title = "datetime64"
+
+    def __init__(self, unit: str):
+        if unit not in DATETIME_UNITS:
+            raise TypeError(f"{type(self).__name__}(): unit must be one of "
+                            f"{', '.join(DATETIME_UNITS)} (got {unit!r})")
+        self.unit = unit
+        self.name = f"{self._title}[{unit}]"
+        self.dtype = np.dtype(f"{self._kind}8[{unit}]")
+
+    def __call__(self, *args):
+        """``datetime64[D](5)`` or ``('2005-02-01')``: the NumPy value; else a signature."""
+        if len(args) == 1 and isinstance(args[0], (int, str, np.integer, np.generic)):
+            return self.dtype.type(args[0], self.unit)
+        return super().__call__(*args)
+
+
+class NPTimedelta(NPDatetime):
+    """``timedelta64[unit]`` (Numba's ``types.NPTimedelta(unit)``): an int64 count of
+    ``unit``; NaT is the smallest int64."""
+
+    _kind = "m"
+    _title = "timedelta64"
+
+
 class _BFloat16(Scalar):
     """``bfloat16``: ml_dtypes' type (an optional dependency), imported on first use."""
 
@@ -191,9 +227,9 @@ class Array(Type):
         self.ndim = ndim
         self.layout = layout
         dims = [":"] * ndim
-        if layout == "C":
+        if layout == "C" and dims:
             dims[-1] = "::1"
-        elif layout == "F":
+        elif layout == "F" and dims:
             dims[0] = "::1"
         self.name = f"{dtype.name}[{', '.join(dims)}]"
 
@@ -292,6 +328,26 @@ uintp = uint64 if np.dtype(np.uintp).itemsize == 8 else uint32
 
 _BY_DTYPE = {t.dtype: t for t in SCALARS if t is not bfloat16}
 
+# Numba's C-named aliases (the C types' widths on this platform, as NumPy's np.longlong...).
+char = _BY_DTYPE[np.dtype(np.byte)]
+uchar = _BY_DTYPE[np.dtype(np.ubyte)]
+short = _BY_DTYPE[np.dtype(np.short)]
+ushort = _BY_DTYPE[np.dtype(np.ushort)]
+intc = _BY_DTYPE[np.dtype(np.intc)]
+uintc = _BY_DTYPE[np.dtype(np.uintc)]
+long_ = _BY_DTYPE[np.dtype(np.int_)]
+ulong = _BY_DTYPE[np.dtype(np.uint)]
+longlong = _BY_DTYPE[np.dtype(np.longlong)]
+ulonglong = _BY_DTYPE[np.dtype(np.ulonglong)]
+
+# Numba's sets of types by domain (``ty in types.signed_domain``).
+signed_domain = frozenset([int8, int16, int32, int64])
+unsigned_domain = frozenset([uint8, uint16, uint32, uint64])
+integer_domain = signed_domain | unsigned_domain
+real_domain = frozenset([float32, float64])
+complex_domain = frozenset([complex64, complex128])
+number_domain = real_domain | integer_domain | complex_domain
+
 # Names a signature string may use; nothing else is visible to its evaluation.
 _NAMESPACE = {
     "void": void, "none": none, "bool_": bool_, "boolean": boolean, "bool": bool_,
@@ -302,7 +358,7 @@ _NAMESPACE = {
     "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2,
     "u4": u4, "u8": u8, "f4": f4, "f8": f8, "c8": c8, "c16": c16, "intp": intp,
     "uintp": uintp, "double": double, "single": single, "CPointer": CPointer,
-    "voidptr": voidptr,
+    "voidptr": voidptr, "NPDatetime": NPDatetime, "NPTimedelta": NPTimedelta,
 }
 
 _ALLOWED_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Subscript, ast.Slice,
@@ -326,12 +382,73 @@ def from_dtype(dtype) -> Scalar:
             raise TypeError(f"from_dtype(): record dtype {dt} has fields in non-native byte "
                             f"order (convert with dtype.newbyteorder('=') first)")
         return Record(dt)
+    if dt.kind in "Mm":
+        unit, count = np.datetime_data(dt)
+        if unit not in DATETIME_UNITS or count != 1 or not dt.isnative:
+            raise TypeError(f"from_dtype(): unsupported dtype {dt} (datetime64 and timedelta64 "
+                            f"need one of the units {', '.join(DATETIME_UNITS)}, as in "
+                            f"datetime64[D], in native byte order)")
+        return (NPDatetime if dt.kind == "M" else NPTimedelta)(unit)
     try:
         return _BY_DTYPE[dt.newbyteorder("=") if dt.byteorder not in "=|" else dt]
     except KeyError:
         raise TypeError(f"from_dtype(): unsupported dtype {dt} (supported: bool, int8..int64, "
                         f"uint8..uint64, float16, float32, float64, complex64, complex128, "
-                        f"bfloat16)") from None
+                        f"bfloat16, datetime64[unit], timedelta64[unit], records)") from None
+
+
+def typeof(value) -> Type:
+    """The type of a value, as Numba's ``numba.typeof``: Python ``bool``/``int``/``float``/
+    ``complex`` -> ``bool``/``int64``/``float64``/``complex128``; a NumPy scalar -> its
+    dtype's type (a :class:`Record` for a structured one); a NumPy array, a device array or
+    any ``__cuda_array_interface__`` object -> ``Array(dtype, ndim, layout)`` with layout
+    'C' (C-contiguous, also every 0-d and 1-d contiguous array), 'F' (Fortran-contiguous)
+    or 'A'. ``TypeError`` for other values."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float64
+    if isinstance(value, complex):
+        return complex128
+    try:
+        if isinstance(value, np.generic):
+            return from_dtype(value.dtype)
+        if isinstance(value, np.ndarray):
+            layout = ("C" if value.flags.c_contiguous else
+                      "F" if value.flags.f_contiguous else "A")
+            return Array(from_dtype(value.dtype), value.ndim, layout)
+        cai = getattr(value, "__cuda_array_interface__", None)
+        if cai is not None:
+            dtype = np.dtype(cai["descr"] if len(cai.get("descr") or ()) > 1 else cai["typestr"])
+            return Array(from_dtype(dtype), len(cai["shape"]), _cai_layout(cai, dtype.itemsize))
+    except TypeError as exc:
+        raise TypeError(f"typeof(): cannot type {value!r}: {exc}") from None
+    raise TypeError(f"typeof(): cannot determine the type of a {type(value).__name__} value "
+                    f"(got {value!r}); supported: numbers, NumPy scalars and arrays, device "
+                    f"arrays")
+
+
+def _cai_layout(cai, itemsize) -> str:
+    """'C', 'F' or 'A' from an array interface's shape and strides (None: C order)."""
+    shape = tuple(int(s) for s in cai["shape"])
+    strides = cai.get("strides")
+    if strides is None or 0 in shape:
+        return "C"
+    strides = tuple(int(s) for s in strides)
+
+    def contiguous(dims, steps):
+        expect = itemsize
+        for n, st in zip(dims, steps):
+            if n != 1 and st != expect:
+                return False
+            expect *= n
+        return True
+
+    if contiguous(reversed(shape), reversed(strides)):
+        return "C"
+    return "F" if contiguous(shape, strides) else "A"
 
 
 def _as_type(obj, what: str) -> Type:

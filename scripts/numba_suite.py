@@ -271,6 +271,8 @@ SHIM_SELECTED = {
                                  ("Registry", "lower_builtin", "lower_cast", "lower_getattr",
                                   "lower_getattr_generic", "lower_setattr", "lower_constant")),
     "numba.cuda.cgutils": ("numbacuda_ufunc.cuda.extending", ()),
+    "numba.cuda.typing.typeof": ("numbacuda_ufunc.types", ("typeof",)),
+    "numba.core.typing.typeof": ("numbacuda_ufunc.types", ("typeof",)),
 }
 
 _LIBDEVICEFUNCS = '''\
@@ -303,6 +305,10 @@ def create_signature(retty, args):
 '''
 
 _NUMPY_SUPPORT_EXTRA = '''
+
+import numpy as _np_for_version
+
+numpy_version = tuple(int(p) for p in _np_for_version.__version__.split(".")[:2])
 
 def as_dtype(nbtype):
     """Numba's type -> NumPy dtype, over numbacuda_ufunc's types (their ``dtype``)."""
@@ -656,6 +662,14 @@ class TestCase(unittest.TestCase):
             self._number(first, second, prec, ulps, ignore_sign_on_zero, abs_tol)
         else:
             self.assertEqual(first, second)
+
+    def reset_module_warnings(self, module):
+        """Forget the warnings a module already gave, so they are given again."""
+        if isinstance(module, str):
+            module = sys.modules[module]
+        registry = getattr(module, "__warningregistry__", None)
+        if registry is not None:
+            registry.clear()
 
     def _number(self, a, b, prec, ulps, ignore_sign_on_zero, abs_tol):
         if cmath.isnan(a) and cmath.isnan(b):

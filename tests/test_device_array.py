@@ -190,7 +190,8 @@ def test_to_device_with_to_and_non_native_and_lists():
     ("not-a-dtype", TypeError, "cannot interpret"),
     (object, TypeError, "unsupported dtype"),
     ("U4", TypeError, "unsupported dtype"),
-    ("datetime64[s]", TypeError, "unsupported dtype"),
+    ("datetime64", TypeError, "unsupported dtype"),  # no unit
+    (">M8[s]", TypeError, "unsupported dtype"),
 ])
 def test_device_array_rejects_bad_dtypes(dtype, exc, match):
     with pytest.raises(exc, match=match):

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import cuda, float32, float64, int32, void
+from numbacuda_ufunc import _sass, cuda, float32, float64, int32, void
 from numbacuda_ufunc.errors import CompileError
 
 
@@ -108,14 +108,22 @@ def test_overloads_are_numba_compiled_kernel_objects():
     assert k_ov.py_name == "axpy" and k_ov.argument_types == k.signatures[0]
     ptx = k_ov.inspect_asm((9, 0))
     assert re.search(r"\.visible \.entry \w*axpy", ptx) and ".target sm_90" in ptx
+    assert k.definition.name == k_ov.name and "axpy" in repr(k.definition)
+    with pytest.raises(AttributeError):
+        k_ov.no_such_field  # noqa: B018
+
+
+@pytest.mark.skipif(_sass.find_tool("cuobjdump") is None,
+                    reason="no cuobjdump (CUDA toolkit, or pip install nvidia-cuda-cuobjdump)")
+def test_overload_resource_queries_agree_with_the_kernel():
+    k = cuda.jit(axpy)
+    k[1, 8](np.zeros(4, np.float32), np.float32(1), np.ones(4, np.float32), np.ones(4, np.float32))
+    (k_ov,) = k.overloads.values()
     sig = k.signatures[0]
     assert k_ov.regs_per_thread == k.get_regs_per_thread(sig) > 0
     assert k_ov.local_mem_per_thread == k.get_local_mem_per_thread(sig) == 0
     assert k_ov.shared_mem_per_block == 0 and k_ov.const_mem_size == 0
     assert "FFMA" in k_ov.inspect_sass() or "FADD" in k_ov.inspect_sass()
-    assert k.definition.name == k_ov.name and "axpy" in repr(k.definition)
-    with pytest.raises(AttributeError):
-        k_ov.no_such_field  # noqa: B018
 
 
 def test_compile_adds_a_specialization():

@@ -33,6 +33,7 @@ from ._types import (
     unify,
 )
 from ._values import Ref, TypeRef, Val, bind_arguments, const_val
+from .intrinsics import CACHE_LOADS, CACHE_STORES
 
 __all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "dtype_arg",
            "dtype_from_string", "print_call", "value"]
@@ -531,6 +532,9 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
         return _bits(tr, node, key, args, kwargs)
     if key.startswith("random."):
         return _random(tr, node, key.partition(".")[2], args, kwargs)
+    if key in CACHE_LOADS or key in CACHE_STORES:
+        from . import _cache_hints
+        return _cache_hints.call(tr, node, key, args, kwargs)
     raise tr.error(node, f"cuda.{key} is not callable")
 
 

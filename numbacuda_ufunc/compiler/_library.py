@@ -73,7 +73,7 @@ _NP1 = {
     "rint": "rint", "fabs": "fabs", "deg2rad": "radians", "rad2deg": "degrees",
     "radians": "radians", "degrees": "degrees", "sign": "sign",
 }
-_NP1_COMPLEX_OK = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "arcsin", "arccos",
+_NP1_COMPLEX_OK = {"sqrt", "exp", "log", "log10", "log2", "sin", "cos", "tan", "arcsin", "arccos",
                    "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh"}
 _NP2 = {"arctan2": "atan2", "hypot": "hypot", "copysign": "copysign",
         "nextafter": "nextafter", "fmod": "fmod", "fmax": "fmax", "fmin": "fmin",
@@ -82,6 +82,10 @@ _NP_OPS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "di
            "floor_divide": "//", "remainder": "%", "mod": "%", "power": "**",
            "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<",
            "right_shift": ">>"}
+_NP_CMP = {"equal": ("==", "eq"), "not_equal": ("!=", "ne"), "less": ("<", "lt"),
+           "less_equal": ("<=", "le"), "greater": (">", "gt"), "greater_equal": (">=", "ge")}
+_NP_LOGICAL = {"logical_and", "logical_or", "logical_xor"}
+_NP_NOT = {"logical_not", "invert", "bitwise_not"}
 _NP_OTHER = {"abs", "absolute", "negative", "positive", "square", "isnan", "isinf",
              "isfinite", "signbit", "real", "imag", "conj", "conjugate", "reciprocal"}
 _NP_CONST = {"pi": np.pi, "e": np.e, "inf": np.inf, "nan": np.nan,
@@ -89,8 +93,10 @@ _NP_CONST = {"pi": np.pi, "e": np.e, "inf": np.inf, "nan": np.nan,
 
 # NumPy ufuncs among them, by number of inputs: callable on whole arrays with an output
 # array inside kernels (np.sin(x, out)), as Numba allows.
-UFUNC_NIN = {**{n: 1 for n in (set(_NP1) | _NP_OTHER) if isinstance(getattr(np, n, None), np.ufunc)},
-             **{n: 2 for n in (set(_NP2) | set(_NP_OPS)) if isinstance(getattr(np, n, None), np.ufunc)}}
+_NP_UNARY = set(_NP1) | _NP_OTHER | _NP_NOT
+_NP_BINARY = set(_NP2) | set(_NP_OPS) | set(_NP_CMP) | _NP_LOGICAL
+UFUNC_NIN = {**{n: 1 for n in _NP_UNARY if isinstance(getattr(np, n, None), np.ufunc)},
+             **{n: 2 for n in _NP_BINARY if isinstance(getattr(np, n, None), np.ufunc)}}
 
 # The operator module's functions (operator.add...), called directly or passed around as
 # values (Numba's tests do `op(a[i], b[i])` with op = operator.add): the same typing and
@@ -119,7 +125,7 @@ def _lib_names(lib):
         return set(_MATH1) | set(_MATH2) | _MATH_OTHER
     if lib == "cmath":
         return set(_CMATH1) | _CMATH_OTHER
-    return set(_NP1) | set(_NP2) | set(_NP_OPS) | _NP_OTHER
+    return _NP_UNARY | _NP_BINARY
 
 
 def lookup_attribute(module, attr):
@@ -496,9 +502,23 @@ def _cmath_call(tr, node, fname, args):
 def _numpy_call(tr, node, fname, args):
     api = f"np.{fname}()"
     fn = getattr(np, fname)
-    nargs = 2 if (fname in _NP2 or fname in _NP_OPS) else 1
+    nargs = 2 if fname in _NP_BINARY else 1
     _arity(tr, node, api, args, nargs)
     r = tr.promote(node, lambda: call_result(fn, *(a.type for a in args)))
+    if fname in _NP_CMP:  # NumPy's comparisons: Python's rules, a NumPy bool
+        code, _ = tr._compare2(node, _NP_CMP[fname], args[0], args[1])
+        return Val(code, bool_)
+    if fname in _NP_LOGICAL or fname == "logical_not":
+        for v in args:
+            tr._numeric(node, v, api)
+        t = [tr.truth(v) for v in args]
+        code = {"logical_and": lambda: f"({t[0]} && {t[1]})",
+                "logical_or": lambda: f"({t[0]} || {t[1]})",
+                "logical_xor": lambda: f"(bool({t[0]}) != bool({t[1]}))",
+                "logical_not": lambda: f"(!{t[0]})"}[fname]()
+        return Val(code, bool_)
+    if fname in ("invert", "bitwise_not"):  # integers and bools (~True is False)
+        return Val(tr.cast(node, tr.unaryop(node, ast.Invert, args[0]), r), r)
     if fname in _NP_OPS:
         v = tr.binop(node, _NP_OPS[fname], *args, numpy_power=True)
         return Val(tr.cast(node, v, r), r)
@@ -512,6 +532,10 @@ def _numpy_call(tr, node, fname, args):
             return Val(tr.cast(node, a, r), r)
         return Val(_call(_NP1[fname], tr.cast(node, a, r)), r)
     if fname in _NP2:
+        if is_complex(r) and fname in ("maximum", "minimum", "fmax", "fmin"):
+            # NumPy's lexicographic order with its NaN rules (src/kernels/nu_complex.cuh)
+            codes = ", ".join(tr.cast(node, x, strong(r)) for x in args)
+            return Val(f"nu::np_{fname}({codes})", strong(r))
         if is_complex(r):
             raise tr.error(node, f"{api} of complex numbers is not supported")
         if fname == "fmod" and not is_float(r):

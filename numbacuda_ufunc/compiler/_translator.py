@@ -21,8 +21,9 @@ import types as pytypes
 
 import numpy as np
 
-from ..types import CPointer, Record, Scalar
+from ..types import CPointer, Record, Scalar, bool_
 from . import _arrays as arrays
+from . import _datetime as datetimes
 from . import _enums as enums
 from . import _exceptions as exceptions
 from . import _foreign as foreign
@@ -983,6 +984,8 @@ class FunctionTranslator:
         if op_class is ast.Not:
             return Val(f"(!{self.truth(v)})", WEAK_BOOL)
         op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[op_class]
+        if datetimes.involved(v.type):
+            return datetimes.negate(self, e, op, v)
         r = self.promote(e, lambda: unary_result(op, v.type))
         if v.const is not None and isinstance(v.type, Weak) and isinstance(r, Weak):
             folded = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}[op](v.const)
@@ -1013,6 +1016,8 @@ class FunctionTranslator:
         if not (self._numeric(node, a, f"operator {op}") and
                 self._numeric(node, b, f"operator {op}")):
             return Val("0", BOTTOM)
+        if datetimes.involved(a.type, b.type):
+            return datetimes.binop(self, node, op, a, b)
         r = self.promote(node, lambda: binary_result(op, a.type, b.type))
         if (op == "**" and isinstance(r, Weak) and r.kind == "i" and b.const is not None
                 and b.const < 0):
@@ -1085,6 +1090,8 @@ class FunctionTranslator:
 
     def _compare2(self, node, op, a, b):
         sym, name = op
+        if datetimes.involved(a.type, b.type):
+            return datetimes.compare(self, node, sym, a, b), bool_
         r = self.promote(node, lambda: binary_result(sym, a.type, b.type))
         if is_int_like(a.type) and is_int_like(b.type):
             ca = a.code if a.const is None or not isinstance(a.type, Weak) else \

@@ -23,6 +23,7 @@ from ..types import (
     SCALARS,
     Array,
     CPointer,
+    NPDatetime,
     Record,
     Scalar,
     bool_,
@@ -194,6 +195,8 @@ def ctype(t) -> str:
         return f"nu::tuple{n}<" + ", ".join(ctype(x) for x in t.items) + ">"
     if t is None:
         return "void"
+    if isinstance(t, NPDatetime):  # an int64 count of its unit (_datetime.py)
+        return "nu::i64"
     return _CTYPES[getattr(strong(t), "value_type", strong(t)).name]  # an enum: its values
 
 
@@ -218,6 +221,8 @@ def typecode(t) -> str:
         return f"{typecode(t.dtype)}a{t.ndim}"
     if not isinstance(t, Scalar):  # a compile-time argument (dtype, function...)
         return "r" + "".join(c for c in t.name if c.isalnum())[:16]
+    if isinstance(t, NPDatetime):
+        return t.dtype.kind + t.unit
     if hasattr(t, "value_type"):  # an Enum member (_enums.py): its class in the code
         return "E" + "".join(c for c in t.cls.__name__ if c.isalnum())[:12] + \
             _CODES[t.value_type.name]
@@ -253,6 +258,8 @@ def sample_value(t):
     """A value of type ``t`` to probe NumPy's promotion with."""
     if isinstance(t, Weak):
         return {"b": True, "i": 1, "f": 1.0, "c": 1.0 + 0j}[t.kind]
+    if isinstance(t, NPDatetime):
+        return t.dtype.type(1, t.unit)
     return t.dtype.type(1)
 
 

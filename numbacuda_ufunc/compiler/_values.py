@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..types import NPDatetime
 from ._types import (
     WEAK_BOOL,
     WEAK_COMPLEX,
@@ -257,6 +258,10 @@ def cast_code(v: Val, t) -> str:
         return f"([&]() {{ auto nu_t = {v.code}; return {ctype(t)}{{{parts}}}; }}())"
     if isinstance(v.type, TupleType):
         raise PromotionError(f"cannot convert {v.type} to {t}")
+    if isinstance(t, NPDatetime) or isinstance(v.type, NPDatetime):
+        from ._datetime import cast
+
+        return cast(v, t, ctype)
     if v.const is not None and isinstance(v.type, Weak) and not isinstance(v.const, tuple):
         if kind_of(t) == "i" and kind_of(v.type) == "i":
             return literal(v.const, t)  # raises when it does not fit, like NumPy

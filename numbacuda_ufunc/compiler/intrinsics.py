@@ -18,6 +18,7 @@ __all__ = [
     "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "syncthreads",
     "syncthreads_and", "syncthreads_count", "syncthreads_or", "syncwarp", "threadIdx",
     "threadfence", "threadfence_block", "threadfence_system", "warpsize",
+    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt",
 ]
 
 
@@ -113,3 +114,10 @@ ffs = Intrinsic("ffs")
 brev = Intrinsic("brev")
 cbrt = Intrinsic("cbrt")
 selp = Intrinsic("selp")
+
+# Loads and stores with a PTX cache operator (src/kernels/nu_cache_hints.cuh):
+# ldXX(array, index) and stXX(array, index, value), on arrays and typed pointers.
+CACHE_LOADS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv")
+CACHE_STORES = ("stcg", "stcs", "stwb", "stwt")
+ldca, ldcg, ldcs, ldlu, ldcv = (Intrinsic(k) for k in CACHE_LOADS)
+stcg, stcs, stwb, stwt = (Intrinsic(k) for k in CACHE_STORES)

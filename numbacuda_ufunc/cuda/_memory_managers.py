@@ -103,6 +103,17 @@ class MemoryPointer:
     def __repr__(self):
         return f"<{type(self).__name__} 0x{self.device_pointer_value:x} size={self.size}>"
 
+    def __eq__(self, other):
+        """The same memory: equal address and size (``a.view(t).gpu_data == a.gpu_data``,
+        as in Numba, where the view shares its base's pointer object)."""
+        if not isinstance(other, MemoryPointer):
+            return NotImplemented
+        return (type(self) is type(other) and self.device_pointer_value == other.device_pointer_value
+                and self.size == other.size)
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.device_pointer_value, self.size))
+
 
 class PinnedMemory(MemoryPointer):
     """Page-locked host memory: ``host_pointer``; kernels cannot use it directly."""

@@ -32,6 +32,7 @@ struct record_row {
     std::string key;
     std::string name;
     std::size_t size = 0;
+    std::string typestr;  // "|V<size>" for records, "<M8[D]" for datetimes
 };
 
 // Rows are written once, under the mutex, before their id is handed out; ids only grow.
@@ -57,7 +58,10 @@ bool little_endian_host() {
 
 }  // namespace
 
-dtype record_dtype(const std::string& key, std::size_t size, const std::string& name) {
+namespace {
+
+dtype register_dtype(const std::string& key, std::size_t size, const std::string& name,
+                     const std::string& type_string) {
     std::lock_guard<std::mutex> lock(g_record_mutex);
     const int n = g_record_count.load(std::memory_order_relaxed);
     for (int k = 0; k < n; ++k) {
@@ -67,9 +71,25 @@ dtype record_dtype(const std::string& key, std::size_t size, const std::string& 
         throw type_error("record dtype " + name + ": this process already uses " + std::to_string(k_max_records) +
                          " distinct record dtypes, the most the engine holds");
     }
-    g_records[static_cast<std::size_t>(n)] = record_row{key, name, size};
+    g_records[static_cast<std::size_t>(n)] = record_row{key, name, size, type_string};
     g_record_count.store(n + 1, std::memory_order_release);
     return static_cast<dtype>(k_first_record + n);
+}
+
+}  // namespace
+
+dtype record_dtype(const std::string& key, std::size_t size, const std::string& name) {
+    return register_dtype(key, size, name, "|V" + std::to_string(size));
+}
+
+dtype datetime_dtype(const std::string& typestr, const std::string& name) {
+    return register_dtype(typestr, 8, name, typestr);
+}
+
+bool is_datetime(dtype t) {
+    if (!is_record(t)) return false;
+    const char kind = record(t).typestr[1];
+    return kind == 'M' || kind == 'm';
 }
 
 std::size_t itemsize(dtype t) { return is_record(t) ? record(t).size : row(t).size; }
@@ -77,7 +97,7 @@ std::size_t itemsize(dtype t) { return is_record(t) ? record(t).size : row(t).si
 const char* dtype_name(dtype t) { return is_record(t) ? record(t).name.c_str() : row(t).name; }
 
 std::string typestr(dtype t) {
-    if (is_record(t)) return "|V" + std::to_string(record(t).size);
+    if (is_record(t)) return record(t).typestr;
     const dtype_row& r = row(t);
     const char order = r.size == 1 ? '|' : (little_endian_host() ? '<' : '>');
     return std::string{order, r.kind} + std::to_string(r.size);

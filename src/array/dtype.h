@@ -18,14 +18,21 @@ constexpr int k_dtype_count = 15;
 
 // Record (structured) dtypes: ids from k_first_record up, handed out as each distinct layout
 // is first seen (the bindings key them by NumPy's description). The engine only moves their
-// bytes and compares ids; the translator reads their fields. No loop, cast or reduction
-// takes them: the tables below refuse them, so a ufunc call names its input's dtype.
+// bytes and compares ids; the translator reads their fields. No cast or reduction takes
+// them: the tables below refuse them, so a ufunc call names its input's dtype.
+// datetime64[unit] and timedelta64[unit] are registered the same way (kind 'M' or 'm',
+// typestr "<M8[D]"): 8-byte values the engine moves and matches by id, held as int64 in
+// kernels, where the translator gives them NumPy's arithmetic. Loops may take them.
 constexpr int k_first_record = 32;
 constexpr int k_max_records = 224;
 inline bool is_record(dtype t) { return static_cast<int>(t) >= k_first_record; }
 // The id of the record dtype described by `key`, `size` bytes long, printed as `name`;
 // registered on first use. Throws type_error once k_max_records layouts are in use.
 dtype record_dtype(const std::string& key, std::size_t size, const std::string& name);
+// The id of datetime64/timedelta64 dtype `typestr` ("<M8[D]", "<m8[us]"), printed as `name`.
+dtype datetime_dtype(const std::string& typestr, const std::string& name);
+// Whether a registered id is a datetime64/timedelta64 dtype (an int64 in kernels).
+bool is_datetime(dtype t);
 
 std::size_t itemsize(dtype t);
 const char* dtype_name(dtype t);   // "float32"

@@ -108,7 +108,7 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
         // A record array (Numba's, ours): its fields are in descr, as NumPy's __array_interface__.
         v.type = dtype_of(record_from_descr(d["descr"], typestr, what), what.c_str());
     } else {
-        v.type = nu::dtype_from_typestr(typestr, what.c_str());
+        v.type = typestr_dtype(typestr, what.c_str());
     }
     v.shape = as_shape(d["shape"], api, "__cuda_array_interface__ shape");
     const std::int64_t count = nu::checked_size(v.shape, api);

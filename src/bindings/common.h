@@ -46,6 +46,9 @@ nu::stream_ref as_stream(py::handle obj, const char* api);
 nu::dtype as_dtype(py::handle obj, const char* api);
 // A NumPy dtype as an engine dtype; TypeError naming `what` for the others.
 nu::dtype dtype_of(const py::dtype& dt, const char* what);
+// nu::dtype_from_typestr, plus the datetime64/timedelta64 typestrs ("<M8[D]"), which are
+// registered through NumPy's dtype (dtype_of) so to_numpy_dtype can give them back.
+nu::dtype typestr_dtype(const std::string& typestr, const char* what);
 py::dtype to_numpy_dtype(nu::dtype t);
 int dtype_from_type_num(int num);
 nu::shape_t as_shape(py::handle obj, const char* api, const char* what = "shape");

@@ -131,6 +131,27 @@ nu::dtype record_of(const py::dtype& dt, const char* what) {
     return t;
 }
 
+// datetime64[unit] / timedelta64[unit]: registered on first use, keyed by typestr, so
+// to_numpy_dtype gives back NumPy's dtype (with its unit) for results and outputs.
+nu::dtype datetime_of(const py::dtype& dt, const char* what) {
+    const std::string text = py::str(dt).cast<std::string>();
+    const std::string ts = dt.attr("str").cast<std::string>();
+    const bool generic = ts.find('[') == std::string::npos;
+    if (dt.byteorder() == '>' || generic || dt.itemsize() != 8) {
+        throw nu::type_error(std::string(what) + ": unsupported dtype '" + text +
+                             "' (datetime64 and timedelta64 need a unit, as in datetime64[D], "
+                             "and native byte order)");
+    }
+    auto& table = record_dtypes();
+    for (std::size_t k = 0; k < table.size(); ++k) {
+        if (table[k].ptr() == dt.ptr()) return record_id(k);
+    }
+    const nu::dtype t = nu::datetime_dtype(ts, text);
+    const std::size_t k = static_cast<std::size_t>(static_cast<int>(t) - nu::k_first_record);
+    if (k == table.size()) table.push_back(dt);
+    return t;
+}
+
 }  // namespace
 
 nu::dtype dtype_of(const py::dtype& dt, const char* what) {
@@ -138,6 +159,7 @@ nu::dtype dtype_of(const py::dtype& dt, const char* what) {
     const char order = dt.byteorder();
     if (code >= 0 && order != '>' && order != '<') return static_cast<nu::dtype>(code);
     if (dt.kind() == 'V' && dt.has_fields()) return record_of(dt, what);
+    if (dt.kind() == 'M' || dt.kind() == 'm') return datetime_of(dt, what);
     if (dt.kind() == 'V') {  // only bfloat16 among the void dtypes: typestr '<V2' is not enough
         throw nu::type_error(std::string(what) + ": unsupported dtype '" +
                              py::str(dt).cast<std::string>() + "' (supported: bool, int8..int64, "
@@ -145,6 +167,19 @@ nu::dtype dtype_of(const py::dtype& dt, const char* what) {
                              "bfloat16 in native byte order)");
     }
     return nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what);
+}
+
+nu::dtype typestr_dtype(const std::string& typestr, const char* what) {
+    if (typestr.size() > 2 && (typestr[1] == 'M' || typestr[1] == 'm')) {
+        py::dtype dt;
+        try {
+            dt = py::dtype(typestr);
+        } catch (py::error_already_set&) {
+            throw nu::type_error(std::string(what) + ": unsupported dtype '" + typestr + "'");
+        }
+        return dtype_of(dt, what);
+    }
+    return nu::dtype_from_typestr(typestr, what);
 }
 
 py::dtype to_numpy_dtype(nu::dtype t) {

@@ -141,7 +141,7 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
         // Byte-swapped: the kernel works on a native copy, written back after the launch.
         arr = native_order(arr, &keep, arr.writeable() && arr.ndim() > 0);
         a.view = host_view(arr, [&] { return api_text() + ": argument " + std::to_string(k + 1); });
-        if (arr.ndim() == 0 && nu::is_record(a.view.type)) {
+        if (arr.ndim() == 0 && nu::is_record(a.view.type) && !nu::is_datetime(a.view.type)) {
             // A record (np.void from a structured array, or a 0-d structured array): passed
             // by reference, as Numba does, so the kernel's writes reach its memory.
             a.is_array = true;

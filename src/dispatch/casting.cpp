@@ -100,10 +100,21 @@ char dtype_kind(dtype t) {
 char dtype_char(dtype t) {
     static constexpr char chars[] = {'?', 'b', 'h', 'i', 'l', 'B', 'H', 'I', 'L', 'f', 'd', 'F', 'D',
                                      'e', 'E'};
+    if (is_datetime(t)) return typestr(t)[1];  // 'M' or 'm', as NumPy's dtype.char
     return is_record(t) ? 'V' : chars[static_cast<int>(t)];
 }
 
 scalar_value convert_scalar(const scalar_value& from, dtype to) {
+    if (from.type == to) return from;
+    if (is_datetime(from.type) || is_datetime(to)) {
+        // datetime64/timedelta64 values are int64 counts: they convert as int64 does (a unit
+        // change between two of them is the translator's business, never a scalar's).
+        scalar_value count = from;
+        if (is_datetime(from.type)) count.type = dtype::int64;
+        scalar_value out = convert_scalar(count, is_datetime(to) ? dtype::int64 : to);
+        out.type = to;
+        return out;
+    }
     scalar_value out;
     out.type = to;
     switch (to) {

@@ -11,6 +11,7 @@
 
 #include "elementwise.cuh"  // index_seq
 #include "nu_array.cuh"
+#include "nu_cache_hints.cuh"  // cuda.ldca..., cuda.stcg...
 #include "nu_random.cuh"  // numba.cuda.random: xoroshiro128+ generators
 
 namespace nu {

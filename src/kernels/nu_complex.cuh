@@ -166,6 +166,13 @@ NU_DEVICE c128 cm_log10(c128 z) {
     return {l.re / cm_ln10, l.im / cm_ln10};
 }
 
+// np.log2 of a complex number: NumPy scales the natural log by log2(e).
+NU_DEVICE c128 cm_log2(c128 z) {
+    constexpr double log2e = 1.4426950408889634;
+    c128 l = cm_log(z);
+    return {l.re * log2e, l.im * log2e};
+}
+
 // CPython's complex division (Smith's method; a zero divisor gives 0j where Python raises)
 NU_DEVICE c128 cm_quot(c128 a, c128 b) {
     double abr = ::fabs(b.re), abi = ::fabs(b.im);
@@ -375,6 +382,7 @@ NU_CMATH1(sqrt)
 NU_CMATH1(exp)
 NU_CMATH1(log)
 NU_CMATH1(log10)
+NU_CMATH1(log2)
 NU_CMATH1(sin)
 NU_CMATH1(cos)
 NU_CMATH1(tan)
@@ -388,6 +396,28 @@ NU_CMATH1(asinh)
 NU_CMATH1(acosh)
 NU_CMATH1(atanh)
 #undef NU_CMATH1
+
+// NumPy's maximum/minimum/fmax/fmin of complex numbers: lexicographic order (real part,
+// then imaginary), a NaN in either part propagating (maximum/minimum) or skipped (fmax/fmin),
+// as NumPy's loops compare them.
+template <class T> NU_DEVICE bool np_complex_ge(complex<T> a, complex<T> b) {
+    return (a.re > b.re && !isnan(a.im) && !isnan(b.im)) || (a.re == b.re && a.im >= b.im);
+}
+template <class T> NU_DEVICE bool np_complex_le(complex<T> a, complex<T> b) {
+    return (a.re < b.re && !isnan(a.im) && !isnan(b.im)) || (a.re == b.re && a.im <= b.im);
+}
+template <class T> NU_DEVICE complex<T> np_maximum(complex<T> a, complex<T> b) {
+    return isnan(a) || np_complex_ge(a, b) ? a : b;
+}
+template <class T> NU_DEVICE complex<T> np_minimum(complex<T> a, complex<T> b) {
+    return isnan(a) || np_complex_le(a, b) ? a : b;
+}
+template <class T> NU_DEVICE complex<T> np_fmax(complex<T> a, complex<T> b) {
+    return isnan(b) || np_complex_ge(a, b) ? a : b;
+}
+template <class T> NU_DEVICE complex<T> np_fmin(complex<T> a, complex<T> b) {
+    return isnan(b) || np_complex_le(a, b) ? a : b;
+}
 
 // cmath.log(z, base): log(z) / log(base) with Python's complex division
 template <class T> NU_DEVICE complex<T> log(complex<T> z, complex<T> base) {

@@ -417,3 +417,4 @@ NU_DEVICE tuple2<T, T> divmod(T a, T b) {
 
 #include "nu_math.cuh"
 #include "nu_complex.cuh"
+#include "nu_datetime.cuh"  // datetime64/timedelta64 arithmetic

@@ -22,6 +22,8 @@ const char* c_type_name(dtype t) {
                                             "nu::u8",  "nu::u16", "nu::u32", "nu::u64", "nu::f32",
                                             "nu::f64", "nu::c64", "nu::c128", "nu::f16", "nu::bf16"};
     // A record's C++ struct is the translator's (kernel_param::ctype); no loop takes one.
+    // datetime64/timedelta64 values are int64 counts of their unit.
+    if (is_datetime(t)) return "nu::i64";
     return is_record(t) ? "void" : names[static_cast<int>(t)];
 }
 
