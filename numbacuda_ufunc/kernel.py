@@ -439,6 +439,14 @@ class KernelOverload:
     def argument_types(self) -> tuple:
         return self._kernel._specs[self._index].arg_types
 
+    @property
+    def _type_annotation(self):
+        """Numba's typing record, reduced to what code reads of it: ``typemap``, the type
+        of each argument and local by name (as ``inspect_types`` prints them)."""
+        import types as pytypes
+
+        return pytypes.SimpleNamespace(typemap=dict(self._kernel._specs[self._index].local_types))
+
     def inspect_asm(self, cc=None) -> str:
         """PTX for ``cc`` (the current device's, or sm_90 without one)."""
         from . import _sass

@@ -329,3 +329,29 @@ def test_fastmath_device_function_ptx_uses_approximate_instructions(name, fast, 
     fast_ptx = cuda.jit((float32,), device=True, fastmath=True)(dev).inspect_asm((float32,))
     prec_ptx = cuda.jit((float32,), device=True)(dev).inspect_asm((float32,))
     assert fast in fast_ptx and approx not in prec_ptx
+
+
+def _local_ours(x):
+    loc = cuda.local.array(10, dtype=int32)
+    loc[0] = x[0]
+    x[0] = loc[0]
+
+
+def _local_numpy(x):
+    loc = cuda.local.array(10, dtype=np.int32)
+    loc[0] = x[0]
+    x[0] = loc[0]
+
+
+def _local_string(x):
+    loc = cuda.local.array(10, dtype="int32")
+    loc[0] = x[0]
+    x[0] = loc[0]
+
+
+@pytest.mark.parametrize("fn", [_local_ours, _local_numpy, _local_string])
+def test_type_annotation_gives_the_types_of_locals(fn):
+    f = cuda.jit(void(int32[::1]))(fn)
+    typemap = next(iter(f.overloads.values()))._type_annotation.typemap
+    assert typemap["loc"].dtype == int32 and typemap["loc"].ndim == 1
+    assert typemap["x"] == int32[::1]
