@@ -210,3 +210,25 @@ def test_string_ordering_against_a_number_is_refused():
 
     with pytest.raises(CompileError, match="'<' between a string and float64 is not supported"):
         translate(bad, (float64,))
+
+
+MODE = "double"
+
+
+def test_global_and_closure_strings_are_compile_time_values():
+    def make(mode):
+        @cuda.jit
+        def k(out, x):
+            out[0] = by_mode(x[0], mode) + by_mode(x[0], MODE) * 10
+            loc = cuda.local.array(2, dtype=kind)
+            loc[0] = x[0]
+            out[1] = loc[0]
+        return k
+
+    kind = "float32"
+    x = np.array([1.5])
+    for mode in ("keep", "other"):
+        out = np.zeros(2)
+        make(mode)[1, 1](out, x)  # two closures of one source: two translations
+        np.testing.assert_array_equal(out, [by_mode(1.5, mode) + by_mode(1.5, MODE) * 10, 1.5])
+

@@ -32,7 +32,7 @@ from ._types import (
     strong,
     unify,
 )
-from ._values import Ref, TypeRef, Val, bind_arguments, const_val
+from ._values import Ref, StringRef, TypeRef, Val, bind_arguments, const_val
 from .intrinsics import CACHE_LOADS, CACHE_STORES
 
 __all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "dtype_arg",
@@ -143,6 +143,8 @@ def attribute(tr, node, ns: NamespaceRef, attr: str):
 
 
 def _dtype_arg(tr, node, v: Val, api) -> Scalar:
+    if isinstance(v.type, StringRef):  # dtype="int32", or a global/closure string
+        v = dtype_from_string(tr, node, v.type.value)
     if isinstance(v.type, TypeRef):
         return v.type.scalar
     raise tr.error(node, f"{api}: dtype must be a scalar type such as float32 or np.float32 "

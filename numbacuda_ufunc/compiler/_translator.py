@@ -840,6 +840,8 @@ class FunctionTranslator:
             raise self.error(node, str(exc)) from None
         if v is not None:
             return v
+        if isinstance(value, str):  # a global or closure string: compile-time, as a literal is
+            return Val("", StringRef(value))
         if tuples.is_namedtuple_class(value):
             return Val("", tuples.NamedTupleRef(value))
         if pointers.is_cffi_ffi(value):
