@@ -61,7 +61,7 @@ class Kernel(_core.Kernel):
     # ---- specializations ------------------------------------------------------------------
     def _add(self, tk) -> int:
         params = [_param(t) for t in tk.arg_types]
-        paths = tuple(dict.fromkeys(self.link + tk.links))
+        paths = self._link_paths(tk)
         if tk.foreign and not paths:
             raise LinkerError(f"kernel '{self.__name__}' calls the foreign function"
                               f"{'s' if len(tk.foreign) > 1 else ''} {', '.join(tk.foreign)} "
@@ -270,10 +270,7 @@ class Kernel(_core.Kernel):
         specialization's PTX (a str), as Numba's ``inspect_asm(signature)``."""
         # A kernel calling foreign functions is relocatable code: their definitions come
         # at link time.
-        picked = self._selected(signature)
-        if signature is not None:
-            return self._ptx(picked[0], cc)
-        return {_sig_text(self._specs[i].arg_types): self._ptx(i, cc) for i in picked}
+        return self._each(signature, lambda i: self._ptx(i, cc))
 
     def _ptx(self, index, cc):
         return _core.compile_ptx(self._source(index, False), tuple(cc), self.fastmath,
@@ -292,17 +289,13 @@ class Kernel(_core.Kernel):
         cc = _sass.inspection_cc() if cc is None else tuple(cc)
 
         def one(i):
-            paths = tuple(dict.fromkeys(self.link + self._specs[i].links))
-            if not paths:
+            files = self._link_files(i)
+            if files is None:
                 return self._ptx(i, cc)
-            files = read_link_files(paths, f"kernel '{self.__name__}'")
             return _core.link_kernel_cubin(self._source(i, False), files, cc, self.fastmath,
                                            True)
 
-        picked = self._selected(signature)
-        if signature is not None:
-            return one(picked[0])
-        return {_sig_text(self._specs[i].arg_types): one(i) for i in picked}
+        return self._each(signature, one)
 
     def inspect_llvm(self, signature=None):
         raise NotImplementedError(_NO_LLVM.format(what=f"kernel '{self.__name__}'"))
@@ -312,14 +305,24 @@ class Kernel(_core.Kernel):
     # device) and the toolkit's cuobjdump/nvdisasm, so they work without a GPU. With
     # ``signature`` one value; without, a dict keyed like inspect_ptx.
     def _per_spec(self, signature, what):
+        return self._each(signature, lambda i: what(i, self._cubin(i)))
 
-        def one(i):
-            return what(i, self._cubin(i))
-
+    def _each(self, signature, one):
+        """``one(index)`` for the specialization of ``signature`` (its result), or for every
+        specialization (a dict keyed by argument types)."""
         picked = self._selected(signature)
         if signature is not None:
             return one(picked[0])
         return {_sig_text(self._specs[i].arg_types): one(i) for i in picked}
+
+    def _link_paths(self, tk) -> tuple:
+        """The files a specialization links: the kernel's and its device functions'."""
+        return tuple(dict.fromkeys(self.link + tk.links))
+
+    def _link_files(self, index):
+        """Specialization ``index``'s link files read as (path, kind, bytes), or None."""
+        paths = self._link_paths(self._specs[index])
+        return read_link_files(paths, f"kernel '{self.__name__}'") if paths else None
 
     def _cubin(self, index, cc=None) -> bytes:
         """The CUBIN of specialization ``index`` for ``cc`` (the current device's, or sm_90
@@ -328,11 +331,9 @@ class Kernel(_core.Kernel):
         from . import _sass
 
         cc = _sass.inspection_cc() if cc is None else tuple(cc)
-        tk = self._specs[index]
-        paths = tuple(dict.fromkeys(self.link + tk.links))
-        if not paths:
+        files = self._link_files(index)
+        if files is None:
             return _sass.cubin_of(self._source(index, False), self.fastmath, cc=cc)
-        files = read_link_files(paths, f"kernel '{self.__name__}'")
         return _core.link_kernel_cubin(self._source(index, False), files, cc, self.fastmath)
 
     def _usage(self, signature, key, api):

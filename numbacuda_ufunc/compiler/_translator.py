@@ -756,15 +756,6 @@ class FunctionTranslator:
             return Val(_cname(name), t)
         return self.global_value(e, name)
 
-    def _is_builtin(self, name) -> bool:
-        """Whether ``name`` means the builtin of that name here (not shadowed by a global
-        or a closure variable)."""
-        code = self.fn.__code__
-        if name in code.co_freevars:
-            return False
-        value = self.fn.__globals__.get(name, getattr(builtins, name, None))
-        return value is getattr(builtins, name, None)
-
     def global_value(self, node, name):
         fn = self.fn
         code = fn.__code__
@@ -1213,7 +1204,8 @@ class FunctionTranslator:
 
     def expr_Call(self, e):
         if (isinstance(e.func, ast.Name) and e.func.id == "isinstance"
-                and e.func.id not in self.locals and self._is_builtin("isinstance")):
+                and e.func.id not in self.locals
+                and exceptions.static_value(self, e.func) is builtins.isinstance):
             return isinstance_call(self, e)
         if isinstance(e.func, ast.Attribute):  # @overload_method, before built-in methods
             r = overloads.try_method(self, e)

@@ -70,12 +70,9 @@ class DeviceFunction:
     def inspect_asm(self, signature=None, cc=None):
         """PTX of the exported device function (NVRTC; no GPU needed): a str for
         ``signature``, else a dict over the specializations (Numba's ``inspect_asm``)."""
-        from .._compile import _default_cc
-
-        cc = tuple(cc) if cc is not None else _default_cc()
         if signature is not None:
-            return self.compile_device(_args_of(signature))._ptx(cc)
-        return {args: ov._ptx(cc) for args, ov in self._compiled.items()}
+            return self.compile_device(parse_signature(signature).args).inspect_asm(cc)
+        return {args: ov.inspect_asm(cc) for args, ov in self._compiled.items()}
 
     def __repr__(self):
         return f"<DeviceFunction {self.py_func.__qualname__}>"
@@ -102,11 +99,6 @@ _NO_LLVM = ("{what}: there is no LLVM IR to inspect: numbacuda_ufunc translates 
             "PTX)")
 
 
-def _args_of(signature):
-    sig = parse_signature(signature)
-    return sig.args
-
-
 class DeviceOverload:
     """One specialization of a device function: its ``signature`` (with the return type
     the translator found), ``name`` (the generated C++ symbol, also in the PTX) and, as in
@@ -120,16 +112,12 @@ class DeviceOverload:
         self.name = tf.name
         self.fndesc = _pytypes.SimpleNamespace(mangled_name=tf.name)
 
-    def _ptx(self, cc) -> str:
+    def inspect_asm(self, cc=None) -> str:
+        """PTX of this specialization for ``cc`` (the current device's, or sm_90)."""
         from .._compile import compile_ptx
 
         return compile_ptx(self._dfn.py_func, self._requested, device=True, cc=cc,
                            fastmath=self._dfn.fastmath, abi="numba")[0]
-
-    def inspect_asm(self, cc=None) -> str:
-        from .._compile import _default_cc
-
-        return self._ptx(tuple(cc) if cc is not None else _default_cc())
 
     def __repr__(self):
         return f"<DeviceOverload {self._dfn.__name__} {self.signature}>"

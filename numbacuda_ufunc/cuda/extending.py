@@ -82,33 +82,28 @@ def overload_method(typ, attr, jit_options=None, strict=True, inline="never",
     calls the implementation the typing function returns for ``(type of x, *arg types)``."""
     api = "overload_method()"
     _check_options(api, inline, prefer_literal, jit_options)
-    tgt = _overloads.target_of(target, api)
-    cls = _type_class(api, typ)
-    if not isinstance(attr, str) or not attr.isidentifier():
-        raise TypeError(f"{api}: the method name must be an identifier (got {attr!r})")
-
-    def decorate(typing_fn):
-        _overloads.add_method(cls, attr, _overloads.Template(
-            _typing_function(api, typing_fn), tgt, prefer_literal,
-            f"method '{cls.__name__}.{attr}'"))
-        return typing_fn
-
-    return decorate
+    return _member_overload(api, typ, attr, target, prefer_literal, "method",
+                            _overloads.add_method)
 
 
 def overload_attribute(typ, attr, target="generic", **kwargs):
     """``@overload_attribute(types.Array, 'name')``: ``x.name`` for x of that type class is
     the value of the implementation the typing function returns for the type of x."""
-    api = "overload_attribute()"
+    return _member_overload("overload_attribute()", typ, attr, target, False, "attribute",
+                            _overloads.add_attribute)
+
+
+def _member_overload(api, typ, attr, target, prefer_literal, what, add):
+    """The decorator of a method or attribute overload: ``add(type class, name, template)``
+    registers it for ``attr`` of ``typ``."""
     tgt = _overloads.target_of(target, api)
     cls = _type_class(api, typ)
     if not isinstance(attr, str) or not attr.isidentifier():
-        raise TypeError(f"{api}: the attribute name must be an identifier (got {attr!r})")
+        raise TypeError(f"{api}: the {what} name must be an identifier (got {attr!r})")
 
     def decorate(typing_fn):
-        _overloads.add_attribute(cls, attr, _overloads.Template(
-            _typing_function(api, typing_fn), tgt, False,
-            f"attribute '{cls.__name__}.{attr}'"))
+        add(cls, attr, _overloads.Template(_typing_function(api, typing_fn), tgt,
+                                           prefer_literal, f"{what} '{cls.__name__}.{attr}'"))
         return typing_fn
 
     return decorate
