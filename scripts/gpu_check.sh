@@ -17,7 +17,8 @@
 #
 # Environment: OUT (logs and results; default /tmp/numbacuda_ufunc_gpu_check), PYTHON
 # (default python3), JOBS (test files at once; default 8), FILE_TIMEOUT (seconds per test
-# file; default 420), TEST_FILES (a subset of test files, e.g. to re-run failures),
+# file; default 420), TESTS_BUDGET (seconds for the whole tests stage, after which files
+# still running are stopped and the log is written all the same; default 540), TEST_FILES (a subset of test files, e.g. to re-run failures),
 # BENCH_ARGS (extra pytest options for the benchmarks, e.g. "--bench-max-log2=24"),
 # BENCH_FILES (a subset of benchmark files). Each stage ends with one line
 # "SUMMARY <stage>: ..." and the script exits non-zero when any stage failed.
@@ -46,7 +47,11 @@ gpu_slug() {
 }
 
 stage_build() {
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
+    { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+      nvcc --version | tail -2
+      $py -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)'
+      $py -m pip list 2>/dev/null | grep -iE '^(cupy|numba|ml.dtypes|pytest|pybind11|scikit-build)'
+    } >"$out/gpu.txt" 2>&1
     if ! $py -m pip install --no-build-isolation --no-deps -e . >"$out/build.log" 2>&1; then
         tail -40 "$out/build.log"
         echo "SUMMARY build: FAILED (see build.log)"
@@ -78,7 +83,7 @@ stage_tests() {
     fi
     # one process per file; --junitxml gives exact counts to add up
     # shellcheck disable=SC2086,SC2016  # word-split file list; $name expands in sh -c
-    printf '%s\n' $files | xargs -P "$jobs" -I{} sh -c '
+    printf '%s\n' $files | timeout -k 10 "${TESTS_BUDGET:-540}" xargs -P "$jobs" -I{} sh -c '
         f={}; name=$(basename "$f" .py)
         timeout -k 10 '"$file_timeout"' '"$py"' -m pytest -q -ra -p no:cacheprovider \
             --junitxml="'"$logs"'/$name.xml" "$f" >"'"$logs"'/$name.log" 2>&1
@@ -86,7 +91,7 @@ stage_tests() {
     : >"$out/tests.txt"
     for log in "$logs"/*.log; do
         name=$(basename "$log" .log)
-        echo "==================== $name (rc=$(cat "$logs/$name.rc"))" >>"$out/tests.txt"
+        echo "==================== $name (rc=$(cat "$logs/$name.rc" 2>/dev/null || echo unfinished))" >>"$out/tests.txt"
         cat "$log" >>"$out/tests.txt"
     done
     $py - "$logs" >>"$out/tests.txt" <<'EOF'
@@ -95,8 +100,12 @@ import xml.etree.ElementTree as ET
 logs = sys.argv[1]
 tot = dict(passed=0, failed=0, skipped=0, errors=0)
 bad = []
-for rc_file in sorted(glob.glob(os.path.join(logs, "*.rc"))):
-    name = os.path.basename(rc_file)[:-3]
+for log in sorted(glob.glob(os.path.join(logs, "*.log"))):
+    name = os.path.basename(log)[:-4]
+    rc_file = os.path.join(logs, name + ".rc")
+    if not os.path.exists(rc_file):
+        bad.append(f"{name} (unfinished: stage budget spent)")
+        continue
     rc = int(open(rc_file).read().strip() or 1)
     xml = os.path.join(logs, name + ".xml")
     if os.path.exists(xml):
