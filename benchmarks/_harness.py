@@ -74,10 +74,18 @@ def _nvidia_smi(field):
         return None
 
 
+def numpy_compat_for_numba():
+    """numba-cuda 0.30.4 (on the H100 machine) still calls np.row_stack, which NumPy 2.5
+    removed; np.vstack is what it was an alias of. Set before numba is imported."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
 @functools.cache
 def _numba_cuda():
     if not HAVE_GPU:
         return None, "numba-cuda needs a real GPU (host backend here)"
+    numpy_compat_for_numba()
     try:
         from numba import cuda as ncuda
     except Exception as exc:  # noqa: BLE001

@@ -40,6 +40,8 @@ if lib == "ours":
     from numbacuda_ufunc import cuda
     vectorize, guvectorize, reduce = nu.vectorize, nu.guvectorize, nu.reduce
 else:
+    if not hasattr(np, "row_stack"):  # numba-cuda 0.30.4 on NumPy 2.5 (_harness.numpy_compat_for_numba)
+        np.row_stack = np.vstack
     import numba
     from numba import cuda
     vectorize, guvectorize, reduce = numba.vectorize, numba.guvectorize, cuda.reduce
@@ -90,6 +92,7 @@ def test_compile(benchmark, case, tmp_path):
         if kind != "ptx":
             _harness.numba_cuda()  # skip without a GPU or without numba-cuda
         else:
+            _harness.numpy_compat_for_numba()
             try:
                 import numba.cuda  # noqa: F401
             except Exception as exc:  # noqa: BLE001

@@ -156,6 +156,13 @@ stage_bench() {
         echo "SUMMARY bench: FAILED, no benchmark JSON written (rc=$rc)"
         return 1
     fi
+    # Compact (no raw samples, no indentation): the full file (over 16 MiB at 328
+    # benchmarks) is more than the device tool brings back.
+    $py -c 'import json, sys
+doc = json.load(open(sys.argv[1]))
+for b in doc.get("benchmarks", []):
+    b.get("stats", {}).pop("data", None)
+json.dump(doc, open(sys.argv[1], "w"), separators=(",", ":"))' "$stem.json"
     $py benchmarks/report.py "$stem.json" -o "$stem.md" && cat "$stem.md"
     $py benchmarks/plot_throughput.py "$stem.json" -o "$stem.png" || rc=1
     cp "$stem".* "$out/"

@@ -3,7 +3,9 @@
 The backend is chosen once per process at first device use, so the choice is made here,
 before anything touches the device: a subprocess probes for a usable GPU without
 emulation; if there is none, NUMBACUDA_UFUNC_ENABLE_CUDASIM=1 is set for the session.
-Tests that need the real device carry ``@pytest.mark.gpu`` and are skipped otherwise.
+Tests that need the real device carry ``@pytest.mark.gpu`` and are skipped otherwise;
+tests of the emulation's own behaviour (its bounds checks, its fiber stacks) carry
+``@pytest.mark.emulation`` and are skipped on a real GPU.
 """
 
 import os
@@ -30,10 +32,13 @@ if not HAVE_GPU:
 
 def pytest_collection_modifyitems(config, items):
     if HAVE_GPU:
-        return
-    skip = pytest.mark.skip(reason="needs a real CUDA GPU (running on the host backend)")
+        skip = pytest.mark.skip(reason="checks the host emulation itself (running on a real GPU)")
+        marker = "emulation"
+    else:
+        skip = pytest.mark.skip(reason="needs a real CUDA GPU (running on the host backend)")
+        marker = "gpu"
     for item in items:
-        if "gpu" in item.keywords:
+        if marker in item.keywords:
             item.add_marker(skip)
 
 

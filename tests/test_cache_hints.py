@@ -140,6 +140,7 @@ def test_cache_hints_store_converts_value():
     np.testing.assert_array_equal(r, [2, 1])
 
 
+@pytest.mark.emulation  # a GPU kernel checks bounds with debug=True only
 def test_cache_hints_out_of_bounds_like_indexing():
     @cuda.jit
     def load_past_end(r, x):

@@ -259,7 +259,17 @@ def test_interface_sync_switch_from_environment():
 
 # ---------------------------------------------------------------- IPC
 
-def test_ipc_handle_round_trip_in_process():
+# On a GPU the default pool memory refuses IPC (test_pool_memory_refuses_ipc_with_advice)
+@pytest.fixture
+def ipc_capable_memory():
+    cuda.set_memory_manager(cuda.IpcCapableMemoryManager)
+    try:
+        yield
+    finally:
+        cuda.set_memory_manager(None)
+
+
+def test_ipc_handle_round_trip_in_process(ipc_capable_memory):
     host, d = _dev((3, 4), np.float32)
     view = d[1:]
     handle = pickle.loads(pickle.dumps(view.get_ipc_handle()))
@@ -277,7 +287,7 @@ def test_ipc_handle_round_trip_in_process():
         assert arr.shape == (12,)
 
 
-def test_ipc_bad_input():
+def test_ipc_bad_input(ipc_capable_memory):
     _, d = _dev((4,))
     raw = d.get_ipc_handle()._ipc_handle
     with pytest.raises(ValueError, match="64 bytes"):
@@ -317,15 +327,6 @@ def test_ipc_between_processes_needs_a_gpu_on_the_host_backend():
     assert out.returncode != 0
     assert b"needs a real GPU" in out.stderr
     assert CudaSupportError.__name__.encode() in out.stderr
-
-
-@pytest.fixture
-def ipc_capable_memory():
-    cuda.set_memory_manager(cuda.IpcCapableMemoryManager)
-    try:
-        yield
-    finally:
-        cuda.set_memory_manager(None)
 
 
 @pytest.mark.gpu

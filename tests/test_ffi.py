@@ -367,7 +367,8 @@ def test_ffi_cu_compile_error_carries_log(tmp_path):
 
     with pytest.raises(CompileError, match="broken.cu") as info:
         k[1, 1](np.zeros(1, np.float32))
-    assert "broken.cu:1" in info.value.log
+    # g++ (the host backend) writes broken.cu:1, NVRTC broken.cu(1)
+    assert "broken.cu:1" in info.value.log or "broken.cu(1)" in info.value.log
 
 
 def test_ffi_undefined_function_is_an_error(functions_cu):
@@ -377,7 +378,8 @@ def test_ffi_undefined_function_is_an_error(functions_cu):
     def k(r):
         r[0] = nothere(r[0])
 
-    with pytest.raises(CompileError, match="not_defined_anywhere"):
+    # the host build's link, or nvJitLink on a GPU (a LinkerError, as in Numba)
+    with pytest.raises((CompileError, LinkerError), match="not_defined_anywhere"):
         k[1, 1](np.zeros(1, np.float32))
 
 
@@ -664,7 +666,9 @@ def test_ffi_cusource_errors_name_the_source(tmp_path):
     def needs_gpu(r):
         r[0] = ptx(1)
 
-    with pytest.raises(LinkerError, match="only a GPU can link"):
+    # the host backend refuses PTX; nvJitLink on a GPU refuses this PTX's text
+    with pytest.raises(LinkerError, match="only a GPU can link" if cuda.is_emulated() else
+                       "cannot add"):
         needs_gpu[1, 1](np.zeros(1, np.int32))
 
 

@@ -302,6 +302,7 @@ def builds_of(tmp_path, target):
     return kernels, headers, cache
 
 
+@pytest.mark.emulation
 def test_emulated_cuda_target_builds_at_O1_and_cpu_at_O3(tmp_path):
     # Emulation runs code meant for a GPU (build time is what it waits on): -O1 for every
     # kernel kind of the cuda target; the cpu target keeps -O3 (vectorised loops).

@@ -122,10 +122,12 @@ def test_raise_before_a_barrier_does_not_block_the_others():
         cuda.syncthreads()
         out[i] = i
 
-    out = np.full(4, -1.0)
+    # A device array: as in Numba, a NumPy argument is not copied back when the launch
+    # raises (on a GPU its element 1..3 stay -1 in host memory).
+    out = cuda.to_device(np.full(4, -1.0))
     with pytest.raises(KeyError, match=r"tid=\[0, 0, 0\] ctaid=\[0, 0, 0\]: first"):
         barrier[1, 4](out)
-    np.testing.assert_array_equal(out, [-1.0, 1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(out.copy_to_host(), [-1.0, 1.0, 2.0, 3.0])
 
 
 def test_raise_and_assert_without_source_bytecode_front_end():

@@ -21,6 +21,7 @@ def reshapes(a, out):
         out[i, 1] = c[i // 6, i % 6]
         out[i, 2] = d[i]
         out[i, 3] = e[i // 6, (i // 3) % 2, i % 3]
+    cuda.syncthreads()  # every read above sees the argument as it came in
     if i == 0:
         out[0, 4] = c.shape[1]
         out[1, 4] = e.ndim
@@ -29,9 +30,9 @@ def reshapes(a, out):
 
 def test_reshape_views_match_numpy():
     a = np.arange(12.0) * 1.5
+    want = a.copy()
     out = np.full((12, 5), np.nan)
     reshapes[1, 16](a, out)
-    want = a.copy()
     np.testing.assert_array_equal(out[:, 0], want.reshape(3, 4).ravel())
     np.testing.assert_array_equal(out[:, 1], want.reshape(2, -1).ravel())
     np.testing.assert_array_equal(out[:, 2], want)
@@ -55,7 +56,9 @@ def test_reshape_of_a_2d_argument_and_a_device_array():
 
 
 def test_reshape_of_the_wrong_size_or_a_strided_array_fails_the_launch():
-    @cuda.jit
+    # The host launch raises; on a GPU the failing thread ends and a debug=True launch
+    # raises (a kernel exception's rule), with the context intact for the next launch.
+    @cuda.jit(debug=True)
     def bad(a, out):
         b = a.reshape((5, 5))
         out[0] = b[0, 0]
@@ -63,7 +66,10 @@ def test_reshape_of_the_wrong_size_or_a_strided_array_fails_the_launch():
     with pytest.raises(RuntimeError, match="reshape.*not C-contiguous or the new shape"):
         bad[1, 1](np.arange(12.0), np.zeros(1))
     with pytest.raises(RuntimeError, match="reshape.*not C-contiguous or the new shape"):
-        reshapes[1, 16](np.arange(24.0)[::2], np.zeros((12, 5)))
+        cuda.jit(debug=True)(reshapes.py_func)[1, 16](np.arange(24.0)[::2], np.zeros((12, 5)))
+    out = np.zeros(1)
+    bad[1, 1](np.arange(25.0), out)  # the next launch runs
+    assert out[0] == 0.0
 
 
 def test_reshape_errors_at_compile_time():

@@ -608,6 +608,8 @@ def overrun(a):
     a[i] = 1.0
 
 
+# the emulation checks every access; a GPU kernel checks with debug=True (test_debug_kernel_bounds_check)
+@pytest.mark.emulation
 def test_out_of_bounds_access_raises_naming_the_kernel():
     a = np.zeros(10)
     guard = np.zeros(64)  # a neighbour in memory that must stay untouched
@@ -825,6 +827,7 @@ def test_grid_sync_across_blocks():
     np.testing.assert_array_equal(a, 2 * np.roll(np.arange(200), -37))
 
 
+@pytest.mark.emulation
 def test_grid_sync_launch_too_large_for_the_emulation():
     a = np.zeros(4, dtype=np.int64)
     with pytest.raises(RuntimeError, match="grid-synchronized launch of 2000 blocks"):
@@ -876,6 +879,8 @@ def big_local(out):
     out[t] = s
 
 
+# 320 KB of local memory per thread: on an H100 the launch's local memory for every resident thread does not fit (CUDA_ERROR_OUT_OF_MEMORY)
+@pytest.mark.emulation
 def test_large_local_arrays_fit_the_fiber_stacks():
     out = np.zeros(4)
     big_local[1, 4](out)

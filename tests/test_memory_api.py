@@ -48,6 +48,7 @@ def test_kernels_and_ufuncs_use_device_visible_memory_in_place(make):
     assert isinstance(result, cuda.DeviceNDArray)
     np.testing.assert_array_equal(result.copy_to_host(), expected)
     assert _twice_plus_one(a, out=a) is a  # written in place, no copy back needed
+    cuda.synchronize()  # the launch is asynchronous, as in Numba: the host reads after it
     np.testing.assert_array_equal(np.asarray(a), expected)
     before = np.array(a)
     _add_index[4, 256](a)

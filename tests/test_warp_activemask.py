@@ -5,7 +5,7 @@ round), next to the other warp intrinsics; NVRTC compiles of the kernels (sm_90 
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import cuda
+from numbacuda_ufunc import _core, cuda
 
 
 def _mask(lanes):
@@ -53,10 +53,18 @@ def test_activemask_in_a_loop_some_lanes_leave():
     counts = np.array([(k * 7) % 5 for k in range(32)], np.int64)
     out = np.zeros((32, 5), np.uint32)
     loop_rounds[1, 32](counts, out)
+    # The emulation runs a round's lanes together. A GPU (independent thread scheduling,
+    # sm_70+) may split them: there the mask holds the lane itself and only lanes still in
+    # the loop (an H100 gave 0xb5ad6b5a for round 0, against 0xbdef7bde of such lanes).
+    exact = _core.emulation_enabled()
     for i in range(32):
         for r in range(5):
             want = _mask([k for k in range(32) if counts[k] > r]) if r < counts[i] else 0
-            assert out[i, r] == want, (i, r, hex(out[i, r]), hex(want))
+            got = int(out[i, r])
+            if exact or want == 0:
+                assert got == want, (i, r, hex(got), hex(want))
+            else:
+                assert got >> i & 1 and got & ~want == 0, (i, r, hex(got), hex(want))
 
 
 @cuda.jit

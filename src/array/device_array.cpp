@@ -69,9 +69,7 @@ device_buffer::device_buffer(void* ptr, std::size_t bytes, std::shared_ptr<void>
 
 device_buffer::~device_buffer() {
     backend* b = m_use_events.empty() && (!m_owned || m_ptr == nullptr) ? nullptr : &active_backend();
-    // A stream closed since the allocation can no longer order the free: use the legacy
-    // default stream, which waits for all blocking streams.
-    const stream_handle s = alloc_handle();
+    const stream_handle s = free_handle();
     for (const auto& [foreign, event] : m_use_events) {
         if (m_owned && m_ptr != nullptr) {
             try {

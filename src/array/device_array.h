@@ -43,6 +43,12 @@ public:
 
 private:
     stream_handle alloc_handle() const { return m_stream && !m_stream->closed ? m_stream->handle : nullptr; }
+    // The stream the free is ordered on: the allocating one, or the legacy default stream
+    // where that one may be gone (closed; or another library's blocking stream, which its
+    // owner may destroy first: the legacy stream still waits for its queued work).
+    stream_handle free_handle() const {
+        return m_stream && m_stream->external && m_stream->blocking ? nullptr : alloc_handle();
+    }
 
     void* m_ptr = nullptr;
     std::size_t m_bytes = 0;

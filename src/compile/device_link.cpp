@@ -79,9 +79,13 @@ std::string link_kernel_cubin(const std::string& source, const std::vector<link_
     const int cc = target.cc_major * 10 + target.cc_minor;
     sha256 h;
     for (const link_input& in : inputs) h.update_field(std::to_string(int(in.kind))).update_field(in.data);
+    // Without fastmath, as NVRTC's --fmad=false for the kernel: a multiply in a linked .cu
+    // file was fused with the kernel's add at link time on an H100 (1 ulp off x*x + 1).
+    const bool fma = target.fastmath;
     const std::string key = cache_key(ptx ? "nvjitlink-ptx" : "nvjitlink-cubin", h.hex_digest(),
-                                      {"-arch=sm_" + std::to_string(cc), "-lto"}, nvjitlink_library_path());
-    return cached_artifact(key, [&] { return nvjitlink_link(inputs, cc, true, ptx); });
+                                      {"-arch=sm_" + std::to_string(cc), "-lto", fma ? "-fma=1" : "-fma=0"},
+                                      nvjitlink_library_path());
+    return cached_artifact(key, [&] { return nvjitlink_link(inputs, cc, true, ptx, fma); });
 }
 
 std::vector<std::string> host_link_units(const std::vector<link_file>& files, const std::string& api) {

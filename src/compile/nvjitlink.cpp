@@ -92,10 +92,11 @@ std::string error_log(handle_t h) {
 
 }  // namespace
 
-std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool lto, bool ptx) {
+std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool lto, bool ptx, bool fma) {
     const nvjitlink_api& n = api();
     std::vector<std::string> options = {"-arch=sm_" + std::to_string(cc)};
     if (lto) options.push_back("-lto");
+    if (lto && !fma) options.push_back("-fma=0");
     if (ptx) options.push_back("-ptx");
     std::vector<const char*> argv;
     for (const auto& o : options) argv.push_back(o.c_str());

@@ -309,7 +309,11 @@ std::string nvrtc_build(const std::string& source, const nvrtc_options& opts) {
         count_compile(compile_kind::nvrtc);
         nvrtc_options o = opts;
         o.extra.erase(std::remove_if(o.extra.begin(), o.extra.end(), is_pch), o.extra.end());
-        if (g_builds.fetch_add(1) > 0 && nvrtc_has_pch()) o.extra.push_back("-pch");
+        if (g_builds.fetch_add(1) > 0 && nvrtc_has_pch()) {
+            // Quiet: "creating precompiled header" and #629-D ("options do not match those
+            // of the PCH", between kernels of other options) filled every error log.
+            o.extra.insert(o.extra.end(), {"-pch", "--pch-messages=false", "--pch-verbose=false"});
+        }
         if (!nvrtc_has_minimal() || includes_cub(source)) return nvrtc_compile(source, o);
         nvrtc_options minimal = o;
         if (std::find(o.extra.begin(), o.extra.end(), "-minimal") == o.extra.end())

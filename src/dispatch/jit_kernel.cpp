@@ -166,8 +166,8 @@ void jit_kernel::check_shape(const built& b, const kernel_spec& spec, const laun
 }
 
 void jit_kernel::check_debug_record(const built& b, const stream_ref& stream) {
-    // A debug build records the first out-of-bounds access in nu_kernel_error (kernel.cuh):
-    // {flag, index, axis, size, threadIdx xyz, blockIdx xyz}.
+    // A debug build records the first out-of-bounds access, exception or failed reshape in
+    // nu_kernel_error (kernel.cuh): {kind, three values, threadIdx xyz, blockIdx xyz}.
     backend& be = active_backend();
     std::size_t bytes = 0;
     void* record = be.module_global(b.module.cuda_module, "nu_kernel_error", &bytes);
@@ -186,6 +186,11 @@ void jit_kernel::check_debug_record(const built& b, const stream_ref& stream) {
         throw kernel_exception(static_cast<long long>(r[1]), tid, ctaid);
     }
     auto i = [](unsigned long long v) { return std::to_string(static_cast<long long>(v)); };
+    if (r[0] == 3) {  // a failed reshape: {3, size, 0, 0, threadIdx xyz, blockIdx xyz}
+        throw error("kernel '" + m_name + "': a.reshape(): the array is not C-contiguous or the new shape "
+                    "has another size (" + i(r[1]) + " elements) (thread (" + i(r[4]) + ", " + i(r[5]) + ", " +
+                    i(r[6]) + ") of block (" + i(r[7]) + ", " + i(r[8]) + ", " + i(r[9]) + "))");
+    }
     throw index_error("kernel '" + m_name + "': index " + i(r[1]) + " is out of bounds for axis " + i(r[2]) +
                       " with size " + i(r[3]) + " (thread (" + i(r[4]) + ", " + i(r[5]) + ", " + i(r[6]) +
                       ") of block (" + i(r[7]) + ", " + i(r[8]) + ", " + i(r[9]) + "))");
@@ -201,6 +206,9 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
     }
     const bool host = active_backend().emulated();
     const stream_handle live = live_handle(stream, m_name.c_str());
+    if (!host && s.static_shared > current_device_info().shared_per_block) {
+        check_shape(built{}, s, shape, host);  // its message, before ptxas refuses the build
+    }
     const built& b = build(index, host);
     launch_shape sized = shape;
     if (shape.forall_tasks >= 0) {

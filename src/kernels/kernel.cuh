@@ -52,9 +52,10 @@ struct karg {
 #else
 extern "C" {
 // The first out-of-bounds access of a checked launch: {1, index, axis, size, threadIdx.x,
-// .y, .z, blockIdx.x, .y, .z}, or the first exception raised in a debug=True launch: {2,
-// code, 0, 0, threadIdx.x, ...}. Zero when the module loads; after a debug launch the engine
-// reads it (cuModuleGetGlobal) and clears it for the next one.
+// .y, .z, blockIdx.x, .y, .z}, the first exception raised in a debug=True launch: {2,
+// code, 0, 0, threadIdx.x, ...}, or the first failed a.reshape(): {3, size, 0, 0,
+// threadIdx.x, ...}. Zero when the module loads; after a debug launch the engine reads it
+// (cuModuleGetGlobal) and clears it for the next one.
 __device__ unsigned long long nu_kernel_error[10];
 }
 namespace nu {
@@ -446,8 +447,9 @@ NU_DEVICE array<T, N> contiguous_view(const T* p, const long long (&shape)[N]) {
 
 // a.reshape(...) in a kernel: the same data in a C-contiguous shape; one dimension given
 // as -1 takes what the others leave. An array that is not C-contiguous at run time, or a
-// shape of another size, is an error NumPy raises and a kernel cannot: the host launch
-// fails with that message, the GPU traps (the launch fails with a CUDA error).
+// shape of another size, is an error NumPy raises: the host launch fails with that message;
+// on the GPU the thread ends (as a raise does) after recording the failure, which a
+// debug=True launch raises on the host. A trap would poison the CUDA context for good.
 template <class T, int N, int M>
 NU_DEVICE array<T, M> reshape_view(const array<T, N>& a, const long long (&shape)[M]) {
     array<T, M> r;
@@ -477,7 +479,13 @@ NU_DEVICE array<T, M> reshape_view(const array<T, N>& a, const long long (&shape
                      "a.reshape(): the array is not C-contiguous or the new shape has another "
                      "size (%lld elements)", size);
 #else
-        __trap();
+        if (atomicCAS(&nu_kernel_error[0], 0ull, 3ull) == 0ull) {
+            const unsigned long long rec[9] = {(unsigned long long)size, 0, 0, threadIdx.x, threadIdx.y,
+                                               threadIdx.z, blockIdx.x, blockIdx.y, blockIdx.z};
+            for (int k = 0; k < 9; ++k) nu_kernel_error[1 + k] = rec[k];
+            __threadfence();
+        }
+        asm volatile("exit;");
 #endif
     }
     return r;

@@ -9,7 +9,7 @@ namespace nu {
 
 template <class T> NU_DEVICE complex<T> operator+(complex<T> a, complex<T> b) { return {a.re + b.re, a.im + b.im}; }
 template <class T> NU_DEVICE complex<T> operator-(complex<T> a, complex<T> b) { return {a.re - b.re, a.im - b.im}; }
-template <class T> NU_DEVICE complex<T> operator-(complex<T> a) { return {-a.re, -a.im}; }
+template <class T> NU_DEVICE complex<T> operator-(complex<T> a) { return {flip_sign(a.re), flip_sign(a.im)}; }
 template <class T> NU_DEVICE complex<T> operator*(complex<T> a, complex<T> b) {
     return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }

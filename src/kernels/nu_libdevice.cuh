@@ -71,11 +71,12 @@ template <class T> inline T integral(int m, T x) {
     return m == 0 ? ::floor(x) : m == 2 ? ::ceil(x) : m == 3 ? ::trunc(x) : ::nearbyint(x);
 }
 // CUDA's saturating float -> integer conversions: out-of-range values clamp; a NaN gives 0
-// (32-bit results) or 0x8000000000000000 (64-bit results).
-template <class I> inline I to_int(int m, double x) {
+// (32-bit results) or 0x8000000000000000 (64-bit results), but 0x80000000 from
+// __double2int_* (an H100's answer).
+template <class I> inline I to_int(int m, double x, bool from_double = false) {
     constexpr bool is_signed = I(-1) < I(0);
     constexpr bool wide = sizeof(I) == 8;
-    if (x != x) return wide ? I(1ull << 63) : I(0);
+    if (x != x) return wide || (from_double && is_signed) ? I(u64(1) << (sizeof(I) * 8 - 1)) : I(0);
     const double v = integral(m, x);
     const double lo = is_signed ? -(wide ? 9223372036854775808.0 : 2147483648.0) : 0.0;
     const double hi = wide ? (is_signed ? 9223372036854775808.0 : 18446744073709551616.0)
@@ -308,7 +309,7 @@ NU_LD_MODES(NU_LD_ARITH)
 // ---- conversions ---------------------------------------------------------------------------
 #define NU_LD_CONV(m, k)                                                                                 \
     NU_DEVICE float double2float_##m(double x) { return NU_LD(__double2float_##m(x), host::convert<float>(k, x)); } \
-    NU_DEVICE int double2int_##m(double x) { return NU_LD(__double2int_##m(x), host::to_int<int>(k, x)); }          \
+    NU_DEVICE int double2int_##m(double x) { return NU_LD(__double2int_##m(x), host::to_int<int>(k, x, true)); }    \
     NU_DEVICE int double2uint_##m(double x) { return int(NU_LD(__double2uint_##m(x), host::to_int<u32>(k, x))); }   \
     NU_DEVICE long long double2ll_##m(double x) { return NU_LD(__double2ll_##m(x), host::to_int<long long>(k, x)); } \
     NU_DEVICE long long double2ull_##m(double x) {                                                       \

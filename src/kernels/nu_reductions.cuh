@@ -103,16 +103,63 @@ NU_DEVICE A neg_zero() {
     else return A(0);
 }
 
-// NumPy's pairwise sum of f(lo) .. f(lo + n - 1) for a real accumulator A. Recursive (depth
-// log2(n / 128)), hence not force-inlined.
-template <class A, class F>
-__device__ A pairwise_real(const F& f, long long lo, long long n) {
-    if (n < 8) {
-        A r = neg_zero<A>();
-        for (long long i = 0; i < n; ++i) r = add<A>(r, f(lo + i));
-        return r;
+// NumPy's pairwise summation splits a range in two halves until a block is small, sums
+// the blocks in 8 accumulators and adds the halves back up. The halving is walked here
+// without recursion: a GPU thread's call stack is 1 KiB by default, and recursive frames
+// (about 270 bytes each with their spills) overflowed it at 1000 elements (an illegal
+// address on an H100). Each level keeps only its left half's sum and one bit (is the right
+// half under way); a level's range is found again by replaying the splits from the top,
+// which costs a few integer operations per block of 64+ elements. n halves at each level, so
+// 64 levels cover any size. `split(n)` is the left half's size, or 0 for a block that `leaf`
+// sums whole.
+template <class A, class Leaf, class Split, class Combine>
+NU_DEVICE A pairwise_walk(const long long lo0, const long long n0, const Leaf& leaf,
+                          const Split& split, const Combine& combine) {
+    A left[64];
+    unsigned long long right = 0;  // bit d: level d's right half is under way
+    int depth = 0;
+    long long lo = lo0, n = n0;
+    for (;;) {
+        for (long long half = split(n); half != 0; half = split(n)) {
+            right &= ~(1ull << depth++);
+            n = half;
+        }
+        A sum = leaf(lo, n);
+        for (;;) {
+            if (depth == 0) return sum;
+            --depth;
+            if (right >> depth & 1) {
+                sum = combine(left[depth], sum);
+                continue;
+            }
+            left[depth] = sum;
+            right |= 1ull << depth;
+            lo = lo0;
+            n = n0;
+            for (int d = 0; d <= depth; ++d) {  // the range of level depth's right half
+                const long long half = split(n);
+                if (right >> d & 1) {
+                    lo += half;
+                    n -= half;
+                } else {
+                    n = half;
+                }
+            }
+            ++depth;
+            break;
+        }
     }
-    if (n <= 128) {
+}
+
+// The real form: blocks of up to 128 elements; the halves split at a multiple of 8.
+template <class A, class F>
+NU_DEVICE A pairwise_real(const F& f, long long lo, long long n) {
+    const auto leaf = [&](long long lo, long long n) {
+        if (n < 8) {
+            A r = neg_zero<A>();
+            for (long long i = 0; i < n; ++i) r = add<A>(r, f(lo + i));
+            return r;
+        }
         A r[8];
         for (int j = 0; j < 8; ++j) r[j] = f(lo + j);
         long long i = 8;
@@ -122,28 +169,31 @@ __device__ A pairwise_real(const F& f, long long lo, long long n) {
                        add<A>(add<A>(r[4], r[5]), add<A>(r[6], r[7])));
         for (; i < n; ++i) res = add<A>(res, f(lo + i));
         return res;
-    }
-    long long n2 = n / 2;
-    n2 -= n2 % 8;
-    return add<A>(pairwise_real<A>(f, lo, n2), pairwise_real<A>(f, lo + n2, n - n2));
+    };
+    const auto split = [](long long n) -> long long {
+        if (n <= 128) return 0;
+        const long long n2 = n / 2;
+        return n2 - n2 % 8;
+    };
+    return pairwise_walk<A>(lo, n, leaf, split, [](const A& a, const A& b) { return add<A>(a, b); });
 }
 
 // The complex form: NumPy counts the real and imaginary parts as 2n scalars, so blocks
 // hold 4 complex numbers and the halves split at a multiple of 4 of them.
 template <class A, class F>
-__device__ A pairwise_complex(const F& f, long long lo, long long n) {
+NU_DEVICE A pairwise_complex(const F& f, long long lo, long long n) {
     using R = typename A::value_type;
-    const long long ns = 2 * n;
-    if (ns < 8) {
-        A r = neg_zero<A>();
-        for (long long i = 0; i < n; ++i) {
-            const A v = f(lo + i);
-            r.re += v.re;
-            r.im += v.im;
+    const auto leaf = [&](long long lo, long long n) {
+        const long long ns = 2 * n;
+        if (ns < 8) {
+            A r = neg_zero<A>();
+            for (long long i = 0; i < n; ++i) {
+                const A v = f(lo + i);
+                r.re += v.re;
+                r.im += v.im;
+            }
+            return r;
         }
-        return r;
-    }
-    if (ns <= 128) {
         R r[8];
         for (int j = 0; j < 4; ++j) {
             const A v = f(lo + j);
@@ -164,11 +214,15 @@ __device__ A pairwise_complex(const F& f, long long lo, long long n) {
             res.im += v.im;
         }
         return res;
-    }
-    long long n2 = ns / 2;
-    n2 -= n2 % 8;
-    const A a = pairwise_complex<A>(f, lo, n2 / 2), b = pairwise_complex<A>(f, lo + n2 / 2, n - n2 / 2);
-    return A{a.re + b.re, a.im + b.im};
+    };
+    const auto split = [](long long n) -> long long {
+        const long long ns = 2 * n;
+        if (ns <= 128) return 0;
+        const long long n2 = ns / 2;
+        return (n2 - n2 % 8) / 2;
+    };
+    return pairwise_walk<A>(lo, n, leaf, split,
+                            [](const A& a, const A& b) { return A{a.re + b.re, a.im + b.im}; });
 }
 
 template <class A, class F>

@@ -184,9 +184,26 @@ NU_DEVICE T mul(T a, T b) {
     else if constexpr (is_int<T>) return T(unsigned_t<T>(a) * unsigned_t<T>(b));
     else return a * b;
 }
+// -x of a float flips its sign bit alone, a NaN's too, as NumPy and CPython do. On the GPU
+// `-a` compiles to an add (FADD/DADD on an H100), which returns a NaN of positive sign.
+NU_DEVICE float flip_sign(float a) {
+#ifdef __CUDA_ARCH__
+    return __int_as_float(__float_as_int(a) ^ int(0x80000000u));
+#else
+    return -a;
+#endif
+}
+NU_DEVICE double flip_sign(double a) {
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double(__double_as_longlong(a) ^ (long long)(1ull << 63));
+#else
+    return -a;
+#endif
+}
 template <class T>
 NU_DEVICE T neg(T a) {
     if constexpr (is_int<T>) return T(unsigned_t<T>(0) - unsigned_t<T>(a));
+    else if constexpr (is_float<T> && sizeof(T) >= 4) return flip_sign(a);
     else return -a;
 }
 template <class T>

@@ -64,6 +64,9 @@ public:
 
     virtual stream_handle create_stream() = 0;
     virtual void destroy_stream(stream_handle s) noexcept = 0;
+    // False for a stream created with CU_STREAM_NON_BLOCKING (it does not order with the
+    // legacy default stream); true where that cannot be told.
+    virtual bool stream_is_blocking(stream_handle) const noexcept { return true; }
     virtual void synchronize_stream(stream_handle s) = 0;
     // Work queued on `waiter` from now on starts after the work queued so far on `waited`.
     virtual void wait_for(stream_handle waiter, stream_handle waited) = 0;

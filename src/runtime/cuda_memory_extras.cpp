@@ -2,6 +2,8 @@
 #include "runtime/cuda_memory_extras.h"
 
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "runtime/errors.h"
 
@@ -141,6 +143,15 @@ bool address_range(const driver_api& api, const void* ptr, const void** base, st
     return true;
 }
 
+// Handles this process exported, and in-process opens of them. CUDA refuses to open a handle
+// in the process that made it (CUDA_ERROR_INVALID_CONTEXT on an H100); such an open is the
+// exporter's own pointer, and its close does nothing.
+namespace {
+std::mutex g_ipc_mutex;
+std::unordered_map<std::string, void*> g_ipc_exported;
+std::unordered_map<void*, long long> g_ipc_local_opens;
+}  // namespace
+
 std::string ipc_handle(const driver_api& api, void* base) {
     CUipcMemHandle handle{};
     const CUresult status = api.cuIpcGetMemHandle(&handle, as_dptr(base));
@@ -151,7 +162,10 @@ std::string ipc_handle(const driver_api& api, void* base) {
                           "cuda.set_memory_manager(cuda.IpcCapableMemoryManager) in effect");
     }
     check(status, "cuIpcGetMemHandle");
-    return std::string(reinterpret_cast<const char*>(&handle), sizeof(handle));
+    std::string bytes(reinterpret_cast<const char*>(&handle), sizeof(handle));
+    std::lock_guard<std::mutex> lock(g_ipc_mutex);
+    g_ipc_exported[bytes] = base;
+    return bytes;
 }
 
 void* open_ipc_handle(const driver_api& api, const std::string& bytes) {
@@ -160,13 +174,31 @@ void* open_ipc_handle(const driver_api& api, const std::string& bytes) {
         throw value_error("open_ipc_array(): an IPC handle has " + std::to_string(sizeof(handle)) +
                           " bytes (got " + std::to_string(bytes.size()) + ")");
     }
+    {
+        std::lock_guard<std::mutex> lock(g_ipc_mutex);
+        const auto own = g_ipc_exported.find(bytes);
+        if (own != g_ipc_exported.end()) {
+            ++g_ipc_local_opens[own->second];
+            return own->second;
+        }
+    }
     std::memcpy(&handle, bytes.data(), sizeof(handle));
     CUdeviceptr dptr = 0;
     NU_CU(api, cuIpcOpenMemHandle, &dptr, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
     return reinterpret_cast<void*>(dptr);
 }
 
-void close_ipc_handle(const driver_api& api, void* ptr) noexcept { api.cuIpcCloseMemHandle(as_dptr(ptr)); }
+void close_ipc_handle(const driver_api& api, void* ptr) noexcept {
+    {
+        std::lock_guard<std::mutex> lock(g_ipc_mutex);
+        const auto local = g_ipc_local_opens.find(ptr);
+        if (local != g_ipc_local_opens.end()) {
+            if (--local->second == 0) g_ipc_local_opens.erase(local);
+            return;
+        }
+    }
+    api.cuIpcCloseMemHandle(as_dptr(ptr));
+}
 
 void profiler(const driver_api& api, bool start) {
     if (start) {

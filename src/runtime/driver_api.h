@@ -15,12 +15,13 @@ namespace nu {
     X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)        \
     X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)         \
     X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuMemGetInfo)            \
-    X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamWaitEvent)     \
+    X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamGetFlags) X(cuStreamSynchronize) X(cuStreamWaitEvent)     \
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)            \
     X(cuEventElapsedTime) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync) \
     X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute)       \
     X(cuMemPoolTrimTo) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)    \
     X(cuMemHostAlloc) X(cuMemFreeHost) X(cuPointerGetAttribute) X(cuModuleLoadData)      \
+    X(cuPointerGetAttributes)                                                           \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)                          \
     X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuModuleGetGlobal) X(cuLaunchCooperativeKernel) \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemsetD32Async)

@@ -111,6 +111,7 @@ stream_ref external_stream(stream_handle handle) {
     auto s = std::make_shared<stream_state>();
     s->handle = handle;
     s->external = true;
+    s->blocking = active_backend().stream_is_blocking(handle);
     return s;
 }
 

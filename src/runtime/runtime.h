@@ -35,6 +35,7 @@ struct stream_state {
     bool owned = false;   // created by us: destroyed by close() or at the last reference
     bool closed = false;
     bool external = false;  // from external_stream(): another library's stream
+    bool blocking = true;   // orders with the legacy default stream (not CU_STREAM_NON_BLOCKING)
     ~stream_state();
 };
 using stream_ref = std::shared_ptr<stream_state>;
