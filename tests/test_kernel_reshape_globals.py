@@ -66,7 +66,9 @@ def test_reshape_of_the_wrong_size_or_a_strided_array_fails_the_launch():
     with pytest.raises(RuntimeError, match="reshape.*not C-contiguous or the new shape"):
         bad[1, 1](np.arange(12.0), np.zeros(1))
     with pytest.raises(RuntimeError, match="reshape.*not C-contiguous or the new shape"):
-        cuda.jit(debug=True)(reshapes.py_func)[1, 16](np.arange(24.0)[::2], np.zeros((12, 5)))
+        # a strided device view (a strided NumPy array reaches a GPU as a contiguous copy)
+        strided = cuda.to_device(np.arange(24.0))[::2]
+        cuda.jit(debug=True)(reshapes.py_func)[1, 16](strided, np.zeros((12, 5)))
     out = np.zeros(1)
     bad[1, 1](np.arange(25.0), out)  # the next launch runs
     assert out[0] == 0.0

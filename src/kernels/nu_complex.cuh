@@ -89,7 +89,7 @@ NU_DEVICE c128 cm_nan2() { return {cm_nan(), cm_nan()}; }
 
 // log(hypot(x, y)) + 2 ln 2 for |x| or |y| near DBL_MAX, where x/2 and y/2 cannot overflow
 NU_DEVICE double cm_log_large_abs(double x, double y) {
-    return ::log(::hypot(x / 2., y / 2.)) + 2. * cm_ln2;
+    return ::log(hypot_of(x / 2., y / 2.)) + 2. * cm_ln2;
 }
 
 NU_DEVICE c128 cm_sqrt(c128 z) {
@@ -108,10 +108,10 @@ NU_DEVICE c128 cm_sqrt(c128 z) {
     if (ax < cm_dbl_min && ay < cm_dbl_min) {
         // hypot(ax, ay) would be subnormal and imprecise: scale by 2**53, back by 2**-27
         ax = ::ldexp(ax, 53);
-        s = ::ldexp(::sqrt(ax + ::hypot(ax, ::ldexp(ay, 53))), -27);
+        s = ::ldexp(::sqrt(ax + hypot_of(ax, ::ldexp(ay, 53))), -27);
     } else {
         ax /= 8.;  // keeps x + hypot(x, y) finite up to DBL_MAX
-        s = 2. * ::sqrt(ax + ::hypot(ax, ay / 8.));
+        s = 2. * ::sqrt(ax + hypot_of(ax, ay / 8.));
     }
     double d = ay / (2. * s);
     return x >= 0. ? c128{s, ::copysign(d, y)} : c128{d, ::copysign(s, y)};
@@ -145,12 +145,12 @@ NU_DEVICE c128 cm_log(c128 z) {
     }
     double ax = ::fabs(x), ay = ::fabs(y), re;
     if (ax > cm_large || ay > cm_large) {
-        re = ::log(::hypot(ax / 2., ay / 2.)) + cm_ln2;
+        re = ::log(hypot_of(ax / 2., ay / 2.)) + cm_ln2;
     } else if (ax < cm_dbl_min && ay < cm_dbl_min) {
         if (ax == 0. && ay == 0.) return {-cm_inf(), ::atan2(y, x)};  // CPython: ValueError
-        re = ::log(::hypot(::ldexp(ax, 53), ::ldexp(ay, 53))) - 53. * cm_ln2;
+        re = ::log(hypot_of(::ldexp(ax, 53), ::ldexp(ay, 53))) - 53. * cm_ln2;
     } else {
-        double h = ::hypot(ax, ay);
+        double h = hypot_of(ax, ay);
         if (0.71 <= h && h <= 1.73) {  // |z| near 1: log1p keeps the small result accurate
             double am = ax > ay ? ax : ay, an = ax > ay ? ay : ax;
             re = ::log1p((am - 1.) * (am + 1.) + an * an) / 2.;
@@ -302,11 +302,11 @@ NU_DEVICE c128 cm_atanh(c128 z) {
     double ay = ::fabs(y);
     c128 r;
     if (x > cm_sqrt_large || ay > cm_sqrt_large) {  // atanh(z) ~ 1/z +- i pi/2
-        double h = ::hypot(x / 2., y / 2.);
+        double h = hypot_of(x / 2., y / 2.);
         r = {x / 4. / h / h, ::copysign(cm_pi_2, y)};
     } else if (x == 1. && ay < cm_sqrt_dbl_min) {
         if (ay == 0.) r = {cm_inf(), y};  // CPython: ValueError
-        else r = {-::log(::sqrt(ay) / ::sqrt(::hypot(ay, 2.))), ::copysign(::atan2(2., -ay) / 2., y)};
+        else r = {-::log(::sqrt(ay) / ::sqrt(hypot_of(ay, 2.))), ::copysign(::atan2(2., -ay) / 2., y)};
     } else {
         r = {::log1p(4. * x / ((1. - x) * (1. - x) + ay * ay)) / 4.,
              -::atan2(-2. * y, (1. - x) * (1. + x) - ay * ay) / 2.};
@@ -359,7 +359,7 @@ NU_DEVICE c128 cm_pow(c128 a, c128 b) {
     }
     if (b.re == 0. && b.im == 0.) return {1., 0.};
     if (a.re == 0. && a.im == 0.) return {0., 0.};
-    double vabs = ::hypot(a.re, a.im), len = ::pow(vabs, b.re);
+    double vabs = hypot_of(a.re, a.im), len = ::pow(vabs, b.re);
     double at = ::atan2(a.im, a.re), ph = at * b.re;
     if (b.im != 0.) {
         len /= ::exp(at * b.im);

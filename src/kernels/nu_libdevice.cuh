@@ -72,11 +72,11 @@ template <class T> inline T integral(int m, T x) {
 }
 // CUDA's saturating float -> integer conversions: out-of-range values clamp; a NaN gives 0
 // (32-bit results) or 0x8000000000000000 (64-bit results), but 0x80000000 from
-// __double2int_* (an H100's answer).
+// __double2int_* and __double2uint_* (an H100's answers).
 template <class I> inline I to_int(int m, double x, bool from_double = false) {
     constexpr bool is_signed = I(-1) < I(0);
     constexpr bool wide = sizeof(I) == 8;
-    if (x != x) return wide || (from_double && is_signed) ? I(u64(1) << (sizeof(I) * 8 - 1)) : I(0);
+    if (x != x) return wide || from_double ? I(u64(1) << (sizeof(I) * 8 - 1)) : I(0);
     const double v = integral(m, x);
     const double lo = is_signed ? -(wide ? 9223372036854775808.0 : 2147483648.0) : 0.0;
     const double hi = wide ? (is_signed ? 9223372036854775808.0 : 18446744073709551616.0)
@@ -277,7 +277,8 @@ NU_DEVICE float fast_exp10f(float x) { return NU_LD(__exp10f(x), ::exp10f(x)); }
 NU_DEVICE float fast_logf(float x) { return NU_LD(__logf(x), ::logf(x)); }
 NU_DEVICE float fast_log2f(float x) { return NU_LD(__log2f(x), ::log2f(x)); }
 NU_DEVICE float fast_log10f(float x) { return NU_LD(__log10f(x), ::log10f(x)); }
-NU_DEVICE float fast_powf(float x, float y) { return NU_LD(__powf(x, y), ::powf(x, y)); }
+// exp2(y * log2(x)), as CUDA documents and an H100 computes it: NaN for x < 0 and for 0**0.
+NU_DEVICE float fast_powf(float x, float y) { return NU_LD(__powf(x, y), ::exp2f(y * ::log2f(x))); }
 NU_DEVICE float fast_fdividef(float x, float y) { return NU_LD(__fdividef(x, y), x / y); }
 NU_DEVICE float saturatef(float x) { return NU_LD(__saturatef(x), x >= 1.0f ? 1.0f : x > 0.0f ? x : 0.0f); }
 NU_DEVICE float frsqrt_rn(float x) { return NU_LD(__frsqrt_rn(x), float(1.0 / ::sqrt(double(x)))); }
@@ -310,7 +311,7 @@ NU_LD_MODES(NU_LD_ARITH)
 #define NU_LD_CONV(m, k)                                                                                 \
     NU_DEVICE float double2float_##m(double x) { return NU_LD(__double2float_##m(x), host::convert<float>(k, x)); } \
     NU_DEVICE int double2int_##m(double x) { return NU_LD(__double2int_##m(x), host::to_int<int>(k, x, true)); }    \
-    NU_DEVICE int double2uint_##m(double x) { return int(NU_LD(__double2uint_##m(x), host::to_int<u32>(k, x))); }   \
+    NU_DEVICE int double2uint_##m(double x) { return int(NU_LD(__double2uint_##m(x), host::to_int<u32>(k, x, true))); } \
     NU_DEVICE long long double2ll_##m(double x) { return NU_LD(__double2ll_##m(x), host::to_int<long long>(k, x)); } \
     NU_DEVICE long long double2ull_##m(double x) {                                                       \
         return (long long)NU_LD(__double2ull_##m(x), host::to_int<u64>(k, x));                           \

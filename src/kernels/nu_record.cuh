@@ -40,6 +40,20 @@ struct unaligned {
     }
     NU_DEVICE operator T() const { return get(); }
     NU_DEVICE unaligned& operator=(const T& v) {
+#ifndef NU_HOST_BUILD
+        if constexpr (sizeof(T) == 2) {
+            // `st.u8` of the 16-bit register holding a native f16 result (mul.rn.f16) wrote
+            // a wrong low byte on an H100, where the bytes of a 32-bit copy are right; the
+            // widening is an asm statement, which NVVM cannot fold back into that store.
+            unsigned short h;
+            __builtin_memcpy(&h, &v, 2);
+            unsigned int w;
+            asm("cvt.u32.u16 %0, %1;" : "=r"(w) : "h"(h));
+            bytes[0] = (unsigned char)w;
+            bytes[1] = (unsigned char)(w >> 8);
+            return *this;
+        }
+#endif
         const unsigned char* in = reinterpret_cast<const unsigned char*>(&v);
         for (unsigned k = 0; k < sizeof(T); ++k) bytes[k] = in[k];
         return *this;
