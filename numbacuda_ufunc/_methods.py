@@ -195,11 +195,14 @@ def at(uf, a, indices, b=None, stream=0):
             np.asarray(indices).dtype.kind in "iu":
         flat = np.asarray(indices, dtype=np.int64)
         n = target.shape[0]
-        bad = (flat < -n) | (flat >= n)
-        if bad.any():
+        # min and max first: two passes without temporaries (the masks only on the way out)
+        low, high = (int(flat.min()), int(flat.max())) if flat.size else (0, 0)
+        if low < -n or high >= n:
+            bad = (flat < -n) | (flat >= n)
             raise IndexError(f"{api}(): index {int(flat[bad][0])} is out of bounds for axis 0 "
                              f"with size {n}")
-        flat = np.where(flat < 0, flat + n, flat)
+        if low < 0:
+            flat = np.where(flat < 0, flat + n, flat)
     else:
         try:
             flat = np.arange(int(np.prod(target.shape)), dtype=np.int64).reshape(target.shape)[indices]

@@ -276,14 +276,21 @@ void ufunc_methods::at(int loop, const reduce_operand& target, const std::vector
     // The whole target moves when it is host memory on a GPU: offsets are relative to it.
     const array_view dst = st.place(target, true, true);
     // C-order element numbers -> byte offsets in the memory the kernel writes.
+    // One multiply per index where the layout allows (a 1-d or C-contiguous target): the
+    // divisions of the general case took most of add.at's 2^22 host-side updates.
     std::vector<long long> offsets(flat.size());
-    for (std::size_t i = 0; i < flat.size(); ++i) {
-        long long rest = flat[i], off = 0;
-        for (int d = dst.ndim() - 1; d >= 0; --d) {
-            off += (rest % dst.shape[d]) * dst.strides[d];
-            rest /= dst.shape[d];
+    if (dst.ndim() == 1 || dst.is_c_contiguous()) {
+        const long long step = dst.ndim() == 1 ? dst.strides[0] : static_cast<long long>(itemsize(dst.type));
+        for (std::size_t i = 0; i < flat.size(); ++i) offsets[i] = flat[i] * step;
+    } else {
+        for (std::size_t i = 0; i < flat.size(); ++i) {
+            long long rest = flat[i], off = 0;
+            for (int d = dst.ndim() - 1; d >= 0; --d) {
+                off += (rest % dst.shape[d]) * dst.strides[d];
+                rest /= dst.shape[d];
+            }
+            offsets[i] = off;
         }
-        offsets[i] = off;
     }
     methods_layout l;
     l.count = static_cast<long long>(offsets.size());

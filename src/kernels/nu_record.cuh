@@ -45,8 +45,8 @@ struct unaligned {
             // `st.u8` of the 16-bit register holding a native f16 result (mul.rn.f16) wrote
             // a wrong low byte on an H100, where the bytes of a 32-bit copy are right; the
             // widening is an asm statement, which NVVM cannot fold back into that store.
-            unsigned short h;
-            __builtin_memcpy(&h, &v, 2);
+            const unsigned char* in = reinterpret_cast<const unsigned char*>(&v);
+            const unsigned short h = (unsigned short)(in[0] | (in[1] << 8));
             unsigned int w;
             asm("cvt.u32.u16 %0, %1;" : "=r"(w) : "h"(h));
             bytes[0] = (unsigned char)w;
