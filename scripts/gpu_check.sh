@@ -13,18 +13,23 @@
 #   sanitizer  compute-sanitizer memcheck and racecheck over the smoke set
 #   bench      the benchmarks side by side with CuPy and numba-cuda: the JSON, the ratio
 #              table (.md) and the throughput plot (.png) in benchmarks/results and $OUT
+#   profile    Nsight Compute (ncu) on one warm launch of each case of
+#              benchmarks/profile_cases.py (the largest gaps of the last GPU run), ours
+#              and the peer's, into $OUT/ncu.txt
 #   all        every stage above, in order (too long for one device call; for a local run)
 #
 # Environment: OUT (logs and results; default /tmp/numbacuda_ufunc_gpu_check), PYTHON
 # (default python3), JOBS (test files at once; default 8), FILE_TIMEOUT (seconds per test
 # file; default 420), TESTS_BUDGET (seconds for the whole tests stage, after which files
-# still running are stopped and the log is written all the same; default 540), TEST_FILES (a subset of test files, e.g. to re-run failures),
-# BENCH_ARGS (extra pytest options for the benchmarks, e.g. "--bench-max-log2=24"),
-# BENCH_FILES (a subset of benchmark files). Each stage ends with one line
-# "SUMMARY <stage>: ..." and the script exits non-zero when any stage failed.
+# still running are stopped and the log is written all the same; default 540),
+# TEST_FILES (a subset of test files, e.g. to re-run failures), BENCH_ARGS (extra pytest
+# options for the benchmarks, e.g. "--bench-max-log2=24"), BENCH_FILES (a subset of
+# benchmark files), PROFILE_CASES (e.g. "gufunc16:ours gufunc16:numba-cuda"; default:
+# every case, ours and its peer). Each stage ends with one line "SUMMARY <stage>: ..."
+# and the script exits non-zero when any stage failed.
 #
 # $OUT stays flat and small (the device tool returns at most 8 files): gpu.txt, build.log,
-# smoke.txt, tests.txt, sanitizer.txt, benchmarks.txt and the results it names.
+# smoke.txt, tests.txt, sanitizer.txt, benchmarks.txt and the results it names, ncu.txt.
 # shellcheck disable=SC2317  # the stage functions are called as "stage_$s"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -170,16 +175,38 @@ json.dump(doc, open(sys.argv[1], "w"), separators=(",", ":"))' "$stem.json"
     return "$rc"
 }
 
-[ $# -gt 0 ] || { sed -n '2,27p' "$0"; exit 2; }
+stage_profile() {
+    local spec case impl rc=0
+    : >"$out/ncu.txt"
+    for spec in ${PROFILE_CASES:-gufunc16:ours gufunc16:numba-cuda gufunc4:ours gufunc4:numba-cuda \
+                sum28:ours sum28:cupy strided24:ours strided24:cupy}; do
+        case=${spec%%:*}
+        impl=${spec#*:}
+        echo "==================== $case $impl" >>"$out/ncu.txt"
+        # the longest kernel of the case's third run: its launches are warm (compiled,
+        # loaded), and the regex leaves out copies and CUB's small second passes
+        (cd benchmarks && timeout 300 ncu --clock-control none --launch-skip 2 --launch-count 1 \
+            -k "regex:.*(gufunc|reduce|units|elementwise|kernel|matmul|cupy|add).*" \
+            --section SpeedOfLight --section LaunchStats --section Occupancy \
+            --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+            "$py" profile_cases.py "$case" "$impl") >>"$out/ncu.txt" 2>&1 || rc=1
+    done
+    grep -E '^====================|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy' \
+        "$out/ncu.txt"
+    echo "SUMMARY profile: $( [ "$rc" = 0 ] && echo ok || echo 'a case failed (see ncu.txt)'); $out/ncu.txt"
+    return "$rc"
+}
+
+[ $# -gt 0 ] || { sed -n '2,32p' "$0"; exit 2; }
 stages=("$@")
-[ "${stages[0]}" = all ] && stages=(smoke tests sanitizer bench)
+[ "${stages[0]}" = all ] && stages=(smoke tests sanitizer bench profile)
 status=0
 stage_build || exit 1
 for s in "${stages[@]}"; do
     case "$s" in
         build) ;;
-        smoke | tests | sanitizer | bench) "stage_$s" || status=1 ;;
-        *) echo "unknown stage '$s' (build, smoke, tests, sanitizer, bench, all)"; exit 2 ;;
+        smoke | tests | sanitizer | bench | profile) "stage_$s" || status=1 ;;
+        *) echo "unknown stage '$s' (build, smoke, tests, sanitizer, bench, profile, all)"; exit 2 ;;
     esac
 done
 exit $status
