@@ -1009,3 +1009,21 @@ def test_every_kernel_compiles_to_ptx(kernel):
         assert ".entry nu_" in text and f"{kernel.__name__}" in text
     for src in sources.values():
         assert "NU_KERNEL_ENTRY" in src
+
+
+@pytest.mark.gpu
+def test_host_arrays_reach_the_gpu_in_their_own_layout():
+    # A host array is staged as NumPy's order='K' copy (np.empty_like's layout): on an H100
+    # F-order arrays arrived as C copies, and np.sum(a) in a kernel then summed in another
+    # order than NumPy (test_kernel_reductions' bit-exact sums failed from 2-d F arrays on).
+    @cuda.jit
+    def strides_of(a, out):
+        out[0] = a.strides[0]
+        out[1] = a.strides[1]
+        a[1, 0] = -1.0
+
+    for a in (np.zeros((3, 4)), np.asfortranarray(np.zeros((3, 4))), np.zeros((6, 8))[::2, ::-2]):
+        out = np.zeros(2, np.int64)
+        strides_of[1, 1](a, out)
+        assert tuple(out) == np.empty_like(a).strides
+        assert a[1, 0] == -1.0 and np.count_nonzero(a) == 1  # written back where it belongs

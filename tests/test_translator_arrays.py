@@ -535,6 +535,43 @@ def test_shape_index_known_at_run_time():
     np.testing.assert_array_equal(got, [0, 3, 4, 3, 4, 0])
 
 
+@cuda.jit
+def layout_attributes(a, out):
+    # Numba's array attributes beside shape: strides (bytes), itemsize, nbytes
+    out[0] = a.strides[0]
+    out[1] = a.strides[-1]
+    s0, s1 = a.strides
+    out[2] = s0 - s1
+    t = a.strides
+    out[3] = t[1]
+    out[4] = a.itemsize
+    out[5] = a.nbytes
+    out[6] = len(a.strides)
+    k = out.size - 7
+    out[7] = a.strides[k]  # an index known at run time
+
+
+def test_strides_itemsize_nbytes_match_numpy():
+    base = np.arange(48, dtype=np.float32).reshape(6, 8)
+    # on the host backend every layout is read in place; on a GPU a host array arrives in
+    # its order='K' copy (test_kernels: test_host_arrays_reach_the_gpu_in_their_own_layout)
+    layouts = [base, np.asfortranarray(base), base[::2, ::-3], base.T, base.astype(np.int16)]
+    for a in layouts:
+        out = np.zeros(8, np.int64)
+        layout_attributes[1, 1](a, out)
+        strides = a.strides if cuda.is_emulated() else np.empty_like(a).strides
+        assert list(out) == [strides[0], strides[-1], strides[0] - strides[1], strides[1],
+                             a.itemsize, a.nbytes, 2, strides[1]], (a.strides, out)
+    for sig, ptx in layout_attributes.inspect_asm().items():  # NVRTC, sm_90
+        assert ".entry" in ptx, sig
+    with pytest.raises(CompileError, match=r"strides index 2 out of range for a 2-d array"):
+        cuda.jit(stride_past_the_end)[1, 1](base, np.zeros(1, np.int64))
+
+
+def stride_past_the_end(a, out):
+    out[0] = a.strides[2]
+
+
 def rebind_ndim(a):
     b = a
     b = a[0]

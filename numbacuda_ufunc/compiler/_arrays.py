@@ -52,7 +52,8 @@ __all__ = [
     "unpack_shape",
 ]
 
-_SUPPORTED = ("a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.size, a.ndim, a.dtype, "
+_SUPPORTED = ("a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.strides, a.size, a.itemsize, "
+              "a.nbytes, a.ndim, a.dtype, "
               "a.real, a.imag, a.reshape(...) and len(a)")
 
 
@@ -291,51 +292,58 @@ def aug_store(tr, s, op):
 
 
 def shape_items(tr, node):
-    """``(array Val, [code of each dimension])`` when ``node`` is ``<array>.shape``, else
-    None. ``a.shape[k]``, ``len(a.shape)`` and ``m, n = a.shape`` use this directly, so
-    they work for every ndim without building a tuple."""
-    if not (isinstance(node, ast.Attribute) and node.attr == "shape"):
+    """``(array Val, [code of each dimension])`` when ``node`` is ``<array>.shape`` or
+    ``<array>.strides`` (bytes, as NumPy's), else None. ``a.shape[k]``, ``len(a.shape)``
+    and ``m, n = a.shape`` use this directly, so they work for every ndim without building
+    a tuple."""
+    if not (isinstance(node, ast.Attribute) and node.attr in ("shape", "strides")):
         return None
     base = tr.expr(node.value)
     if not is_array(base.type):
         return None
-    return base, [f"{base.code}.shape[{k}]" for k in range(base.type.ndim)]
+    return base, [f"{base.code}.{node.attr}[{k}]" for k in range(base.type.ndim)]
 
 
 def shape_item(tr, node, base: Val, items) -> Val:
-    """``a.shape[k]`` with a constant k (negative counts from the end, as in Python)."""
+    """``a.shape[k]`` or ``a.strides[k]`` (negative k counts from the end, as in Python)."""
+    what = node.value.attr  # "shape" or "strides"
     idx = tr.expr(node.slice)
     n = len(items)
     if isinstance(idx.type, Bottom):
         return Val("0", BOTTOM)
     if not isinstance(idx.const, int) or isinstance(idx.const, bool):
-        if not tr._numeric(node.slice, idx, "shape index") or not is_int_like(idx.type):
-            raise tr.error(node, f"shape indices must be integers (got {idx.type})")
+        if not tr._numeric(node.slice, idx, f"{what} index") or not is_int_like(idx.type):
+            raise tr.error(node, f"{what} indices must be integers (got {idx.type})")
         from ._exceptions import out_of_range  # a run-time index: Python's IndexError
 
         k, a = tr.temp("nu_k"), tr.temp("nu_a")
         return Val(f"([&]() -> nu::i64 {{ const auto& {a} = {base.code}; nu::i64 {k} = "
                    f"nu::i64({idx.code}); if ({k} < 0) {k} += {n}; if ({k} < 0 || {k} >= {n})"
-                   f" {{ {out_of_range(tr, node)} return 0; }} return {a}.shape[{k}]; }}())",
+                   f" {{ {out_of_range(tr, node)} return 0; }} return {a}.{what}[{k}]; }}())",
                    WEAK_INT)
     k = idx.const + n if idx.const < 0 else idx.const
     if not 0 <= k < n:
-        raise tr.error(node, f"shape index {idx.const} out of range for a {n}-d array")
+        raise tr.error(node, f"{what} index {idx.const} out of range for a {n}-d array")
     return Val(items[k], WEAK_INT)
 
 
 def attribute(tr, node, base: Val) -> Val:
     t = base.type
-    if node.attr == "shape":
+    if node.attr in ("shape", "strides"):  # strides in bytes, as NumPy's
+        what = node.attr
         if not 2 <= t.ndim <= 4:  # the tuple sizes nu::tupleN holds
-            raise tr.error(node, f"the shape of a {t.ndim}-d array can be used only as "
-                                 f"a.shape[k], len(a.shape) or unpacked "
-                                 f"({'n,' if t.ndim == 1 else 'm, n, ...'} = a.shape)")
+            raise tr.error(node, f"the {what} of a {t.ndim}-d array can be used only as "
+                                 f"a.{what}[k], len(a.{what}) or unpacked "
+                                 f"({'n,' if t.ndim == 1 else 'm, n, ...'} = a.{what})")
         tt = TupleType((WEAK_INT,) * t.ndim)
-        dims = ", ".join(f"{base.code}.shape[{k}]" for k in range(t.ndim))
+        dims = ", ".join(f"{base.code}.{what}[{k}]" for k in range(t.ndim))
         return Val(f"{ctype(tt)}{{{dims}}}", tt)
     if node.attr == "size":
         return Val(f"{base.code}.size()", WEAK_INT)
+    if node.attr == "itemsize":
+        return const_val(t.dtype.dtype.itemsize)
+    if node.attr == "nbytes":
+        return Val(f"({base.code}.size() * {t.dtype.dtype.itemsize}LL)", WEAK_INT)
     if node.attr == "ndim":
         return const_val(t.ndim)
     if node.attr == "dtype":  # cuda.local.array(n, a.dtype), np.float32(x) style casts

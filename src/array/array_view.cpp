@@ -1,6 +1,7 @@
 // src/array/array_view.cpp: contiguity, extents and host strided copies
 #include "array/array_view.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -57,6 +58,22 @@ shape_t contiguous_strides(const shape_t& shape, std::size_t itemsize, char orde
         const int i = order == 'F' ? k : n - 1 - k;
         strides[i] = step;
         step *= shape[i] > 0 ? shape[i] : 1;
+    }
+    return strides;
+}
+
+shape_t k_order_strides(const array_view& v) {
+    const int n = static_cast<int>(v.shape.size());
+    small_vector<int, 8> axes(static_cast<std::size_t>(n));
+    for (int d = 0; d < n; ++d) axes[static_cast<std::size_t>(d)] = d;
+    auto magnitude = [&](int d) { return v.strides[d] < 0 ? -v.strides[d] : v.strides[d]; };
+    std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return magnitude(a) > magnitude(b); });
+    shape_t strides(v.shape.size());
+    std::int64_t step = static_cast<std::int64_t>(itemsize(v.type));
+    for (int k = n - 1; k >= 0; --k) {  // the smallest |stride| gets the item size
+        const int d = axes[static_cast<std::size_t>(k)];
+        strides[d] = step;
+        step *= v.shape[d] > 0 ? v.shape[d] : 1;
     }
     return strides;
 }

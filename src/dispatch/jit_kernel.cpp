@@ -240,7 +240,9 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
         }
         array_view v = a.view;
         if (a.host && !host) {
-            staged[k] = device_array::empty(v.shape, v.type, 'C', std::nullopt, stream, m_name.c_str());
+            // The host array's layout (order='K'): an F-order array stays F-order, so a.strides
+            // and the K-order sums of np.sum(a) in the kernel are those of the array passed.
+            staged[k] = device_array::empty(v.shape, v.type, 'C', k_order_strides(v), stream, m_name.c_str());
             if (a.copy_in) staged[k].copy_from_host(v, stream);
             v = staged[k].view();
         }
