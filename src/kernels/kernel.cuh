@@ -60,6 +60,16 @@ __device__ unsigned long long nu_kernel_error[10];
 }
 namespace nu {
 namespace detail {
+// Records {kind, a, b, c, threadIdx xyz, blockIdx xyz} in nu_kernel_error unless an earlier
+// record won the flag; the fields are complete once the kernel has ended.
+static __device__ __noinline__ void record_error(unsigned long long kind, unsigned long long a,
+                                                 unsigned long long b, unsigned long long c) {
+    if (atomicCAS(&nu_kernel_error[0], 0ull, kind) != 0ull) return;
+    const unsigned long long rec[9] = {a, b, c, threadIdx.x, threadIdx.y, threadIdx.z,
+                                       blockIdx.x, blockIdx.y, blockIdx.z};
+    for (int k = 0; k < 9; ++k) nu_kernel_error[1 + k] = rec[k];
+    __threadfence();
+}
 extern __shared__ __align__(16) unsigned char g_dynamic_shared[];
 // cuda.cg.this_grid().sync(): the launch's own {blocks arrived, generation} counter, which
 // the engine allocates zeroed for each cooperative launch and passes after the kernel's
@@ -479,12 +489,7 @@ NU_DEVICE array<T, M> reshape_view(const array<T, N>& a, const long long (&shape
                      "a.reshape(): the array is not C-contiguous or the new shape has another "
                      "size (%lld elements)", size);
 #else
-        if (atomicCAS(&nu_kernel_error[0], 0ull, 3ull) == 0ull) {
-            const unsigned long long rec[9] = {(unsigned long long)size, 0, 0, threadIdx.x, threadIdx.y,
-                                               threadIdx.z, blockIdx.x, blockIdx.y, blockIdx.z};
-            for (int k = 0; k < 9; ++k) nu_kernel_error[1 + k] = rec[k];
-            __threadfence();
-        }
+        detail::record_error(3, (unsigned long long)size, 0, 0);
         asm volatile("exit;");
 #endif
     }
@@ -962,12 +967,7 @@ NU_DEVICE T fma(T a, T b, T c) {
 }
 #else
 [[noreturn]] static __device__ __noinline__ void raise_exception(bool report, long long code) {
-    if (report && atomicCAS(&nu_kernel_error[0], 0ull, 2ull) == 0ull) {
-        const unsigned long long rec[9] = {(unsigned long long)code, 0, 0, threadIdx.x, threadIdx.y,
-                                           threadIdx.z, blockIdx.x, blockIdx.y, blockIdx.z};
-        for (int k = 0; k < 9; ++k) nu_kernel_error[1 + k] = rec[k];
-        __threadfence();
-    }
+    if (report) detail::record_error(2, (unsigned long long)code, 0, 0);
     asm volatile("exit;");
     __builtin_unreachable();
 }
@@ -994,14 +994,8 @@ NU_COLD void report_out_of_bounds(long long index, int axis, long long size) {
 #ifdef NU_HOST_BUILD
     detail::record_out_of_bounds(index, axis, size);
 #else
-    // The first violation wins the flag; the fields are complete once the kernel has ended.
-    if (atomicCAS(&nu_kernel_error[0], 0ull, 1ull) == 0ull) {
-        const unsigned long long rec[9] = {(unsigned long long)index, (unsigned long long)axis,
-                                           (unsigned long long)size, threadIdx.x, threadIdx.y,
-                                           threadIdx.z, blockIdx.x, blockIdx.y, blockIdx.z};
-        for (int k = 0; k < 9; ++k) nu_kernel_error[1 + k] = rec[k];
-        __threadfence();
-    }
+    detail::record_error(1, (unsigned long long)index, (unsigned long long)axis,
+                         (unsigned long long)size);
 #endif
 }
 #endif
