@@ -126,6 +126,19 @@ const jit_kernel::built& jit_kernel::build(int index, bool host) {
     return *m_built.emplace(key, std::move(b)).first->second;
 }
 
+// Before the build: ptxas refuses more than 48 KiB of static __shared__ with a message of its
+// own, and only dynamic shared memory can opt in above that limit.
+void jit_kernel::check_static_shared(const kernel_spec& spec) const {
+    const device_info& info = current_device_info();
+    if (spec.static_shared > info.shared_per_block) {
+        throw value_error("kernel '" + m_name + "': " + std::to_string(spec.static_shared) +
+                          " bytes of static shared memory (cuda.shared.array with a fixed shape) is more than "
+                          "the device's limit of " + std::to_string(info.shared_per_block) +
+                          "; use dynamic shared memory (cuda.shared.array(0, dtype) and the launch's "
+                          "shared bytes) for more");
+    }
+}
+
 void jit_kernel::check_shape(const built& b, const kernel_spec& spec, const launch_shape& shape, bool host) const {
     const device_info& info = current_device_info();
     static const char* axis[] = {"x", "y", "z"};
@@ -148,13 +161,6 @@ void jit_kernel::check_shape(const built& b, const kernel_spec& spec, const laun
                           " is more than the " + std::to_string(limit) + " this kernel can be launched with" +
                           (limit < info.max_threads_per_block ? " (its register use limits it)" : "") + " on " +
                           (host ? "the host backend" : info.name));
-    }
-    if (spec.static_shared > info.shared_per_block) {  // only dynamic memory can opt in above
-        throw value_error(api() + ": " + std::to_string(spec.static_shared) +
-                          " bytes of static shared memory (cuda.shared.array with a fixed shape) is more than "
-                          "the device's limit of " + std::to_string(info.shared_per_block) +
-                          "; use dynamic shared memory (cuda.shared.array(0, dtype) and the launch's "
-                          "shared bytes) for more");
     }
     const std::int64_t shared = spec.static_shared + shape.dynamic_shared;
     if (shared > info.shared_per_block_optin) {
@@ -206,9 +212,7 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
     }
     const bool host = active_backend().emulated();
     const stream_handle live = live_handle(stream, m_name.c_str());
-    if (!host && s.static_shared > current_device_info().shared_per_block) {
-        check_shape(built{}, s, shape, host);  // its message, before ptxas refuses the build
-    }
+    check_static_shared(s);
     const built& b = build(index, host);
     launch_shape sized = shape;
     if (shape.forall_tasks >= 0) {

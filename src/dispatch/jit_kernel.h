@@ -81,6 +81,7 @@ private:
         int max_threads = 0;       // of this function on the device (its registers decide)
     };
     const built& build(int index, bool host);
+    void check_static_shared(const kernel_spec& spec) const;
     void check_shape(const built& b, const kernel_spec& spec, const launch_shape& shape, bool host) const;
     void check_debug_record(const built& b, const stream_ref& stream);
 
