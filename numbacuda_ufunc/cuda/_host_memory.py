@@ -113,24 +113,9 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
 
 def like_strides(ary) -> tuple:
     """The strides ``np.empty_like(ary)`` gives: ``ary``'s axis order (C or F when it is
-    contiguous, else axes sorted by decreasing stride), packed."""
-    shape = tuple(ary.shape)
-    itemsize = np.dtype(ary.dtype).itemsize
-    c_contig = ary.flags["C_CONTIGUOUS"]
-    f_contig = ary.flags["F_CONTIGUOUS"]
-    if c_contig or len(shape) <= 1:
-        order = list(range(len(shape)))
-    elif f_contig:
-        order = list(range(len(shape)))[::-1]
-    else:
-        # NumPy's order='K': a stable sort of the axes by decreasing |stride|.
-        order = sorted(range(len(shape)), key=lambda i: -abs(ary.strides[i]))
-    strides = [0] * len(shape)
-    step = itemsize
-    for axis in reversed(order):
-        strides[axis] = step
-        step *= max(shape[axis], 1)
-    return tuple(strides)
+    contiguous, else axes sorted by decreasing stride), packed. The rule is the engine's,
+    which stages NumPy arguments of kernels the same way (array_view.cpp)."""
+    return _core.like_strides(tuple(ary.shape), tuple(ary.strides), np.dtype(ary.dtype))
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False) -> MappedNDArray:

@@ -63,13 +63,16 @@ shape_t contiguous_strides(const shape_t& shape, std::size_t itemsize, char orde
 }
 
 shape_t k_order_strides(const array_view& v) {
+    const std::size_t item = itemsize(v.type);
+    if (v.is_c_contiguous() || v.ndim() <= 1) return contiguous_strides(v.shape, item, 'C');
+    if (v.is_f_contiguous()) return contiguous_strides(v.shape, item, 'F');
     const int n = static_cast<int>(v.shape.size());
     small_vector<int, 8> axes(static_cast<std::size_t>(n));
     for (int d = 0; d < n; ++d) axes[static_cast<std::size_t>(d)] = d;
     auto magnitude = [&](int d) { return v.strides[d] < 0 ? -v.strides[d] : v.strides[d]; };
     std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return magnitude(a) > magnitude(b); });
     shape_t strides(v.shape.size());
-    std::int64_t step = static_cast<std::int64_t>(itemsize(v.type));
+    std::int64_t step = static_cast<std::int64_t>(item);
     for (int k = n - 1; k >= 0; --k) {  // the smallest |stride| gets the item size
         const int d = axes[static_cast<std::size_t>(k)];
         strides[d] = step;

@@ -32,9 +32,9 @@ struct array_view {
 
 // Contiguous strides for `shape` in C ('C') or Fortran ('F') order.
 shape_t contiguous_strides(const shape_t& shape, std::size_t itemsize, char order);
-// Dense strides in the axis order of `v` (decreasing |stride|, ties by axis), all positive:
-// NumPy's order='K' for a new array like v (np.empty_like). Visiting such a copy's axes in
-// that order gives v's elements in the sequence v's own K-order walk gives them.
+// The strides np.empty_like(v) gives (NumPy's order='K'): C or F when v is contiguous,
+// else v's axes sorted by decreasing |stride| (ties by axis), packed with positive strides.
+// Visiting a copy's axes in that order gives v's elements in v's own K-order sequence.
 shape_t k_order_strides(const array_view& v);
 // NumPy's NPY_MAXDIMS: arrays with more dimensions cannot exist on the host.
 constexpr std::size_t k_numpy_max_dims = 64;

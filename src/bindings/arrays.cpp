@@ -549,6 +549,14 @@ void bind_array(py::module_& m) {
     }, py::arg("shape"), py::arg("dtype"), py::arg("strides") = py::none(), py::arg("order") = "C",
        py::arg("stream") = 0);
 
+    m.def("like_strides", [](py::handle shape, py::handle strides, py::handle dtype) {
+        nu::array_view v;
+        v.shape = as_shape(shape, "like_strides");
+        v.strides = as_shape(strides, "like_strides", "strides");
+        v.type = as_dtype(dtype, "like_strides");
+        return to_tuple(nu::k_order_strides(v));
+    }, "The strides np.empty_like gives an array of this shape, strides and dtype.");
+
     m.def("to_device", [](const py::array& host, py::handle stream) {
         const nu::stream_ref s = as_stream(stream, "to_device");
         nu::array_view hv = host_view(host, "to_device()");
