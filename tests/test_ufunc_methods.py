@@ -218,9 +218,29 @@ def test_at_casts_back_like_numpy():
     np.testing.assert_array_equal(a, expected)
 
 
+@pytest.mark.parametrize("device", [False, True])
+def test_at_on_strided_and_reversed_targets(device):
+    # byte offsets through the division path (neither 1-d nor C-contiguous) and through
+    # one multiply by a negative stride (1-d, reversed)
+    base = data((4, 10), np.float64)
+    rows, cols = np.array([0, 3, 3, 1]), np.array([4, 0, 0, 2])
+    for view, index in ((lambda x: x[:, ::2], (rows, cols)), (lambda x: x.T, (cols, rows)),
+                        (lambda x: x[1, ::-1], cols)):
+        expected = base.copy()
+        np.add.at(view(expected), index, 2.5)
+        target = cuda.to_device(base) if device else base.copy()
+        add.at(view(target), index, 2.5)
+        close(target, expected)
+
+
 def test_at_errors():
     with pytest.raises(IndexError):
         add.at(np.zeros(3), [5], 1.0)
+    with pytest.raises(IndexError, match=r"index -4 is out of bounds for axis 0 with size 3"):
+        add.at(np.zeros(3), np.array([0, -4]), 1.0)
+    untouched = np.ones(3)
+    add.at(untouched, np.array([], np.int64), 1.0)  # no indices: nothing happens
+    np.testing.assert_array_equal(untouched, 1.0)
     with pytest.raises(TypeError, match="second operand"):
         add.at(np.zeros(3), [0])
     ro = np.zeros(3)
