@@ -23,6 +23,7 @@ import numpy as np
 
 from ..types import CPointer, Record, Scalar, bool_
 from . import _arrays as arrays
+from . import _closures as closures
 from . import _datetime as datetimes
 from . import _enums as enums
 from . import _exceptions as exceptions
@@ -92,15 +93,14 @@ _CMPOPS = {ast.Lt: ("<", "lt"), ast.LtE: ("<=", "le"), ast.Gt: (">", "gt"),
            ast.GtE: (">=", "ge"), ast.Eq: ("==", "eq"), ast.NotEq: ("!=", "ne")}
 _UNSUPPORTED_STMT = {
     "Try": "try", "TryStar": "try", "With": "with", "AsyncWith": "async with",
-    "FunctionDef": "nested def",
-    "AsyncFunctionDef": "nested def", "ClassDef": "class", "Import": "import",
+    "AsyncFunctionDef": "nested async def", "ClassDef": "class", "Import": "import",
     "ImportFrom": "import", "Global": "global", "Nonlocal": "nonlocal", "Delete": "del",
     "Match": "match", "AsyncFor": "async for",
 }
 _UNSUPPORTED_EXPR = {
     "ListComp": "list comprehension", "SetComp": "set comprehension",
     "DictComp": "dict comprehension", "GeneratorExp": "generator expression",
-    "Yield": "yield", "YieldFrom": "yield from", "Await": "await", "Lambda": "lambda",
+    "Yield": "yield", "YieldFrom": "yield from", "Await": "await",
     "List": "list", "Dict": "dict", "Set": "set", "JoinedStr": "f-string",
     "FormattedValue": "f-string", "NamedExpr": "assignment expression (:=)",
     "Starred": "starred expression", "Slice": "slice",
@@ -115,6 +115,34 @@ def _cname(name: str) -> str:
     return "v_" + (name if name.isascii() else "u" + name.encode().hex())
 
 
+def _own_nodes(fn_node):
+    """The nodes of a function's body, without those of the functions nested in it (their
+    locals are their own); a nested ``def`` yields its node, which binds its name."""
+    todo = list(fn_node.body) if isinstance(fn_node.body, list) else [fn_node.body]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef):
+            todo.extend(node.decorator_list + node.args.defaults)
+        elif isinstance(node, ast.Lambda):
+            todo.extend(node.args.defaults)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _stored_names(fn_node):
+    for node in _own_nodes(fn_node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node.id
+        elif isinstance(node, ast.FunctionDef):
+            yield node.name
+
+
+def _param_names(fn_node) -> list[str]:
+    a = fn_node.args
+    return [x.arg for x in a.posonlyargs + a.args] + ([a.vararg.arg] if a.vararg else [])
+
+
 def _constant_locals(fn_node) -> dict:
     """Locals bound once, at the top level of the body, to a literal number or tuple of
     numbers (``n = 32``, ``shape = (16, 16)``): their value is known at compile time, so
@@ -122,10 +150,9 @@ def _constant_locals(fn_node) -> dict:
     if not isinstance(fn_node, ast.FunctionDef):
         return {}
     stores = {}
-    for node in ast.walk(fn_node):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-    params = {a.arg for a in fn_node.args.posonlyargs + fn_node.args.args}
+    for name in _stored_names(fn_node):
+        stores[name] = stores.get(name, 0) + 1
+    params = set(_param_names(fn_node))
     out = {}
     for stmt in fn_node.body:
         if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
@@ -143,11 +170,10 @@ def _constant_locals(fn_node) -> dict:
 
 
 def _local_names(fn_node) -> set[str]:
-    names = set()
-    for node in ast.walk(fn_node):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return names
+    if isinstance(fn_node, ast.Module):  # statements made by a rewrite (_iteration.py)
+        return {n.id for n in ast.walk(fn_node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return set(_stored_names(fn_node))
 
 
 class FunctionTranslator:
@@ -161,7 +187,8 @@ class FunctionTranslator:
         self.arg_types = tuple(arg_types)
         self.record = record
         self.declared_return = declared_return
-        self.arg_names = [a.arg for a in self.node.args.posonlyargs + self.node.args.args]
+        # Hidden parameters: what a nested function reads from its definer (_closures.py).
+        self.arg_names = _param_names(self.node) + list(getattr(src, "hidden", ()))
         self.locals = _local_names(self.node) | set(self.arg_names)
         self.constant_locals = _constant_locals(self.node)
         self.vars = dict(zip(self.arg_names, self.arg_types))
@@ -181,9 +208,11 @@ class FunctionTranslator:
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
         a = self.node.args
-        if a.vararg or a.kwarg or a.kwonlyargs:
-            raise self.error(self.node, "*args, **kwargs and keyword-only parameters are not "
-                                        "supported")
+        if a.kwarg or a.kwonlyargs or a.vararg and self.record.entry:
+            raise self.error(self.node, "**kwargs and keyword-only parameters are not "
+                                        "supported (nor *args in a kernel)" if not a.vararg else
+                                        "*args parameters are supported in device functions "
+                                        "only, not in kernels or ufuncs")
         if len(self.arg_names) != len(self.arg_types):
             raise self.error(self.node, f"function '{self.src.name}' takes "
                                         f"{len(self.arg_names)} arguments (got "
@@ -202,7 +231,7 @@ class FunctionTranslator:
         if isinstance(self.ret, Bottom) and body is not None and not any(
                 isinstance(n, ast.Return) and n.value is not None
                 and not (isinstance(n.value, ast.Constant) and n.value.value is None)
-                for n in ast.walk(self.node)):
+                for n in _own_nodes(self.node)):
             self.ret = None  # no `return <value>` anywhere: the function returns None
         if self.ret is None and self.declared_return is not None:
             raise self.error(self.node, f"function '{self.src.name}' never returns a value, "
@@ -241,7 +270,7 @@ class FunctionTranslator:
             return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
                        and c.func.id == name for c in ast.walk(n))
         base_case = any(isinstance(n, ast.Return) and (n.value is None or not recursive(n.value))
-                        for n in ast.walk(self.node))
+                        for n in _own_nodes(self.node))
         if base_case:
             return ("Return type of recursive function does not converge: the types its "
                     "returns give do not settle on one type")
@@ -377,6 +406,12 @@ class FunctionTranslator:
     def stmt_Pass(self, s):
         pass
 
+    def stmt_FunctionDef(self, s):
+        closures.define(self, s)  # a compile-time value: nothing to emit
+
+    def expr_Lambda(self, e):
+        return closures.lambda_value(self, e)
+
     def stmt_Assert(self, s):
         exceptions.assert_stmt(self, s)  # checked in debug=True kernels only
 
@@ -441,7 +476,8 @@ class FunctionTranslator:
         if isinstance(v.type, Bottom):
             self.vars.setdefault(name, BOTTOM)
             return
-        if isinstance(v.type, kernel_api.NamespaceRef):  # grid = cuda.cg.this_grid(): an alias
+        if isinstance(v.type, (kernel_api.NamespaceRef, closures.ClosureRef, PyFuncRef)):
+            # grid = cuda.cg.this_grid(), f = lambda x: ..., g = helper: a compile-time alias
             old = self.vars.get(name, BOTTOM)
             if not isinstance(old, Bottom) and old != v.type:
                 raise self.error(node, f"variable '{name}' is assigned {v.type.name} and {old}")
@@ -1306,6 +1342,11 @@ class FunctionTranslator:
                 return Val(self.cast(e, Val("0", WEAK_INT, 0), ref.scalar), ref.scalar)
             self._numeric(e, args[0], f"{ref.scalar.name}()")
             return Val(self.cast(e, args[0], ref.scalar), ref.scalar)
+        if isinstance(ref, closures.ClosureRef):
+            extra = closures.hidden_values(self, e, ref)
+            if any(isinstance(v.type, Bottom) for v in extra):
+                return Val("0", BOTTOM)
+            return self.call_function(e, ref.fn, args, kwargs, src=ref.src, hidden=extra)
         if isinstance(ref, PyFuncRef):
             if ref.signatures:  # cuda.jit("int32(int32)", device=True): cast to it
                 return self.call_with_signature(e, ref, args, kwargs)
@@ -1319,6 +1360,18 @@ class FunctionTranslator:
         if isinstance(ref, tuples.NamedTupleRef):
             return tuples.make_namedtuple(self, e, ref, args, kwargs)
         raise self.error(e, f"{getattr(ref, 'name', ref)} is not callable")
+
+    def _pack_varargs(self, node, fn, items):
+        """The values a ``*args`` parameter receives, as one tuple argument."""
+        for v in items:
+            if isinstance(v.type, Ref):
+                raise self.error(node, f"'{fn.__name__}' takes *args: its extra arguments "
+                                       f"must be numbers, arrays or tuples (got {v.type.name})")
+        tt = TupleType(v.type for v in items)
+        const = tuple(v.const for v in items) if all(v.const is not None for v in items) \
+            else None
+        ct = self.promote(node, lambda: ctype(tt))
+        return Val(f"{ct}{{{', '.join(v.code for v in items)}}}", tt, const)
 
     def call_with_signature(self, node, ref, args, kwargs):
         """A device function declared with signatures, as Numba's dispatchers call one
@@ -1360,13 +1413,26 @@ class FunctionTranslator:
             return r
         return Val(self.cast(node, r, sig.return_type), sig.return_type)
 
-    def call_function(self, node, fn, args, kwargs):
+    def call_function(self, node, fn, args, kwargs, src=None, hidden=()):
+        """A call of the Python function ``fn`` (specialised on the argument types);
+        ``src`` and ``hidden`` are a nested function's source with hidden parameters, and
+        the values for those (_closures.py)."""
         try:
             sig = inspect.signature(fn)
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
             raise self.error(node, f"wrong arguments for '{fn.__name__}': {exc}") from None
         bound.apply_defaults()
+        for pname, p in sig.parameters.items():
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:  # *args: one tuple argument
+                bound.arguments[pname] = self._pack_varargs(node, fn, bound.arguments[pname])
+        # Nested functions passed as arguments bring the locals they read along.
+        forward, names, carried = closures.forwarding(self, node, bound.arguments.items())
+        if names:
+            src = closures.with_hidden(src or load_source(fn), names, forward)
+            hidden = list(hidden) + carried
+        if any(isinstance(v.type, Bottom) for v in hidden):
+            return Val("0", BOTTOM)
         vals = []
         literals = frozenset()
         def weak_int(v):  # an int constant, or a tuple of them (a shape)
@@ -1378,7 +1444,7 @@ class FunctionTranslator:
             return type(v.const) is int and isinstance(v.type, Weak)
 
         if any(weak_int(v) for v in bound.arguments.values()):
-            literals = literal_params(load_source(fn))
+            literals = literal_params(src or load_source(fn))
         for pname, v in bound.arguments.items():
             if pname in literals and weak_int(v):
                 vals.append(Val("", LiteralRef(v.const)))
@@ -1395,8 +1461,9 @@ class FunctionTranslator:
                     and not is_array(v.type):
                 self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()")
             vals.append(v)
+        vals.extend(hidden)
         types = tuple(v.type for v in vals)
-        rec = self.ctx.function(fn, types, self, node)
+        rec = self.ctx.function(fn, types, self, node, src=src)
         code = f"{rec.name}({', '.join(v.code for v in vals if not isinstance(v.type, Ref))})"
         rt = rec.return_type
         if isinstance(rt, Bottom):

@@ -85,7 +85,7 @@ class _Context:
         self.libdevice = False  # calls numba.cuda.libdevice functions (nu_libdevice.cuh)
         self.exceptions = []  # raise sites: (class, args, (function, file, line)); code = index + 1
 
-    def function(self, fn, arg_types, caller=None, node=None, declared_return=None):
+    def function(self, fn, arg_types, caller=None, node=None, declared_return=None, src=None):
         key = (fn, arg_types, declared_return)
         rec = self.records.get(key)
         if rec is None and caller is not None and declared_return is None:
@@ -108,7 +108,7 @@ class _Context:
                                          f" -> {', '.join(map(str, arg_types))}) is not supported")
         if len(self.stack) > 64:
             raise caller.error(node, "calls nested more than 64 functions deep")
-        src = load_source(fn)
+        src = src or load_source(fn)  # given for nested functions (_closures.py)
         digest = hashlib.sha256(repr((fn.__module__, fn.__qualname__, src.text(),
                                       [t.token() if hasattr(t, "token") else str(t)
                                        for t in arg_types],
