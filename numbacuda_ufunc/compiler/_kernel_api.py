@@ -328,6 +328,22 @@ def _atomic(tr, node, op, args, kwargs):
     return Val(f"nu::kern::atomic_{fn}({elem}, {', '.join(codes)})", dtype)
 
 
+def _mask_arg(tr, node, v, api):
+    """A warp mask: an integer (Numba's rule: not a bool, not a float), as uint32."""
+    tr._numeric(node, v, api)
+    if kind_of(v.type) != "i":
+        raise tr.error(node, f"{api}: Mask type must be an integer (got {v.type})")
+    return tr.cast(node, v, _UINT32)
+
+
+def _predicate_arg(tr, node, v, api):
+    """A vote's predicate: an integer or bool, taken by its truth (CUDA's vote.sync)."""
+    tr._numeric(node, v, api)
+    if kind_of(v.type) not in ("i", "b"):
+        raise tr.error(node, f"{api}: Predicate must be an integer or boolean (got {v.type})")
+    return f"int({tr.truth(v)})"
+
+
 def _int_arg(tr, node, v, t, api):
     tr._numeric(node, v, api)
     if kind_of(v.type) not in ("i", "b"):
@@ -341,8 +357,8 @@ def _grid(tr, node, key, args, kwargs):
     n = ndim.const
     if n not in (1, 2, 3) or isinstance(n, bool):
         hint = " (for a 2-d index write: row, col = cuda.grid(2))" if key == "grid" else ""
-        raise tr.error(node, f"{api}: ndim must be the constant 1, 2 or 3 (got "
-                             f"{n if n is not None else 'a run-time value'}){hint}")
+        got = n if n is not None else "a run-time value; Numba: RequireLiteralValue"
+        raise tr.error(node, f"{api}: ndim must be the constant 1, 2 or 3 (got {got}){hint}")
     if key == "grid":
         parts = [f"({_geometry('block_idx', a)} * {_geometry('block_dim', a)} + "
                  f"{_geometry('thread_idx', a)})" for a in range(n)]
@@ -378,15 +394,18 @@ def _warp(tr, node, key, args, kwargs):
         mask, v, lane = bind_arguments(tr, node, api, args, kwargs, ("mask", "value", third))
         t = _scalar_value(tr, node, v, api)
         t = _word_int(t)
-        return Val(f"nu::kern::{key}({_int_arg(tr, node, mask, _UINT32, api)}, "
+        return Val(f"nu::kern::{key}({_mask_arg(tr, node, mask, api)}, "
                    f"{tr.cast(node, v, t)}, {_int_arg(tr, node, lane, WEAK_INT, api)})", t)
-    if key in ("eq_sync", "match_any_sync", "match_all_sync"):
+    if key == "eq_sync":
+        # A vote, as Numba's: whether the predicate's truth is the same in every lane.
+        mask, pred = bind_arguments(tr, node, api, args, kwargs, ("mask", "predicate"))
+        m, p = _mask_arg(tr, node, mask, api), _predicate_arg(tr, node, pred, api)
+        return Val(f"nu::kern::eq_sync({m}, bool({p}))", WEAK_BOOL)
+    if key in ("match_any_sync", "match_all_sync"):
         mask, v = bind_arguments(tr, node, api, args, kwargs, ("mask", "value"))
         t = _scalar_value(tr, node, v, api)
         t = _word_int(t)
-        m, c = _int_arg(tr, node, mask, _UINT32, api), tr.cast(node, v, t)
-        if key == "eq_sync":
-            return Val(f"nu::kern::eq_sync({m}, {c})", WEAK_BOOL)
+        m, c = _mask_arg(tr, node, mask, api), tr.cast(node, v, t)
         if key == "match_any_sync":
             return Val(f"nu::kern::match_any_sync({m}, {c})", _UINT32)
         # Numba: (mask, pred), the mask when all lanes agree (else 0) and whether they do.
@@ -395,9 +414,7 @@ def _warp(tr, node, key, args, kwargs):
         return Val(f"([&]() {{ const nu::u32 {tmp} = nu::kern::match_all_sync({m}, {c}); "
                    f"return {ctype(tt)}{{{tmp}, {tmp} != 0u}}; }}())", tt)
     mask, pred = bind_arguments(tr, node, api, args, kwargs, ("mask", "predicate"))
-    m = _int_arg(tr, node, mask, _UINT32, api)
-    tr._numeric(node, pred, api)
-    p = f"int({tr.truth(pred)})"
+    m, p = _mask_arg(tr, node, mask, api), _predicate_arg(tr, node, pred, api)
     if key == "ballot_sync":
         return Val(f"nu::kern::ballot_sync({m}, {p})", _UINT32)
     return Val(f"nu::kern::{key}({m}, {p})", WEAK_BOOL)
@@ -416,7 +433,11 @@ def _bits(tr, node, key, args, kwargs):
         for v in (c, a, b):
             tr._numeric(node, v, api)
         t = tr.promote(node, lambda: unify(a.type, b.type))
-        return Val(f"({tr.truth(c)} ? {tr.cast(node, a, t)} : {tr.cast(node, b, t)})", t)
+        # A call: both values are evaluated, as Python evaluates arguments, then one is
+        # selected (CUDA's selp, no branch).
+        ct = ctype(t)
+        return Val(f"([](bool nu_c, {ct} nu_a, {ct} nu_b) {{ return nu_c ? nu_a : nu_b; }}"
+                   f"({tr.truth(c)}, {tr.cast(node, a, t)}, {tr.cast(node, b, t)}))", t)
     (x,) = bind_arguments(tr, node, api, args, kwargs, ("x",))
     tr._numeric(node, x, api)
     t = strong(x.type)
