@@ -263,3 +263,36 @@ def test_bool_arguments():
     case = hr.Case(use_bool, (bool_,))
     hr.build([case], nvrtc=False)
     hr.check(case, np.array([True, False]))
+
+
+FLAG = True
+
+
+def identities(flag, x):
+    # `is` against None/True/False: a bool by its value (Numba's typing, so a NumPy bool
+    # counts as Python's bool here), a number never; pruned at compile time where known.
+    r = 0
+    if flag is True:
+        r += 1
+    if flag is not False:
+        r += 2
+    if x is None:
+        r += 4
+    if x is not None:
+        r += 8
+    if x is True or x is False:  # a number is never True or False
+        r += 16
+    if FLAG is True and None is None:
+        r += 32
+    return r
+
+
+def test_identity_with_none_true_false():
+    cases = [hr.Case(identities, (bool_, int64)), hr.Case(identities, (bool_, float64))]
+    hr.build(cases)
+    for case, x in zip(cases, (np.array([0, 1, 1, 7], np.int64),
+                               np.array([0.0, 1.0, np.nan, -0.0]))):
+        flags = np.array([True, False, True, False])
+        got = hr.run_compiled(case, flags, x)
+        want = [identities(bool(f), v.item()) for f, v in zip(flags, x)]  # Python bools
+        np.testing.assert_array_equal(got, want)

@@ -94,7 +94,7 @@ def none_sometimes(x):
 
 
 def is_compare(x):
-    return x is None
+    return x is x + 1  # identity of two numbers: not supported (x is None is)
 
 
 def uses_os(x):

@@ -129,8 +129,8 @@ def compare(tr, node, op, a, b):
         cls = (a.type if plain(a.type) else b.type).cls
         raise tr.error(node, f"members of {cls.__name__} have no order (only == and != "
                              f"compare them)")
-    if identity and not (ea and eb):
-        raise tr.error(node, "'is' and 'is not' are supported between enum members only")
+    if identity and not (ea or eb):
+        return None  # None, True, False (the translator's _compare_identity)
     negate = op in ("ne", "isnot")
     if not (ea and eb) or a.type.cls is not b.type.cls:
         return const_val(negate)  # a member of another class, or a number: never equal

@@ -1166,8 +1166,14 @@ class FunctionTranslator:
                 return r
         if len(ops) == 1 and any(isinstance(v.type, StringRef) for v in vals):
             return self._compare_strings(e, ops[0], vals[0], vals[1])
+        if len(ops) == 1 and ops[0][1] in ("is", "isnot") and not any(
+                isinstance(v.type, Bottom) for v in vals):
+            r = self._compare_identity(e, ops[0][1] == "is", vals[0], vals[1])
+            if r is not None:
+                return r
         if any(name in ("is", "isnot") for _, name in ops):
-            raise self.error(e, "'is' and 'is not' are supported between enum members only")
+            raise self.error(e, "'is' and 'is not' are supported between enum members only "
+                                "(and against None, True or False)")
         for node, v in zip([e.left] + e.comparators, vals):
             if not self._numeric(node, v, "comparison"):
                 return Val("0", BOTTOM)
@@ -1189,6 +1195,34 @@ class FunctionTranslator:
             last = k == len(ops) - 1
             parts.append(f"return {code};" if last else f"if (!{code}) return false;")
         return Val(f"([&]() -> bool {{ {' '.join(parts)} }}())", rtype)
+
+    def _compare_identity(self, e, is_, a, b):
+        """``x is None``, ``flag is True``, ``x is not False``: None is only itself, and a
+        bool is True or False by its value (Numba types both as booleans, so a NumPy bool
+        counts too); a number is never True, False or None. Known at compile time except
+        for a bool compared with True or False."""
+        def singleton(v):
+            if v.type is None:
+                return "none"
+            if isinstance(v.const, bool) and kind_of(v.type) == "b":
+                return v.const
+            return None
+
+        sa, sb = singleton(a), singleton(b)
+        if sa is None and sb is None:
+            return None
+        if sa is not None and sb is not None:
+            same = sa == sb
+        else:
+            other, flag = (b, sa) if sb is None else (a, sb)
+            if other.type is not None and not isinstance(other.type, (Ref, TupleType)) \
+                    and not is_array(other.type) and kind_of(other.type) == "b" \
+                    and flag != "none":
+                code = self.truth(other) if flag else f"!{self.truth(other)}"
+                return Val(f"({code})" if is_ else f"(!({code}))", WEAK_BOOL)
+            same = False
+        result = same if is_ else not same
+        return Val("true" if result else "false", WEAK_BOOL, result)
 
     def expr_BoolOp(self, e):
         vals = [self.expr(v) for v in e.values]
