@@ -192,3 +192,23 @@ def test_out_of_range_literal_for_small_ints():
 
     with pytest.raises(CompileError, match=r"300 out of bounds for int8"):
         translate(f, (int8,))
+
+
+def helper_with_undefined_name(x):
+    return floor_not_imported(x)  # noqa: F821
+
+
+def calls_broken_helper(x):
+    return helper_with_undefined_name(x) + 1
+
+
+def test_error_in_a_callee_names_the_call_chain():
+    # Numba's wording: the NameError, then where the failing function was called from.
+    with pytest.raises(CompileError) as info:
+        translate(calls_broken_helper, (float64,))
+    text = str(info.value)
+    assert "NameError: name 'floor_not_imported' is not defined in function " \
+           "'helper_with_undefined_name'" in text
+    assert ("During: resolving callee type: type(CUDADispatcher(<function "
+            "helper_with_undefined_name>)), called at " in text)
+    assert "in function 'calls_broken_helper'" in text.splitlines()[-1]

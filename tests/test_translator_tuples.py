@@ -2,6 +2,8 @@
 tuples, numbacuda_ufunc.literal_unroll, starred calls, constant indexing and tuples
 returned by helpers, against the Python function on the host backend and NVRTC."""
 
+import cmath
+
 import _hostrun as hr
 import numpy as np
 import pytest
@@ -102,12 +104,20 @@ def test_tuple_loop_in_a_kernel():
     np.testing.assert_array_equal(out, [sum(w * i for w in WEIGHTS) for i in range(8)])
 
 
-def test_starred_expression_must_be_a_name():
-    def bad(a, b):
-        return max(*minmax(a, b))
+def starred_call_result(a, b):
+    # f(*g(...)): the tuple g returns is computed once and spread into the call.
+    return max(*minmax(a, b)) - complex(*cmath.polar(complex(a, b))).imag
 
-    with pytest.raises(CompileError, match="starred argument must be a tuple variable"):
-        translate(bad, (float64, float64))
+
+def test_starred_expression_and_its_errors():
+    cases = [hr.Case(starred_call_result, (float64, float64)),
+             hr.Case(starred_call_result, (float32, float32))]
+    hr.build(cases)
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.normal(size=12), [0.0, -0.0, np.inf, np.nan]])
+    hr.check(cases[0], x, x[::-1].copy(), ulps=2)
+    hr.check(cases[1], np.arange(-8, 8, dtype=np.float32),
+             rng.normal(size=16).astype(np.float32), ulps=2)
 
     def not_tuple(a):
         return max(*a)

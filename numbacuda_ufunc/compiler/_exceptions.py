@@ -89,7 +89,7 @@ def static_value(tr, node, what="raise needs an exception class or instance"):
             return tr.fn.__globals__[node.id]
         if hasattr(builtins, node.id):
             return getattr(builtins, node.id)
-        raise tr.error(node, f"name '{node.id}' is not defined")
+        raise tr.error(node, f"NameError: name '{node.id}' is not defined")
     if isinstance(node, ast.Attribute):
         base = static_value(tr, node.value, what)
         try:

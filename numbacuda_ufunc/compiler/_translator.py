@@ -204,6 +204,7 @@ class FunctionTranslator:
         self.unroll_slots = {}  # unroll_path -> number, stable over the inference passes
         self.loops = []  # enclosing loops, innermost last: None or tuples.Unrolled
         self.rewritten = {}  # id(for statement) -> (it, its enumerate/zip rewrite)
+        self.star_bindings = []  # per call being translated: (name, tuple Val) of f(*g())
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
@@ -817,7 +818,7 @@ class FunctionTranslator:
         elif hasattr(builtins, name):
             value = getattr(builtins, name)
         else:
-            raise self.error(node, f"name '{name}' is not defined")
+            raise self.error(node, f"NameError: name '{name}' is not defined")
         return self.classify(node, name, value)
 
     def classify(self, node, name, value) -> Val:
@@ -1273,6 +1274,26 @@ class FunctionTranslator:
         return Val(f"({self.truth(test)} ? {self.cast(e, a, r)} : {self.cast(e, b, r)})", r)
 
     def expr_Call(self, e):
+        # f(*g(x)): the starred tuple is computed once, bound to a name for the call.
+        self.star_bindings.append([])
+        try:
+            v = self._call(e)
+        finally:
+            bindings = self.star_bindings.pop()
+        if bindings and v.code and not isinstance(v.type, Bottom):
+            binds = " ".join(f"const {ctype(b.type)} {name} = {b.code};" for name, b in bindings)
+            return Val(f"([&]() {{ {binds} return {v.code}; }}())", v.type, v.const)
+        return v
+
+    def _starred(self, node, v):
+        if (isinstance(v.type, TupleType) and not isinstance(v.const, tuple)
+                and not v.code.isidentifier()):
+            name = self.temp("nu_star")
+            self.star_bindings[-1].append((name, v))
+            v = Val(name, v.type)
+        return tuples.starred_items(self, node, v)
+
+    def _call(self, e):
         if (isinstance(e.func, ast.Name) and e.func.id == "isinstance"
                 and e.func.id not in self.locals
                 and exceptions.static_value(self, e.func) is builtins.isinstance):
@@ -1332,7 +1353,7 @@ class FunctionTranslator:
         args = []
         for a in e.args:
             if isinstance(a, ast.Starred):  # f(*t): the tuple's items
-                args.extend(tuples.starred_items(self, a, self.expr(a.value)))
+                args.extend(self._starred(a, self.expr(a.value)))
             else:
                 args.append(arg_value(a))
         kwargs = {}

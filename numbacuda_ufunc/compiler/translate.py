@@ -123,6 +123,15 @@ class _Context:
         try:
             rec.definition = FunctionTranslator(self, fn, src, arg_types, rec,
                                                 declared_return).run()
+        except CompileError as exc:
+            if caller is None:
+                raise
+            # Where the failing function was called from, as Numba's "During:" lines.
+            line = (getattr(node, "lineno", 0) or 0) + caller.src.line_offset
+            raise CompileError(f"{exc}\nDuring: resolving callee type: type(CUDADispatcher("
+                               f"<function {fn.__qualname__}>)), called at "
+                               f"{caller.src.filename}:{line} in function "
+                               f"'{caller.src.name}'") from None
         finally:
             self.stack.pop()
         rec.in_progress = False
