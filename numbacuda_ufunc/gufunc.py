@@ -122,6 +122,8 @@ class GUFunc(_core.GUFunc):
     """A gufunc made by :func:`guvectorize`: ``g(*inputs)``, ``g(*inputs, *outputs)``,
     ``g(*inputs, out=o)`` or ``out=(o1, o2)``; ``stream=``."""
 
+    _nu_gufunc = True  # the translator refuses calls of it (Numba: untyped global name)
+
     def __init__(self, pyfunc, signatures, layout, target, fastmath, cache, writable_args):
         api = f"guvectorize({getattr(pyfunc, '__name__', pyfunc)!r})"
         if target not in TARGETS:

@@ -256,19 +256,39 @@ def _rebuild(pyfunc, signatures, target, identity, fastmath, cache):
 _core.install_fast_call(UFunc)
 
 
+class UnsupportedOptionError(TypeError, KeyError):
+    """An option the decorator does not take: a TypeError (as Python's for an unexpected
+    keyword, and Numba's @guvectorize) and a KeyError (Numba's @vectorize)."""
+
+    def __str__(self):  # KeyError's would quote the message
+        return TypeError.__str__(self)
+
+
+def _with_note(exc, note):
+    if hasattr(exc, "add_note"):  # Python 3.11+: shown in tracebacks, not in str(exc)
+        exc.add_note(note)
+    else:
+        exc.args = (f"{exc.args[0]} ({note})",)
+    return exc
+
+
 def check_options(api, options, allowed, target) -> None:
-    """Numba's decorator options, with Numba's messages: an unknown option is a TypeError
-    listing them; ``nopython=False`` is refused (the CUDA target has no object mode) and
+    """Numba's decorator options, with Numba's messages (tests compare them exactly; our
+    explanation is the exception's note): an unknown option is refused, listing them;
+    ``nopython=False`` is refused (the CUDA target has no object mode) and
     ``nopython=True`` on the cuda target warns that it is redundant."""
     bad = sorted(set(options) - set(allowed))
     if bad:
-        raise TypeError(f"The following target options are not supported: "
-                        f"{', '.join(repr(b) for b in bad)} ({api} got an unexpected option; "
-                        f"it takes {', '.join(allowed)})")
+        names = ", ".join(repr(b) for b in bad)
+        lead = "Unrecognized options. " if api == "vectorize()" else ""
+        raise _with_note(UnsupportedOptionError(
+            f"{lead}The following target options are not supported: {names}"),
+            f"{api} got an unexpected option; it takes {', '.join(allowed)}")
     if "nopython" in options:
         if not options["nopython"]:
-            raise TypeError(f"{api}: nopython=False is not supported: functions are always "
-                            f"compiled in nopython mode")
+            raise _with_note(TypeError("nopython flag must be True"),
+                             f"{api}: nopython=False is not supported: functions are always "
+                             f"compiled in nopython mode")
         if target == "cuda":
             warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
                           stacklevel=3)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from numbacuda_ufunc import cuda, float32, guvectorize, void
+from numbacuda_ufunc.errors import CompileError
 from numbacuda_ufunc.gufunc import parse_layout
 
 
@@ -318,3 +319,30 @@ def test_cupy_operands_give_cupy_results():
     got = matmul(a, b)
     assert isinstance(got, cp.ndarray)
     np.testing.assert_allclose(cp.asnumpy(got), np.matmul(cp.asnumpy(a), cp.asnumpy(b)), rtol=1e-12)
+
+
+def test_gufunc_cannot_be_called_from_a_kernel():
+    @guvectorize(["void(int32[:], int32[:])"], "(n)->(n)", target="cuda")
+    def gufunc_copy(a, b):
+        for i in range(a.shape[0]):
+            b[i] = a[i]
+
+    def k(a, b):
+        gufunc_copy(a, b)
+
+    with pytest.raises(CompileError, match="Untyped global name 'gufunc_copy': a guvectorize "
+                                           "gufunc cannot be called"):
+        cuda.jit(k)[1, 1](np.zeros(3, np.int32), np.zeros(3, np.int32))
+
+
+def test_option_errors_carry_numbas_exact_messages():
+    with pytest.raises(TypeError) as info:
+        guvectorize(["void(float32[:], float32[:])"], "(x)->(x)", nopython=False)(
+            lambda a, b: None)
+    assert str(info.value) == "nopython flag must be True"
+    with pytest.raises(TypeError) as info:
+        guvectorize(["void(float32[:], float32[:])"], "(x)->(x)", what1=True, ever2=False)(
+            lambda a, b: None)
+    head, _, names = str(info.value).partition(": ")
+    assert head == "The following target options are not supported"
+    assert {n.strip("' ") for n in names.split(",")} == {"what1", "ever2"}

@@ -887,6 +887,10 @@ class FunctionTranslator:
                 return Val("", r)
         if getattr(value, "_nu_foreign", False) is True:  # cuda.declare_device
             return Val("", foreign.ForeignRef(value))
+        if getattr(type(value), "_nu_gufunc", False) is True:
+            raise self.error(node, f"Untyped global name '{name}': a guvectorize gufunc cannot "
+                                   f"be called from translated code (call a "
+                                   f"cuda.jit(device=True) function with its loop instead)")
         py = getattr(value, "py_func", None)  # cuda.jit(device=True) / Numba dispatchers
         if isinstance(py, pytypes.FunctionType):
             if getattr(value, "_nu_cpu_only", False) is True:
