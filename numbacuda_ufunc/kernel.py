@@ -236,8 +236,10 @@ class Kernel(_core.Kernel):
         ``tpb=0`` the blocks are as large as the kernel allows (at most 1024), as Numba's
         occupancy-based choice gives for most kernels."""
         if isinstance(ntasks, bool) or not hasattr(ntasks, "__index__") or ntasks < 0:
+            numba = "; Can't create ForAll with negative task count" \
+                if hasattr(ntasks, "__index__") and not isinstance(ntasks, bool) else ""
             raise ValueError(f"kernel '{self.__name__}'.forall(): ntasks must be a "
-                             f"non-negative integer (got {ntasks!r})")
+                             f"non-negative integer{numba} (got {ntasks!r})")
         if ntasks.__index__() >= 2**63:
             raise ValueError(f"kernel '{self.__name__}'.forall(): ntasks must fit in int64 "
                              f"(got {ntasks!r})")

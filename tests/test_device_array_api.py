@@ -182,6 +182,8 @@ def test_forall_with_huge_counts_is_a_typed_error():
         nothing.forall(10, tpb=2**40)
     with pytest.raises(ValueError, match="ntasks must be a non-negative integer"):
         nothing.forall(-1)
+    with pytest.raises(ValueError, match="Can't create ForAll with negative task count"):
+        nothing.forall(-1)  # Numba's words too
 
 
 # ---------------------------------------------------------------- array interface import
