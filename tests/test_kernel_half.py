@@ -253,3 +253,35 @@ def test_fp16_errors():
         bad[1, 1](np.zeros(1, np.float16))
     with pytest.raises(RuntimeError, match="only inside a @cuda.jit kernel"):
         fp16.hadd(1, 2)
+
+
+@cuda.jit
+def half_abs_widen(a, out16, out64):
+    i = cuda.grid(1)
+    if i < a.size:
+        out16[i] = abs(a[i])          # NumPy's: clears the sign bit (NaNs too)
+        out64[i] = a[i]               # float16 -> float64, exact
+
+
+def test_float16_abs_and_widening_match_numpy_and_use_native_ptx():
+    a = np.concatenate([half_edges(), -half_edges(),
+                        np.array([0x7e01, 0xfe01, 0x7c01, 0x8001], np.uint16).view(np.float16)])
+    out16 = np.full(a.size, 7, np.float16)
+    out64 = np.full(a.size, 7.0)
+    half_abs_widen[(a.size + 31) // 32, 32](a, out16, out64)
+    np.testing.assert_array_equal(out16.view(np.uint16), np.abs(a).view(np.uint16))
+    np.testing.assert_array_equal(out64, a.astype(np.float64))
+    # NaN payloads reach float64 as NumPy's cast keeps them
+    nan = np.isnan(a)
+    np.testing.assert_array_equal(out64[nan].view(np.uint64), a[nan].astype(np.float64).view(np.uint64))
+    compiles(half_abs_widen)
+    ptx = next(iter(half_abs_widen.inspect_asm().values()))
+    body = ptx[ptx.index(".entry"):]
+    assert "cvt.f64.f16" in body  # one instruction, not through float32
+    assert "abs.f32" not in body and "and.b16" in body  # abs: the sign bit only
+
+
+def test_fp16_hfma_is_one_native_instruction():
+    ptx = next(iter(binary_all.inspect_asm().values()))
+    assert "fma.rn.f16" in ptx
+    assert "fma.rn.f64" not in ptx

@@ -345,6 +345,7 @@ template <class T>
 NU_DEVICE T abs(T a) {
     if constexpr (is_int<T>) return (a < 0) ? neg(a) : a;
     else if constexpr (is_bool<T>) return a;
+    else if constexpr (is_half<T>) return T::from_bits(u16(a.bits & 0x7fffu));  // NumPy's: the sign bit
     else return T(::fabs(a));
 }
 
