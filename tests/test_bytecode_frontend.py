@@ -15,7 +15,7 @@ import _hostrun as hr
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import cuda, float32, float64, int8, int32, int64, uint8, vectorize
+from numbacuda_ufunc import bool_, cuda, float32, float64, int8, int32, int64, uint8, vectorize
 from numbacuda_ufunc.compiler import translate
 from numbacuda_ufunc.compiler._bytecode import lift
 from numbacuda_ufunc.errors import CompileError
@@ -175,7 +175,7 @@ def test_python_dash_c_one_liner(tmp_path):
 
 def test_unsupported_bytecode_is_a_compile_error():
     g = {}
-    exec("def f(x):\n    return [x][0]\n\ndef h(x):\n    return x is None\n", g)
+    exec("def f(x):\n    return [x][0]\n\ndef h(x):\n    return x is x + 1\n", g)
     with pytest.raises(CompileError, match=r"<string>:2: unsupported construct 'list'.*"
                                            r"bytecode"):
         translate(g["f"], (float64,))
@@ -212,3 +212,12 @@ def test_lifted_code_runs_as_python(ns, name, inputs):
     lifted.__defaults__ = fn.__defaults__
     for args in inputs:
         assert lifted(*args) == fn(*args), (name, args)
+
+
+def test_identity_with_none_from_bytecode():
+    g = {}
+    exec("def h(x, flag):\n    return (x is None) + 2 * (x is not None) + 4 * (flag is True)\n", g)
+    case = hr.Case(g["h"], (float64, bool_))
+    hr.build([case])
+    got = hr.run_compiled(case, np.array([1.0, np.nan]), np.array([True, False]))
+    np.testing.assert_array_equal(got, [6, 2])
