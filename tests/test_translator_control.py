@@ -9,6 +9,7 @@ import pytest
 
 from numbacuda_ufunc import (
     bool_,
+    cuda,
     float32,
     float64,
     int8,
@@ -20,6 +21,7 @@ from numbacuda_ufunc import (
     uint64,
 )
 from numbacuda_ufunc.compiler import translate
+from numbacuda_ufunc.errors import CompileError
 
 SCALE = 3
 
@@ -296,3 +298,71 @@ def test_identity_with_none_true_false():
         got = hr.run_compiled(case, flags, x)
         want = [identities(bool(f), v.item()) for f, v in zip(flags, x)]  # Python bools
         np.testing.assert_array_equal(got, want)
+
+
+# ---- one name, several variables (_webs.py): a name reused for values of other types ----
+
+def reuse_name(a, b):
+    t = (a, b)
+    s = t[0] + t[1]
+    t = s * 2.5           # a float now: another variable, as Numba's SSA form makes it
+    for i in range(3):
+        t += i
+    k = 0
+    for k in range(2):
+        s += k
+    k = (s, s)            # the loop variable reused for a tuple
+    return t + k[0] - k[1]
+
+
+def still_one_variable(a, c):
+    x = (a, a)
+    if c > 0:
+        x = a             # both reach the return: one variable, two types
+    return x
+
+
+def test_name_reused_for_other_types_is_split():
+    cases = [hr.Case(reuse_name, (float64, int32)), hr.Case(reuse_name, (int64, int64))]
+    hr.build(cases)
+    rng = np.random.default_rng(11)
+    hr.check(cases[0], np.concatenate([rng.normal(size=10), [np.inf, np.nan, -0.0]]),
+             rng.integers(-50, 50, 13).astype(np.int32))
+    hr.check(cases[1], np.array([0, 5, -7, 2**40], np.int64), np.array([1, -1, 3, 9], np.int64))
+    with pytest.raises(CompileError, match="variable 'x' is assigned incompatible types"):
+        translate(still_one_variable, (float64, int64))
+
+
+def reshape_twice(result, arr):
+    for _ in range(1):
+        arr = arr.reshape(3 * 2)
+        arr = arr.reshape(3, 2)
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            result[i, j] = arr[i, j]
+
+
+def loop_variable_becomes_array(res, m, n, b):
+    for t in range(1, m):
+        for idx in range(n):
+            t = b
+            if idx == 0:
+                res[0] = t[0]
+            else:
+                res[0] += t[idx % t.shape[0]]
+
+
+def test_kernels_reusing_a_name_for_arrays_of_other_shapes():
+    k = cuda.jit(reshape_twice)
+    arr = np.arange(6.0).reshape(3, 2) * 1.5
+    out = np.full((3, 2), np.nan)
+    k[1, 1](out, arr)
+    np.testing.assert_array_equal(out, arr)
+    k2 = cuda.jit(loop_variable_becomes_array)
+    b = np.array([2.0, 3.0, 5.0])
+    res, want = np.full(1, np.nan), np.full(1, np.nan)
+    k2[1, 1](res, 4, 5, b)
+    loop_variable_becomes_array(want, 4, 5, b)
+    np.testing.assert_array_equal(res, want)
+    for kern in (k, k2):
+        assert ".entry" in next(iter(kern.inspect_ptx().values()))

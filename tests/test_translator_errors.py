@@ -81,11 +81,13 @@ def changing_recursion(n):
 
 
 def cannot_unify(x):
+    # Both values reach the return: one variable of two types. (Were t never read, each
+    # assignment would be a variable of its own, as in Numba: see _webs.py.)
     if x > 0:
         t = (x, x)
     else:
-        t = x  # noqa: F841
-    return x
+        t = x
+    return t
 
 
 def none_sometimes(x):

@@ -491,8 +491,10 @@ class FunctionTranslator:
         try:
             new = unify(old, v.type)
         except PromotionError:
-            raise self.error(node, f"variable '{name}' is assigned incompatible types "
-                                   f"{old} and {v.type}") from None
+            err = self.error(node, f"variable '{name}' is assigned incompatible types "
+                                   f"{old} and {v.type}")
+            err.nu_incompatible = True  # translate.py may split the name (_webs.py)
+            raise err from None
         if not self.emitting:
             self.vars[name] = new
         else:

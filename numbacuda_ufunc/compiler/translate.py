@@ -7,6 +7,7 @@ compiled after ``#include "nu_array.cuh"`` (which includes nu_scalar.cuh) by NVR
 
 from __future__ import annotations
 
+import copy
 import enum
 import hashlib
 import re
@@ -24,6 +25,7 @@ from ._foreign import declared_source
 from ._source import error_at, load_source
 from ._translator import FunctionTranslator
 from ._types import BOTTOM, TupleType, strong, typecode
+from ._webs import split_webs
 
 __all__ = ["HEADER", "KERNEL_HEADER", "TranslatedFunction", "TranslatedKernel", "translate",
            "translate_kernel"]
@@ -66,6 +68,9 @@ class _Record:
 
 class _Context:
     """Translation of one entry function and everything it calls."""
+
+    def _translate(self, fn, src, arg_types, rec, declared_return):
+        return _translate_split(self, fn, src, arg_types, rec, declared_return)
 
     def __init__(self, kernel=False):
         self.records = {}
@@ -121,8 +126,7 @@ class _Context:
         self.records[key] = rec
         self.stack.append(rec)
         try:
-            rec.definition = FunctionTranslator(self, fn, src, arg_types, rec,
-                                                declared_return).run()
+            rec.definition = self._translate(fn, src, arg_types, rec, declared_return)
         except CompileError as exc:
             if caller is None:
                 raise
@@ -144,6 +148,27 @@ class _Context:
         self.order = [r for r in self.order if r.name != rec.name]
         self.order.append(rec)
         return rec
+
+
+def _translate_split(ctx, fn, src, arg_types, rec, declared_return):
+    """Translates the function; where one name holds values of incompatible types in
+    independent parts of it, translates it again with a name per part (_webs.py)."""
+    try:
+        return FunctionTranslator(ctx, fn, src, arg_types, rec, declared_return).run()
+    except CompileError as exc:
+        split = split_webs(src.node) if getattr(exc, "nu_incompatible", False) else None
+        if split is None:
+            raise
+        first = exc
+    again = copy.copy(src)
+    again.node = split
+    rec.return_type, rec.prototype, rec.waits_on = BOTTOM, None, set()
+    try:
+        return FunctionTranslator(ctx, fn, again, arg_types, rec, declared_return).run()
+    except CompileError as exc:
+        if getattr(exc, "nu_incompatible", False):
+            raise first from None  # the names that do not split: the original message
+        raise
 
 
 def _environment_token(fn, depth=0):

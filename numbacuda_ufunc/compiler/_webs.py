@@ -1,0 +1,255 @@
+"""One local name, several variables: splitting a function's names by def-use webs.
+
+The translator gives each local one type for the whole function. Python code often reuses
+a name for unrelated values (``arr = arr.reshape(6)`` then ``arr = arr.reshape(3, 2)``; a
+loop variable ``t`` later bound to an array), which Numba types apart through its SSA form.
+When typing meets such a name (``variable 'x' is assigned incompatible types``), the
+function is typed again from a copy of its AST in which every independent use of the name
+has a name of its own: the definitions that reach a common read form one web (a variable),
+found by a reaching-definitions pass over the structured control flow (if, while, for,
+break, continue, return). A web keeps the original name when it holds the parameter (or
+else the first definition); the others become ``<name>__<k>``.
+
+Names read by nested functions or lambdas are left alone (those read them when called),
+and so is every name of a function using a statement this pass does not model.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+__all__ = ["split_webs"]
+
+
+class _GiveUp(Exception):
+    pass
+
+
+_SIMPLE = (ast.Pass, ast.Expr, ast.Assert, ast.Return, ast.Raise, ast.Assign, ast.AugAssign,
+           ast.AnnAssign, ast.If, ast.While, ast.For, ast.Break, ast.Continue, ast.FunctionDef)
+
+
+class _Flow:
+    def __init__(self):
+        self.uses = {}  # id(Name load node) -> (node, set of def keys)
+        self.defs = {}  # def key -> (name, Name store node or None for a parameter)
+        self.pinned = set()  # names nested functions read
+        self.loops = []  # (break states, continue states) of the enclosing loops
+        self.augmented = []  # (read half, Name store) of each `name op= value`
+
+    # ---- states: name -> frozenset of def keys (None: unreachable) ----------------------
+    @staticmethod
+    def merge(*states):
+        live = [s for s in states if s is not None]
+        if not live:
+            return None
+        out = dict(live[0])
+        for s in live[1:]:
+            for k, v in s.items():
+                out[k] = out.get(k, frozenset()) | v
+        return out
+
+    def read(self, node, state):
+        if state is None:
+            return
+        entry = self.uses.setdefault(id(node), (node, set()))
+        entry[1].update(state.get(node.id, ()))
+
+    def define(self, node, name, state):
+        key = id(node)
+        self.defs[key] = (name, node)
+        if state is None:
+            return None
+        out = dict(state)
+        out[name] = frozenset([key])
+        return out
+
+    # ---- expressions ----------------------------------------------------------------------
+    def expr(self, e, state):
+        if e is None:
+            return
+        todo = [e]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (ast.Lambda, ast.FunctionDef)):
+                self.pin(n)
+                continue
+            if isinstance(n, (ast.NamedExpr, ast.ListComp, ast.SetComp, ast.DictComp,
+                              ast.GeneratorExp, ast.Yield, ast.YieldFrom, ast.Await)):
+                raise _GiveUp
+            if isinstance(n, ast.Name):
+                if not isinstance(n.ctx, ast.Load):
+                    raise _GiveUp
+                self.read(n, state)
+                continue
+            todo.extend(ast.iter_child_nodes(n))
+
+    def pin(self, node):
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                self.pinned.add(n.id)
+
+    def target(self, t, state):
+        """Binds an assignment target; returns the new state."""
+        if isinstance(t, ast.Name):
+            return self.define(t, t.id, state)
+        if isinstance(t, (ast.Tuple, ast.List)):
+            for x in t.elts:
+                state = self.target(x, state)
+            return state
+        if isinstance(t, (ast.Subscript, ast.Attribute)):
+            self.expr(t.value, state)
+            if isinstance(t, ast.Subscript):
+                self.expr(t.slice, state)
+            return state
+        raise _GiveUp
+
+    # ---- statements -----------------------------------------------------------------------
+    def block(self, stmts, state):
+        for s in stmts:
+            if state is None:
+                break
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s, state):
+        if not isinstance(s, _SIMPLE):
+            raise _GiveUp
+        if isinstance(s, ast.Assign):
+            self.expr(s.value, state)
+            for t in s.targets:
+                state = self.target(t, state)
+            return state
+        if isinstance(s, ast.AnnAssign):
+            if s.value is None:
+                return state
+            self.expr(s.value, state)
+            return self.target(s.target, state)
+        if isinstance(s, ast.AugAssign):
+            self.expr(s.value, state)
+            if isinstance(s.target, ast.Name):
+                load = ast.copy_location(ast.Name(s.target.id, ast.Load()), s.target)
+                self.read(load, state)  # the read half, tied to the store below
+                self.augmented.append((load, s.target))
+                return self.define(s.target, s.target.id, state)
+            return self.target(s.target, state)
+        if isinstance(s, (ast.Expr, ast.Assert)):
+            self.expr(s.value if isinstance(s, ast.Expr) else s.test, state)
+            if isinstance(s, ast.Assert):
+                self.expr(s.msg, state)
+            return state
+        if isinstance(s, (ast.Return, ast.Raise)):
+            self.expr(s.value if isinstance(s, ast.Return) else s.exc, state)
+            return None
+        if isinstance(s, ast.Pass):
+            return state
+        if isinstance(s, (ast.Break, ast.Continue)):
+            if not self.loops:
+                raise _GiveUp
+            self.loops[-1][0 if isinstance(s, ast.Break) else 1].append(state)
+            return None
+        if isinstance(s, ast.FunctionDef):
+            self.pin(s)
+            return self.define(s, s.name, state)
+        if isinstance(s, ast.If):
+            self.expr(s.test, state)
+            return self.merge(self.block(s.body, state), self.block(s.orelse, state))
+        if isinstance(s, ast.While):
+            return self.loop(s, state, s.test, None)
+        return self.loop(s, state, None, s.target)  # for
+
+    def loop(self, s, state, test, target):
+        if target is not None:
+            self.expr(s.iter, state)
+        head = state
+        while True:
+            self.expr(test, head)
+            self.loops.append(([], []))
+            body_in = self.target(target, head) if target is not None else head
+            out = self.block(s.body, body_in)
+            breaks, continues = self.loops.pop()
+            new_head = self.merge(state, out, *continues)
+            if new_head == head:
+                break
+            head = new_head
+        after = self.block(s.orelse, head) if s.orelse else head
+        return self.merge(after, *breaks)
+
+
+def split_webs(fn_node):
+    """A copy of ``fn_node`` (an ast.FunctionDef) whose locals with independent def-use
+    webs have one name per web, or None when no name splits (or the pass gives up)."""
+    if not isinstance(fn_node, ast.FunctionDef):
+        return None
+    node = copy.deepcopy(fn_node)
+    flow = _Flow()
+    a = node.args
+    params = [x.arg for x in a.posonlyargs + a.args] + ([a.vararg.arg] if a.vararg else [])
+    state = {}
+    for p in params:
+        key = ("param", p)
+        flow.defs[key] = (p, None)
+        state[p] = frozenset([key])
+    try:
+        flow.block(node.body, state)
+    except (_GiveUp, RecursionError):
+        return None
+    parent = {k: k for k in flow.defs}
+
+    def find(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for _, reaching in flow.uses.values():
+        keys = list(reaching)
+        for k in keys[1:]:
+            ra, rb = find(keys[0]), find(k)
+            if ra != rb:
+                parent[rb] = ra
+    for load, store in flow.augmented:  # x += 1 reads and writes one variable
+        reaching = flow.uses[id(load)][1]
+        for k in reaching:
+            ra, rb = find(k), find(id(store))
+            if ra != rb:
+                parent[rb] = ra
+    webs = {}  # name -> {root: [def keys]}
+    for key, (name, _) in flow.defs.items():
+        webs.setdefault(name, {}).setdefault(find(key), []).append(key)
+    used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | set(params)
+    rename = {}  # root -> new name
+    for name, groups in webs.items():
+        if len(groups) < 2 or name in flow.pinned:
+            continue
+
+        def order(root, name=name, groups=groups):
+            keys = groups[root]
+            if ("param", name) in keys:
+                return (0, 0, 0)
+            first = min((flow.defs[k][1].lineno, flow.defs[k][1].col_offset) for k in keys)
+            return (1,) + first
+
+        roots = sorted(groups, key=order)
+        for k, root in enumerate(roots[1:], start=2):
+            new = f"{name}__{k}"
+            while new in used:
+                new += "_"
+            used.add(new)
+            rename[root] = new
+    if not rename:
+        return None
+    for key, (_, store) in flow.defs.items():
+        new = rename.get(find(key))
+        if new is not None and store is not None:
+            if isinstance(store, ast.FunctionDef):
+                return None  # a nested function's name: leave the function alone
+            store.id = new
+    for load, reaching in flow.uses.values():
+        roots = {find(k) for k in reaching}
+        if len(roots) == 1:
+            new = rename.get(roots.pop())
+            if new is not None:
+                load.id = new
+    return node
