@@ -452,3 +452,18 @@ def test_large_accumulate_and_at_on_gpu():
     d = cuda.to_device(a)
     add.at(d, idx, 1.0)
     close(d, expected)
+
+
+@pytest.mark.gpu
+def test_large_at_with_device_indices_on_gpu():
+    # 2^20 float32 updates into 2^10 elements (about 1,000 per element: the CAS loops contend)
+    a = np.zeros(1024, np.float32)
+    idx = RNG.integers(-1024, 1024, 1 << 20)
+    vals = RNG.random(1 << 20).astype(np.float32)
+    expected = np.zeros(1024, np.float64)
+    np.add.at(expected, idx, vals.astype(np.float64))
+    d = cuda.to_device(a)
+    add.at(d, cuda.to_device(idx), cuda.to_device(vals))
+    np.testing.assert_allclose(d.copy_to_host(), expected, rtol=1e-4)
+    with pytest.raises(IndexError, match="index 1024 is out of bounds"):
+        add.at(d, cuda.to_device(np.array([0, 1024])), 1.0)
