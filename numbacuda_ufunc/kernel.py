@@ -212,6 +212,10 @@ class Kernel(_core.Kernel):
         return k
 
     # ---- launching ------------------------------------------------------------------------
+    def _extension_launch(self, launcher):
+        """Called by the engine's ``kernel[...]`` when ``extensions`` holds any."""
+        return _ExtensionLauncher(self, launcher)
+
     def _raise_from_kernel(self, index, code, tid, ctaid):
         """Called by the engine when a launch of specialization ``index`` raised: raises
         the exception of raise site ``code`` as Numba does, its first argument prefixed
@@ -382,31 +386,26 @@ class Kernel(_core.Kernel):
             self.debug, self.fastmath, self.extensions, self.link))
 
 
-class _ExtensionKernel(Kernel):
-    """A kernel with Numba ``extensions``: launches go through Python to let them convert
-    the arguments (kernels without extensions keep the C++ launch path)."""
-
-    def __getitem__(self, config):
-        return _ExtensionLauncher(self, super().__getitem__(config), config)
-
-
 class _ExtensionLauncher:
     """A launch through Numba's ``extensions``: each extension's ``prepare_args(ty, val,
     stream=, retr=)`` may replace an argument (and its type) before the launch; the
     callables it appends to ``retr`` run after it, as in Numba."""
 
-    def __init__(self, kernel, launcher, config):
+    def __init__(self, kernel, launcher):
         self.kernel = kernel
         self.launcher = launcher
-        self.stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
+
+    def __getattr__(self, name):  # griddim, blockdim, sharedmem, stream, callbacks
+        return getattr(self.launcher, name)
 
     def __call__(self, *args):
         retr = []
         prepared = []
+        stream = self.launcher.stream
         for val in args:
-            ty = _type_of(val) if not isinstance(val, (list, dict, str)) else None
+            ty = _extension_type_of(val)
             for ext in self.kernel.extensions:
-                ty, val = ext.prepare_args(ty, val, stream=self.stream, retr=retr)
+                ty, val = ext.prepare_args(ty, val, stream=stream, retr=retr)
             prepared.append(val)
         self.launcher(*prepared)
         for writeback in retr:
@@ -611,6 +610,18 @@ def _type_of(value):
     return Array(from_dtype(np.dtype(arr.dtype)), arr.ndim, "A")
 
 
+def _extension_type_of(value):
+    """The type Numba's extensions receive with an argument (None where we have none)."""
+    if hasattr(value, "_nu_copy_direction"):  # a cuda.args hint: its value's type
+        value = value.value
+    if isinstance(value, (list, dict, str, tuple)):
+        return None
+    try:
+        return _type_of(value)
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
 def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
     """Numba's ``cuda.jit``: ``@jit`` / ``@jit("void(float32[:], float32[:])")`` make a
     kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs."""
@@ -629,17 +640,15 @@ def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
     if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
         if device:
             return DeviceFunction(func_or_sig, fastmath=fastmath, link=link)
-        cls = _ExtensionKernel if extensions else Kernel
-        return cls(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
-                   link=link)
+        return Kernel(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
+                      link=link)
     sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
             return DeviceFunction(fn, sigs, fastmath=fastmath, link=link)
-        cls = _ExtensionKernel if extensions else Kernel
-        return cls(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
-                   link=link)
+        return Kernel(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
+                      link=link)
 
     return decorate
 

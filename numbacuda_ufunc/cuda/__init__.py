@@ -66,16 +66,15 @@ from ._memory_managers import (
     defer_cleanup,
     set_memory_manager,
 )
+from . import args
 from ._streams import (
     Event,
-    In,
-    InOut,
-    Out,
     event,
     event_elapsed_time,
     legacy_default_stream,
     per_thread_default_stream,
 )
+from .args import In, InOut, Out
 
 DeviceNDArray = _core.DeviceNDArray
 Stream = _core.Stream
@@ -100,7 +99,7 @@ __all__ = [
     "PinnedMemory", "MemoryInfo", "Context", "gpus", "profile_start", "profile_stop",
     "profiling",
     # events and kernel argument hints
-    "Event", "event", "event_elapsed_time", "In", "Out", "InOut",
+    "Event", "event", "event_elapsed_time", "In", "Out", "InOut", "args",
 ]
 
 
