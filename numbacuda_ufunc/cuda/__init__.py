@@ -36,7 +36,10 @@ from ..kernel import Kernel, jit
 from ..reduce import Reduce, reduce
 from ..types import from_dtype
 from ..ufunc import vectorize
-from . import _device_arrays  # noqa: F401  (DeviceNDArray's Python-side attributes)
+from . import (
+    _device_arrays,  # noqa: F401  (DeviceNDArray's Python-side attributes)
+    args,
+)
 from ._device_arrays import IpcArrayHandle, open_ipc_array
 from ._host_memory import (
     ManagedNDArray,
@@ -66,7 +69,6 @@ from ._memory_managers import (
     defer_cleanup,
     set_memory_manager,
 )
-from . import args
 from ._streams import (
     Event,
     event,
