@@ -64,6 +64,8 @@ SHIM_ALIASES = {
     "numba.cuda.types": "numbacuda_ufunc.types",
     "numba.cuda.random": "numbacuda_ufunc.cuda.random",
     "numba.cuda.args": "numbacuda_ufunc.cuda.args",
+    "numba.cuda.kernels": "numbacuda_ufunc.cuda.kernels",
+    "numba.cuda.kernels.transpose": "numbacuda_ufunc.cuda.kernels.transpose",
     "numba.cuda.bf16": "numbacuda_ufunc.cuda.bf16",
     "numba.cuda.cudadrv": "numbacuda_ufunc.cuda.cudadrv",
     "numba.cuda.cudadrv.driver": "numbacuda_ufunc.cuda.cudadrv.driver",
