@@ -23,7 +23,7 @@ _lock = threading.Lock()
 
 
 def _make_kernel(element_type):
-    from .. import jit, shared, syncthreads, threadIdx, blockIdx
+    from .. import blockIdx, jit, shared, syncthreads, threadIdx
 
     def transpose_tile(src, dst):
         tile = shared.array(_TILE_SHAPE, element_type)
