@@ -64,6 +64,7 @@ SHIM_ALIASES = {
     "numba.cuda.types": "numbacuda_ufunc.types",
     "numba.cuda.random": "numbacuda_ufunc.cuda.random",
     "numba.cuda.args": "numbacuda_ufunc.cuda.args",
+    "numba.cuda.vector_types": "numbacuda_ufunc.cuda.vector_types",
     "numba.cuda.kernels": "numbacuda_ufunc.cuda.kernels",
     "numba.cuda.kernels.transpose": "numbacuda_ufunc.cuda.kernels.transpose",
     "numba.cuda.bf16": "numbacuda_ufunc.cuda.bf16",

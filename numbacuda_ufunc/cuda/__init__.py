@@ -39,6 +39,7 @@ from ..ufunc import vectorize
 from . import (
     _device_arrays,  # noqa: F401  (DeviceNDArray's Python-side attributes)
     args,
+    vector_types,
 )
 from ._device_arrays import IpcArrayHandle, open_ipc_array
 from ._host_memory import (
@@ -81,6 +82,11 @@ from .args import In, InOut, Out
 DeviceNDArray = _core.DeviceNDArray
 Stream = _core.Stream
 
+# CUDA's vector types: cuda.float32x4 ... and their C names (cuda.float4 ...)
+for _name, _vt in {**vector_types.vector_types, **vector_types.vector_type_aliases}.items():
+    globals()[_name] = _vt.user_facing_object
+del _name, _vt
+
 __all__ = [
     "DeviceNDArray", "Stream", "Device", "is_available", "detect", "get_current_device",
     "list_devices", "select_device", "close", "synchronize", "to_device", "device_array",
@@ -102,6 +108,7 @@ __all__ = [
     "profiling",
     # events and kernel argument hints
     "Event", "event", "event_elapsed_time", "In", "Out", "InOut", "args",
+    "vector_types", *vector_types.vector_types, *vector_types.vector_type_aliases,
 ]
 
 
