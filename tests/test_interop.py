@@ -65,8 +65,11 @@ def test_import_rejects_host_pointers_and_bad_fields():
         cuda.as_cuda_array(CAIObject(dict(good, typestr="|O8"), dev))
     with pytest.raises(ValueError, match="data must be a"):
         cuda.as_cuda_array(CAIObject(dict(good, data=5), dev))
-    with pytest.raises(ValueError, match="masked"):
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
         cuda.as_cuda_array(CAIObject(dict(good, mask=object()), dev))
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
+        cuda.from_cuda_array_interface(dict(good, mask=cuda.to_device(np.ones(4, bool))))
+    cuda.as_cuda_array(CAIObject(dict(good, mask=None), dev))  # None: no mask
     with pytest.raises(ValueError, match="do not match shape"):
         cuda.as_cuda_array(CAIObject(dict(good, strides=(8, 8)), dev))
     with pytest.raises(TypeError, match="must be a dict"):

@@ -1267,7 +1267,13 @@ class FunctionTranslator:
         def arg_value(a):
             if dtype_strings and isinstance(a, ast.Constant) and isinstance(a.value, str):
                 return kernel_api.dtype_from_string(self, a, a.value)
-            return self.expr(a)
+            if dtype_strings and isinstance(a, ast.List):  # a list shape: refused there
+                return Val("", kernel_api.ListValue(self.expr(x) for x in a.elts))
+            v = self.expr(a)
+            if dtype_strings and isinstance(a, ast.Tuple) and v.const is None \
+                    and isinstance(v.type, TupleType):  # a shape not known: refused there
+                return Val("", kernel_api.ListValue((self.expr(x) for x in a.elts), "tuple"))
+            return v
 
         args = []
         for a in e.args:

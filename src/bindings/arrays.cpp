@@ -99,7 +99,11 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
         }
     }
     if (d.contains("mask") && !d["mask"].is_none()) {
-        throw nu::value_error(std::string(api) + "(): masked CUDA arrays are not supported");
+        // Numba's exception and wording, which code written for it catches.
+        PyErr_SetString(PyExc_NotImplementedError,
+                        (std::string(api) + "(): Masked arrays are not supported (the interface's 'mask' is " +
+                         repr_of(d["mask"]) + ", not None)").c_str());
+        throw py::error_already_set();
     }
     nu::array_view v;
     const std::string typestr = py::str(d["typestr"]).cast<std::string>();
