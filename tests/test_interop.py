@@ -208,3 +208,16 @@ def test_cupy_results_come_from_the_raw_pointer_with_an_event(monkeypatch):
     col = r(_CupyInput(dev), axis=0)
     assert isinstance(col, fake.module.ndarray)
     np.testing.assert_array_equal(col.data.mem.owner.copy_to_host(), x.sum(axis=0))
+
+
+def test_default_stream_arrays_report_stream_zero():
+    # Numba's arrays on the default stream say 0; code passes arr.stream on as stream=.
+    dev = cuda.device_array(4)
+    assert dev.stream == 0 and not dev.stream
+    assert cuda.as_cuda_array(CAIObject(dict(dev.__cuda_array_interface__), dev)).stream == 0
+    s = cuda.stream()
+    on_s = cuda.device_array(4, stream=s)
+    assert on_s.stream == s
+    assert on_s.bind(0).stream == 0 and dev.bind(s).stream == s
+    np.testing.assert_array_equal(cuda.to_device(np.arange(3.0), stream=dev.stream)
+                                  .copy_to_host(stream=dev.stream), np.arange(3.0))
