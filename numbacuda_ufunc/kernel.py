@@ -21,7 +21,7 @@ from ._pickling import function_ref, global_name
 from .compiler import translate_kernel
 from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import _NO_LLVM, DeviceFunction
-from .errors import CompileError, LinkerError
+from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
 from .types import Array, CPointer, Record, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
 
@@ -622,9 +622,23 @@ def _extension_type_of(value):
         return None
 
 
-def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
+def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
     """Numba's ``cuda.jit``: ``@jit`` / ``@jit("void(float32[:], float32[:])")`` make a
-    kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs."""
+    kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs.
+    ``debug`` and ``opt`` default to ``cuda.config``'s ``CUDA_DEBUGINFO_DEFAULT`` and
+    ``OPT``; both on give Numba's ``NumbaInvalidConfigWarning``."""
+    from .cuda import config
+
+    if debug is None:
+        debug = bool(getattr(config, "CUDA_DEBUGINFO_DEFAULT", 0))
+    opt = options.pop("opt", None)
+    if opt is None:
+        opt = getattr(config, "OPT", 3) != 0
+    if debug and opt:
+        warnings.warn("debug=True with opt=True is not supported by CUDA: Numba warns that "
+                      "it may crash there; set debug=False or opt=False (numbacuda_ufunc "
+                      "compiles it: debug adds bounds checks, opt changes nothing)",
+                      NumbaInvalidConfigWarning, stacklevel=2)
     if "nopython" in options:
         if not options.pop("nopython"):
             raise NotImplementedError("cuda.jit(): nopython=False is not supported: CUDA "

@@ -8,7 +8,6 @@ discovery, streams and device arrays. Without a GPU, set
 from __future__ import annotations
 
 import contextlib
-import os
 
 import numpy as np
 
@@ -107,7 +106,7 @@ __all__ = [
     "PinnedMemory", "MemoryInfo", "Context", "gpus", "profile_start", "profile_stop",
     "profiling",
     # events and kernel argument hints
-    "Event", "event", "event_elapsed_time", "In", "Out", "InOut", "args",
+    "Event", "event", "event_elapsed_time", "In", "Out", "InOut", "args", "config",
     "vector_types", *vector_types.vector_types, *vector_types.vector_type_aliases,
 ]
 
@@ -363,12 +362,9 @@ def _index(value, api: str, name: str) -> int:
     return value.__index__()
 
 
-# NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC=0 turns off the consumer-side stream
-# synchronization of array-interface imports (Numba's CUDA_ARRAY_INTERFACE_SYNC).
-_core.set_cai_sync(os.environ.get("NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC", "1").strip()
-                   not in ("0", "false", "False", "no"))
-
-from . import _memory_managers, bf16, random  # noqa: E402, I001  (random needs the names above)
+# config: Numba's run-time settings (CUDA_ARRAY_INTERFACE_SYNC, the launch warnings...),
+# read from the environment and handed to the engine.
+from . import _memory_managers, bf16, config, random  # noqa: E402, I001  (random needs the names above)
 from . import cudadrv  # noqa: E402, F401  (Numba's numba.cuda.cudadrv names; needs the names above)
 from .cudadrv import devicearray  # noqa: E402, F401
 

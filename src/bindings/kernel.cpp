@@ -56,6 +56,35 @@ void parse_dims(const std::string& api, py::handle obj, const char* what, const 
     one(obj, 0);
 }
 
+// Numba's launch warnings (numbacuda_ufunc/cuda/config.py sets them): a grid of fewer
+// than two blocks per multiprocessor, and host arrays a launch copies.
+bool g_warn_low_occupancy = true;
+bool g_warn_implicit_copy = true;
+
+void performance_warning(const std::string& message) {
+    static PyObject* category =
+        py::object(py::module_::import("numbacuda_ufunc.errors").attr("NumbaPerformanceWarning")).release().ptr();
+    // Level 1: attributed to the Python line that configured or launched the kernel.
+    if (PyErr_WarnEx(category, message.c_str(), 1) < 0) throw py::error_already_set();
+}
+
+// Numba's heuristic: fewer blocks than twice the multiprocessors leaves the device idle.
+void check_occupancy(const nu::launch_shape& shape) {
+    static int cached_device = -1;
+    static long long cached_min_blocks = 0;
+    const nu::backend& backend = nu::active_backend();
+    const int device = backend.current_device();
+    if (device != cached_device) {
+        cached_min_blocks = 2LL * backend.device(device).multiprocessors;
+        cached_device = device;
+    }
+    const long long blocks = 1LL * shape.grid[0] * shape.grid[1] * shape.grid[2];
+    if (blocks < cached_min_blocks) {
+        performance_warning("Grid size " + std::to_string(blocks) +
+                            " will likely result in GPU under-utilization due to low occupancy.");
+    }
+}
+
 // Numba's `extensions` (a list on the Python kernel, which may be appended to at any
 // time): when it holds any, the launch goes through Python (Kernel._extension_launch) to
 // let them convert the arguments; kernels without extensions keep this C++ path.
@@ -97,6 +126,7 @@ py::object configure(py::object self, py::handle config) {
         }
         l.shape.dynamic_shared = static_cast<unsigned>(bytes);
     }
+    if (g_warn_low_occupancy) check_occupancy(l.shape);
     return with_extensions(self, std::move(l));
 }
 
@@ -197,6 +227,9 @@ nu::kernel_arg kernel_argument(launch_context& ctx, py::handle arg, std::size_t 
         }
         // Arrays of any ndim, 0-d too (the kernel reads and writes a[()], as in Numba).
         a.is_array = true;
+        if (g_warn_implicit_copy) {  // copied on a GPU; the same warning when emulated
+            performance_warning("Host array used in CUDA kernel will incur copy overhead to/from device.");
+        }
         if (nu::active_backend().emulated()) {
             if (!arr.writeable()) {  // kernels may write: never into read-only host memory
                 arr = py::array(py::module_::import("numpy").attr("array")(arr));
@@ -361,6 +394,10 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
 }  // namespace
 
 void bind_kernel(py::module_& m) {
+    m.def("set_launch_warnings", [](bool low_occupancy, bool implicit_copy) {
+        g_warn_low_occupancy = low_occupancy;
+        g_warn_implicit_copy = implicit_copy;
+    }, py::arg("low_occupancy"), py::arg("implicit_copy"));
     py::class_<kernel_launcher> launcher(m, "KernelLaunch", "A kernel with its launch configuration.");
     launcher
         .def_property_readonly("griddim", [](const kernel_launcher& l) {
