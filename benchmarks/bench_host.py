@@ -135,3 +135,19 @@ def test_host_build_new_kernel(benchmark, kind):
     build()  # the precompiled header, once
     benchmark.extra_info.update(kind=f"build-{kind}")
     benchmark.pedantic(build, rounds=10, iterations=1)
+
+
+@pytest.mark.benchmark(group="host")
+@pytest.mark.parametrize("direction", ["to_device", "copy_to_host"])
+def test_host_copies_64mib(benchmark, direction):
+    # 64 MiB of float32 into a new buffer each time (first-touch page faults included): the
+    # emulated device's copies (no GPU), split over the thread pool into 2 MiB-paged buffers.
+    from numbacuda_ufunc import cuda
+
+    host = np.random.default_rng(0).random(1 << 24, dtype=np.float32)
+    dev = cuda.to_device(host)
+    run = (lambda: cuda.to_device(host)) if direction == "to_device" else dev.copy_to_host
+    got = run()
+    np.testing.assert_array_equal(got if isinstance(got, np.ndarray) else got.copy_to_host(), host)
+    benchmark.extra_info.update(kind=f"copy-{direction}", bytes=host.nbytes)
+    benchmark.pedantic(run, rounds=15, iterations=1, warmup_rounds=1)

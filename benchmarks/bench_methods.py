@@ -4,8 +4,8 @@ cupy.cumsum and cupyx.scatter_add (numba-cuda's ufuncs have no device methods).
 accumulate: a 2^24-element vector (one line, scanned device-wide: tiles chained by
 decoupled look-back) and a (2^14, 2^10) matrix along its last axis (contiguous lines: the
 same tiled scan, a tile per line). at: 2^22 additions into 2^16
-elements with random, repeated indices (compare-and-swap loops; ours takes the indices
-as a host array, as NumPy's at does, and resolves them on the host). Each call ends with a
+elements with random, repeated indices and values, both already on the device for both
+libraries (ours: a bounds-check kernel, then compare-and-swap loops). Each call ends with a
 synchronize; GB/s counts the input read once and the output written once.
 """
 
@@ -81,10 +81,11 @@ def test_at(benchmark, impl):
     if impl == OURS:
         f = _add()
         target = cuda.device_array(m, np.float32)
+        d_idx, d_vals = cuda.to_device(idx), cuda.to_device(vals)  # on the device, as CuPy's
 
         def run():
             target[:] = 0
-            f.at(target, idx, vals)
+            f.at(target, d_idx, d_vals)
             sync()
         to_host = target.copy_to_host
     else:
@@ -103,4 +104,5 @@ def test_at(benchmark, impl):
         np.testing.assert_allclose(to_host(), want, rtol=1e-4, atol=1e-3)
 
     measure(benchmark, run, impl=impl, nbytes=n * (8 + 4),
-            case="add.at: 2^22 float32 additions into 2^16 elements, repeated indices")
+            case="add.at: 2^22 float32 additions into 2^16 elements, repeated indices, "
+                 "indices and values on the device")

@@ -187,6 +187,8 @@ def at(uf, a, indices, b=None, stream=0):
         target = a if isinstance(a, _core.DeviceNDArray) else _core.as_cuda_array(a)
     else:
         raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
+    if _at_on_device(uf, target, indices, b, stream, api):
+        return
     # C-order element numbers of the indexed elements, repeats kept: NumPy's own indexing
     # on a grid of numbers gives every index form (ints, slices, arrays, masks, tuples).
     if isinstance(indices, _core.DeviceNDArray):
@@ -223,6 +225,45 @@ def at(uf, a, indices, b=None, stream=0):
         raise ValueError(f"{api}(): b with shape {np.shape(bt)} does not broadcast to the "
                          f"indexed shape {flat.shape}") from None
     engine._at(target, flat.ravel(), np.ascontiguousarray(values).ravel(), loop, stream, api)
+
+
+def _device_view(obj):
+    if isinstance(obj, _core.DeviceNDArray):
+        return obj
+    if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
+        return _core.as_cuda_array(obj)
+    return None
+
+
+def _at_on_device(uf, target, indices, b, stream, api):
+    """ufunc.at with the indices already on the device (cupyx.scatter_add's case): the
+    updates run where the data is, with no round trip of indices or values through the host.
+    Taken for a 1-d device target, a contiguous 1-d int32/int64 device index array, and b a
+    device array of the loop's dtype with one value per index, or a scalar; everything else
+    takes the general path. True when done."""
+    if isinstance(target, np.ndarray) or target.ndim != 1:
+        return False
+    d_idx = _device_view(indices)
+    if d_idx is None or d_idx.ndim != 1 or d_idx.dtype not in (np.int32, np.int64) \
+            or not d_idx.is_c_contiguous():
+        return False
+    d_b = _device_view(b)
+    if d_b is not None:
+        if d_b.shape != d_idx.shape or not d_b.is_c_contiguous():
+            return False
+        dt = np.result_type(target.dtype, d_b.dtype)
+    elif type(b) in (bool, int, float, complex) or (isinstance(b, np.generic) and b.dtype.kind in "biufc"):
+        dt = np.result_type(target.dtype, b)
+    else:
+        return False
+    engine = _engine(uf)
+    loop, loop_type = _loop(uf, engine, dt, api)
+    if d_b is None:
+        d_b = _core.to_device(np.asarray(b, dtype=loop_type).reshape(1), stream)
+    elif d_b.dtype != loop_type:
+        return False
+    engine._at_device(target, d_idx, d_b, loop, stream, api)
+    return True
 
 
 def outer(uf, A, B, **kwargs):

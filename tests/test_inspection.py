@@ -105,6 +105,22 @@ def test_contiguous_elementwise_kernels_use_128_bit_accesses(dtype):
 
 
 @needs_cuobjdump
+@pytest.mark.parametrize("dtype", ["float32", "float64", "uint8"])
+def test_strided_elementwise_kernels_issue_four_elements_loads_before_storing(dtype):
+    # The device loop takes strided elements four at a time (i, i + step, ...) and issues
+    # all their loads before any store, so a thread keeps 4x the bytes in flight.
+    import re
+
+    add = _binary(dtype)
+    entry, src = add._variant_source(0, 2)
+    sass = _sass.sass_of(_sass.cubin_of(src))
+    ops = re.findall(r"\b(LDG|STG)\.E\S*", sass)
+    runs = "".join("L" if op == "LDG" else "S" for op in ops)
+    assert "L" * 8 + "S" * 4 in runs, runs  # the unrolled group: 2 inputs x 4, then 4 stores
+    assert "LLS" in runs, runs  # and the one-at-a-time rest
+
+
+@needs_cuobjdump
 def test_ufunc_and_gufunc_inspect_sass():
     add = _binary("float32")
     sass = add.inspect_sass()

@@ -164,3 +164,74 @@ def test_memory_info_from_a_new_thread():
     t.join()
     (free, total), = seen
     assert 0 < free <= total
+
+
+# Large host copies are split over the thread pool (host_copy) from 2 MiB on, and the CUDA
+# backend stages them through two 8 MiB pinned buffers: sizes around both boundaries, odd
+# lengths and unaligned views must arrive byte for byte.
+MiB = 1 << 20
+COPY_SIZES = [2 * MiB - 1, 2 * MiB, 2 * MiB + 3, 8 * MiB + 1, 17 * MiB + 5]
+
+
+@pytest.mark.parametrize("nbytes", COPY_SIZES)
+def test_large_copies_arrive_byte_for_byte(nbytes):
+    host = np.random.default_rng(nbytes).integers(0, 256, nbytes, dtype=np.uint8)
+    d = cuda.to_device(host)
+    np.testing.assert_array_equal(d.copy_to_host(), host)  # into a new array
+    back = np.zeros_like(host)
+    d.copy_to_host(ary=back)  # into an existing one
+    np.testing.assert_array_equal(back, host)
+    pinned = cuda.pinned_array(nbytes, np.uint8)
+    d.copy_to_host(ary=pinned)
+    np.testing.assert_array_equal(pinned, host)
+    # An unaligned view on both sides: device offset 3, host offset 5.
+    d2 = cuda.device_array(nbytes, np.uint8)
+    d2[3:3 + nbytes - 5].copy_to_device(host[5:])
+    np.testing.assert_array_equal(d2[3:3 + nbytes - 5].copy_to_host(), host[5:])
+    np.testing.assert_array_equal(d[7:].copy_to_host(), host[7:])
+
+
+def test_large_copies_from_several_threads_at_once():
+    import threading
+
+    # The pool takes one job at a time; a second caller copies on its own thread.
+    sources = [np.random.default_rng(i).integers(0, 2**31, 3 * MiB + i, dtype=np.int32)
+               for i in range(4)]
+    results = [None] * len(sources)
+    errors = []
+
+    def round_trip(i):
+        try:
+            for _ in range(3):
+                results[i] = cuda.to_device(sources[i]).copy_to_host()
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=round_trip, args=(i,)) for i in range(len(sources))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for got, want in zip(results, sources):
+        np.testing.assert_array_equal(got, want)
+
+
+def _child_round_trip(q):
+    x = np.arange(4 * MiB, dtype=np.int32)
+    q.put(bool(np.array_equal(cuda.to_device(x).copy_to_host(), x)))
+
+
+@pytest.mark.emulation  # a CUDA context does not survive fork()
+def test_large_copy_in_a_forked_child_after_the_parent_used_the_pool():
+    import multiprocessing
+
+    x = np.arange(4 * MiB, dtype=np.int32)
+    np.testing.assert_array_equal(cuda.to_device(x).copy_to_host(), x)  # the parent's pool
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_round_trip, args=(q,))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    assert q.get(timeout=5) is True

@@ -251,6 +251,107 @@ def test_at_errors():
         add.at(np.zeros(5), [0, 1], np.ones(3))
 
 
+# ufunc.at with device indices (cupyx.scatter_add's case) runs on the device: a bounds
+# check, then the updates, with no round trip through the host.
+
+@pytest.fixture
+def device_at_calls(monkeypatch):
+    from numbacuda_ufunc import _methods
+
+    calls = []
+    real = _methods._at_on_device
+
+    def spy(*args):
+        done = real(*args)
+        calls.append(done)
+        return done
+
+    monkeypatch.setattr(_methods, "_at_on_device", spy)
+    return calls
+
+
+@pytest.mark.parametrize("ours,theirs", PAIRS + [(maximum, np.maximum)])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.int8, np.uint8, np.float32,
+                                   np.complex128])
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
+def test_at_with_device_indices_runs_on_the_device(ours, theirs, dtype, index_dtype, device_at_calls):
+    if ours is maximum and dtype not in (np.int64, np.float64):
+        pytest.skip("maximum has int64 and float64 loops only")
+    a = data(40, dtype)
+    idx = RNG.integers(-40, 40, 500).astype(index_dtype)  # repeats and negatives
+    b = data(500, dtype)
+    expected = a.copy()
+    theirs.at(expected, idx, b)
+    target = cuda.to_device(a)
+    assert ours.at(target, cuda.to_device(idx), cuda.to_device(b)) is None
+    assert device_at_calls == [True]
+    close(target, expected)
+
+
+@pytest.mark.parametrize("b", [2.5, 3, np.float32(0.25), True])
+def test_at_with_device_indices_and_a_scalar(b, device_at_calls):
+    a = data(16, np.float32)
+    idx = np.array([0, 15, 15, -16, 7, 0], np.int64)
+    expected = a.copy()
+    np.add.at(expected, idx, b)
+    target = cuda.to_device(a)
+    add.at(target, cuda.to_device(idx), b)
+    assert device_at_calls == [True]
+    close(target, expected)
+
+
+def test_at_with_device_indices_casts_back_like_numpy(device_at_calls):
+    a = np.zeros(3, np.int64)
+    expected = a.copy()
+    np.add.at(expected, [0, 0, 2], 1.5)   # float64 loop, each update cast back to int64
+    target = cuda.to_device(a)
+    add.at(target, cuda.to_device(np.array([0, 0, 2])), 1.5)
+    assert device_at_calls == [True]
+    np.testing.assert_array_equal(target.copy_to_host(), expected)
+
+
+def test_at_with_device_indices_on_a_strided_target(device_at_calls):
+    base = data(30, np.float64)
+    idx = np.array([0, 4, 4, -1, 9])
+    expected = base.copy()
+    np.add.at(expected[::-3], idx, 1.25)
+    target = cuda.to_device(base)
+    add.at(target[::-3], cuda.to_device(idx), 1.25)
+    assert device_at_calls == [True]
+    close(target, expected)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
+def test_at_with_device_indices_out_of_bounds_changes_nothing(index_dtype, device_at_calls):
+    a = data(10, np.float64)
+    target = cuda.to_device(a)
+    idx = cuda.to_device(np.array([1, 2, 10, -11, 3], index_dtype))
+    with pytest.raises(IndexError, match=r"add_fn\.at\(\): index 10 is out of bounds for axis 0 with size 10"):
+        add.at(target, idx, cuda.to_device(np.ones(5)))
+    np.testing.assert_array_equal(target.copy_to_host(), a)  # checked before any update
+    with pytest.raises(IndexError, match="index -11 is out of bounds"):
+        add.at(target, cuda.to_device(np.array([-11, 10], index_dtype)), 1.0)
+    add.at(target, cuda.to_device(np.array([], index_dtype)), 1.0)  # no indices: nothing
+    np.testing.assert_array_equal(target.copy_to_host(), a)
+
+
+def test_at_device_path_leaves_other_forms_to_the_general_path(device_at_calls):
+    # host indices, 2-d targets, device values of another dtype or shape, strided indices
+    a = data((3, 4), np.float64)
+    for target, index, b in [(cuda.to_device(a[0]), np.array([0, 1]), 1.0),
+                             (cuda.to_device(a), cuda.to_device(np.array([0, 2])), 1.0),
+                             (cuda.to_device(a[0]), cuda.to_device(np.array([0, 1])),
+                              cuda.to_device(np.ones(2, np.float32))),
+                             (cuda.to_device(a[0]), cuda.to_device(np.array([0, 1, 2, 3]))[::2], 1.0),
+                             (cuda.to_device(a[0]), cuda.to_device(np.array([0, 1], np.int16)), 1.0)]:
+        expected = target.copy_to_host()
+        np.add.at(expected, index.copy_to_host() if hasattr(index, "copy_to_host") else index,
+                  b.copy_to_host() if hasattr(b, "copy_to_host") else b)
+        add.at(target, index, b)
+        close(target, expected)
+    assert device_at_calls == [False] * 5
+
+
 # ---------------------------------------------------------------- outer
 
 @pytest.mark.parametrize("ours,theirs", PAIRS)
@@ -286,8 +387,11 @@ def test_method_kernels_compile_with_nvrtc(dtype):
     src = engine._source(loop, np.dtype(dtype), np.dtype(dtype))
     ptx = _core.compile_ptx(src, (9, 0), options=_core.Reducer._nvrtc_extra())
     name = src.split("NU_METHODS_ENTRY(")[1].split(",")[0]
-    for suffix in ("_acc_rows", "_acc_tiles_init", "_acc_tiles", "_reduceat", "_at_seq", "_at_cas"):
+    for suffix in ("_acc_rows", "_acc_tiles_init", "_acc_tiles", "_reduceat", "_at_check", "_at_seq",
+                   "_at_cas"):
         assert f".entry {name}{suffix}(" in ptx
+    check = ptx.split(f".entry {name}_at_check(")[1].split(".entry")[0]
+    assert re.search(r"atom(\.global)?\.min\.u64", check)  # the first out-of-bounds update
     if np.dtype(engine._loop_type(loop)).itemsize <= 8:  # bool and complex64 use i1 and c16
         assert re.search(r"atom(\.global)?\.cas\.b(32|64)", ptx)  # at's CAS loop, sub-word too
     tiles = ptx.split(f".entry {name}_acc_tiles(")[1].split(".entry")[0]
@@ -348,3 +452,18 @@ def test_large_accumulate_and_at_on_gpu():
     d = cuda.to_device(a)
     add.at(d, idx, 1.0)
     close(d, expected)
+
+
+@pytest.mark.gpu
+def test_large_at_with_device_indices_on_gpu():
+    # 2^20 float32 updates into 2^10 elements (about 1,000 per element: the CAS loops contend)
+    a = np.zeros(1024, np.float32)
+    idx = RNG.integers(-1024, 1024, 1 << 20)
+    vals = RNG.random(1 << 20).astype(np.float32)
+    expected = np.zeros(1024, np.float64)
+    np.add.at(expected, idx, vals.astype(np.float64))
+    d = cuda.to_device(a)
+    add.at(d, cuda.to_device(idx), cuda.to_device(vals))
+    np.testing.assert_allclose(d.copy_to_host(), expected, rtol=1e-4)
+    with pytest.raises(IndexError, match="index 1024 is out of bounds"):
+        add.at(d, cuda.to_device(np.array([0, 1024])), 1.0)

@@ -88,6 +88,20 @@ void bind_ufunc_methods(py::module_& m) {
             const nu::stream_ref s = as_stream(stream, api.c_str());
             py::gil_scoped_release nogil;
             e.at(loop, dst, index, v, s, api.c_str());
+        })
+        .def("_at_device", [](nu::ufunc_methods& e, py::handle target, py::handle indices, py::handle values,
+                              int loop, py::handle stream, const std::string& api) {
+            // The front end (numbacuda_ufunc/_methods.py) has checked kinds, shapes and dtypes.
+            std::vector<py::object> keep;
+            const nu::reduce_operand dst = method_operand(target, api + "(): the array", true, &keep);
+            const nu::reduce_operand idx = method_operand(indices, api + "(): indices", false, &keep);
+            const nu::reduce_operand val = method_operand(values, api + "(): b", false, &keep);
+            if (dst.on_host || idx.on_host || val.on_host) {
+                throw nu::value_error(api + "(): internal: the device path needs device arrays");
+            }
+            const nu::stream_ref s = as_stream(stream, api.c_str());
+            py::gil_scoped_release nogil;
+            e.at_device(loop, dst.view, idx.view, val.view, s, api.c_str());
         });
 }
 

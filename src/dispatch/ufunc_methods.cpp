@@ -43,6 +43,8 @@ struct methods_layout {
     shape_t row_shape, in_row_strides, out_row_strides;
     void* scan_state = nullptr;
     long long scan_state_bytes = 0, line_tiles = 0;
+    long long at_index_bytes = 0, at_len = 0, at_stride = 0, at_value_stride = 0;
+    void* at_bad = nullptr;
 };
 
 // Parameter block of ufunc_methods.cuh's methods_params, as 8-byte words.
@@ -63,6 +65,8 @@ std::vector<long long> pack(const methods_layout& l) {
     w.push_back(reinterpret_cast<long long>(l.scan_state));
     w.push_back(l.scan_state_bytes);
     w.push_back(l.line_tiles);
+    w.insert(w.end(), {l.at_index_bytes, l.at_len, l.at_stride, l.at_value_stride,
+                       reinterpret_cast<long long>(l.at_bad)});
     return w;
 }
 
@@ -177,10 +181,11 @@ const methods_kernel_set& ufunc_methods::kernels(const kernel_key& key, bool hos
                          host && !m_host_target ? emulation_host_options() : std::vector<std::string>{});
         k->host = host;
         k->library = m.library;
-        static const char* const suffixes[] = {"_acc_rows", "_acc_tiles_init", "_acc_tiles",
-                                               "_reduceat", "_at_seq",          "_at_cas"};
-        void** slots[] = {&k->acc_rows, &k->acc_tiles_init, &k->acc_tiles, &k->reduceat, &k->at_seq, &k->at_cas};
-        for (int i = 0; i < 6; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
+        static const char* const suffixes[] = {"_acc_rows", "_acc_tiles_init", "_acc_tiles", "_reduceat",
+                                               "_at_check", "_at_seq",          "_at_cas"};
+        void** slots[] = {&k->acc_rows, &k->acc_tiles_init, &k->acc_tiles, &k->reduceat,
+                          &k->at_check, &k->at_seq,         &k->at_cas};
+        for (int i = 0; i < 7; ++i) *slots[i] = module_entry(m, entry + suffixes[i]);
     }
     std::lock_guard<std::mutex> lock(m_mutex);
     return *m_kernels.emplace(key, std::move(k)).first->second;
@@ -198,6 +203,18 @@ void run(const methods_kernel_set& k, void* function, long long work, bool one_b
     const long long blocks = one_block ? work : (work + k_block - 1) / k_block;
     active_backend().launch(function, static_cast<unsigned>(std::max(1LL, std::min(limit, blocks))), k_block, s,
                             params.data());
+}
+
+// ufunc.at's updates: a compare-and-swap per update where the element is exactly the
+// operator's type of at most 8 bytes (commutative operators, any order), else one thread
+// in index order (complex128, and targets of another dtype).
+void apply_at(const methods_kernel_set& k, std::vector<long long>& params, long long count, dtype target,
+              dtype op, stream_handle s) {
+    if (target == op && itemsize(op) <= 8) {
+        run(k, k.at_cas, count, false, s, params);
+    } else {
+        run(k, k.at_seq, 1, true, s, params);
+    }
 }
 
 }  // namespace
@@ -297,17 +314,56 @@ void ufunc_methods::at(int loop, const reduce_operand& target, const std::vector
     l.in = dst.data;
     l.indices = st.place_bytes(offsets.data(), l.count, dtype::int64);
     l.values = st.place_bytes(values.data, l.count, t);
+    l.at_value_stride = static_cast<long long>(itemsize(t));
     const methods_kernel_set& k = kernels(kernel_key{loop, target.view.type, target.view.type}, host);
     std::vector<long long> p = pack(l);
-    // Compare-and-swap needs the element to be exactly the operator's type, of at most
-    // 8 bytes (complex128 is applied in order by one thread).
-    const bool cas = target.view.type == t && itemsize(t) <= 8;
-    if (cas) {
-        run(k, k.at_cas, l.count, false, host ? nullptr : live, p);
-    } else {
-        run(k, k.at_seq, 1, true, host ? nullptr : live, p);
-    }
+    apply_at(k, p, l.count, target.view.type, t, host ? nullptr : live);
     st.finish();
+}
+
+void ufunc_methods::at_device(int loop, const array_view& target, const array_view& indices,
+                              const array_view& values, const stream_ref& stream, const char* api) {
+    NU_ASSERT(target.ndim() == 1 && indices.ndim() == 1 && indices.is_c_contiguous());
+    NU_ASSERT(indices.type == dtype::int32 || indices.type == dtype::int64);
+    const dtype t = loop_type(loop);
+    NU_ASSERT(values.type == t && (values.size() == 1 || (values.size() == indices.size() && values.is_c_contiguous())));
+    const long long count = indices.size();
+    if (count == 0) return;
+    const bool host = runs_on_host();
+    const stream_handle live = live_handle(stream, api);
+    const stream_handle s = host ? nullptr : live;
+    // The first update number whose index is out of bounds, found before any update.
+    const unsigned long long none = ~0ull;
+    unsigned long long first_bad = none;
+    const array_view bad_host{&first_bad, dtype::uint64, shape_t{1}, shape_t{8}};
+    device_array bad = device_array::empty(shape_t{1}, dtype::uint64, 'C', std::nullopt, stream, api);
+    bad.copy_from_host(bad_host, stream);
+    methods_layout l;
+    l.count = count;
+    l.in = target.data;
+    l.indices = indices.data;
+    l.values = values.data;
+    l.at_index_bytes = static_cast<long long>(itemsize(indices.type));
+    l.at_len = target.shape[0];
+    l.at_stride = target.strides[0];
+    l.at_value_stride = values.size() == 1 ? 0 : static_cast<long long>(itemsize(t));
+    l.at_bad = bad.view().data;
+    const methods_kernel_set& k = kernels(kernel_key{loop, target.type, target.type}, host);
+    std::vector<long long> p = pack(l);
+    run(k, k.at_check, count, false, s, p);
+    bad.copy_to_host(bad_host, stream);  // waits for the check
+    if (first_bad != none) {
+        const std::size_t size = itemsize(indices.type);
+        std::int64_t index64 = 0;
+        std::int32_t index32 = 0;
+        void* into = size == 4 ? static_cast<void*>(&index32) : static_cast<void*>(&index64);
+        // A pageable copy: in place when it returns.
+        active_backend().copy_to_host(into, static_cast<const char*>(indices.data) + first_bad * size, size, s);
+        const long long index = size == 4 ? index32 : index64;
+        throw index_error(std::string(api) + "(): index " + std::to_string(index) +
+                          " is out of bounds for axis 0 with size " + std::to_string(target.shape[0]));
+    }
+    apply_at(k, p, count, target.type, t, s);
 }
 
 }  // namespace nu

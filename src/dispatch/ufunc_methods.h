@@ -18,6 +18,7 @@ struct methods_kernel_set {
     void* acc_tiles_init = nullptr;
     void* acc_tiles = nullptr;
     void* reduceat = nullptr;
+    void* at_check = nullptr;
     void* at_seq = nullptr;
     void* at_cas = nullptr;
     std::shared_ptr<host_library> library;  // keeps host entry points loaded
@@ -47,6 +48,12 @@ public:
     // element numbers, each in range; values: contiguous, of the loop's type, on the host).
     void at(int loop, const reduce_operand& target, const std::vector<long long>& flat,
             const array_view& values, const stream_ref& stream, const char* api);
+    // The same on the device, for a 1-d device target: indices a contiguous int32/int64
+    // device array (negative from the end), values a device array of the loop's type with
+    // one element per index or a single one for all. Out-of-bounds indices raise IndexError
+    // (the first in index order) before any update is applied.
+    void at_device(int loop, const array_view& target, const array_view& indices, const array_view& values,
+                   const stream_ref& stream, const char* api);
 
 private:
     using kernel_key = loop_cast_key;

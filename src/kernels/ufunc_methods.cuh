@@ -14,6 +14,8 @@
 //               associative operator (the scan regroups it); acc_tiles_init resets the
 //               tile states first;
 //   reduceat    a thread per (line, segment) folding the segment left to right;
+//   at_check    ufunc.at with element numbers on the device: the first update whose index
+//               is out of bounds, before any update is applied;
 //   at_seq      ufunc.at, one thread applying the updates in index order (any operator);
 //   at_cas      ufunc.at, a thread per update, each a compare-and-swap loop over the
 //               operator (1-, 2-, 4- and 8-byte types, the small ones through their
@@ -45,8 +47,8 @@ struct methods_params {
     long long count;             // reduceat: segments per line; at: updates
     char* in;                    // accumulate/reduceat input; at: the target array
     char* out;                   // accumulate/reduceat output
-    const long long* indices;    // reduceat: segment starts; at: byte offsets into `in`
-    const char* values;          // at: contiguous update values of type T
+    const long long* indices;    // reduceat: segment starts; at: see at_index_bytes
+    const char* values;          // at: update values of type T, at_value_stride apart
     long long in_axis_stride;    // bytes
     long long out_axis_stride;   // bytes
     long long row_ndim;
@@ -56,6 +58,14 @@ struct methods_params {
     char* scan_state;            // acc_tiles: cub::ScanTileState storage
     long long scan_state_bytes;
     long long line_tiles;        // acc_tiles: tiles per line
+    // ufunc.at: 0: `indices` are byte offsets into `in` (made on the host); 4 or 8: int32 or
+    // int64 element numbers of a 1-d target of at_len elements at_stride bytes apart,
+    // negative ones counted from the end (at_check has found them all in bounds).
+    long long at_index_bytes;
+    long long at_len;
+    long long at_stride;
+    long long at_value_stride;   // bytes: the type's size, or 0 for one value for all
+    unsigned long long* at_bad;  // at_check: lowest update number out of bounds (or ~0)
 };
 
 // Op: functor calling the translated function. T: the operator's type; In: the input's
@@ -103,9 +113,25 @@ struct methods_kernels {
         store(p, out, s, acc);
     }
 
+    static NU_DEVICE long long at_number(const methods_params& p, long long i) {
+        return p.at_index_bytes == 4 ? (long long)reinterpret_cast<const int*>(p.indices)[i] : p.indices[i];
+    }
+    static NU_DEVICE bool at_out_of_bounds(const methods_params& p, long long i) {
+        const long long k = at_number(p, i);
+        return k < -p.at_len || k >= p.at_len;
+    }
+    static NU_DEVICE long long at_offset(const methods_params& p, long long i) {
+        if (p.at_index_bytes == 0) return p.indices[i];
+        const long long k = at_number(p, i);
+        return (k < 0 ? k + p.at_len : k) * p.at_stride;
+    }
+    static NU_DEVICE T at_value(const methods_params& p, long long i) {
+        return *reinterpret_cast<const T*>(p.values + i * p.at_value_stride);
+    }
+
     static NU_DEVICE void at_update(const methods_params& p, long long i) {
-        Out* target = reinterpret_cast<Out*>(p.in + p.indices[i]);
-        *target = cast<Out>(combine(cast<T>(*target), reinterpret_cast<const T*>(p.values)[i]));
+        Out* target = reinterpret_cast<Out*>(p.in + at_offset(p, i));
+        *target = cast<Out>(combine(cast<T>(*target), at_value(p, i)));
     }
 
 #ifdef NU_HOST_BUILD
@@ -117,6 +143,14 @@ struct methods_kernels {
     static void reduceat(const methods_params& p) {
         for (long long r = 0; r < p.rows; ++r)
             for (long long s = 0; s < p.count; ++s) reduceat_segment(p, r, s);
+    }
+    static void at_check(const methods_params& p) {
+        for (long long i = 0; i < p.count; ++i) {
+            if (at_out_of_bounds(p, i)) {
+                *p.at_bad = (unsigned long long)i;
+                return;
+            }
+        }
     }
     static void at_seq(const methods_params& p) {
         for (long long i = 0; i < p.count; ++i) at_update(p, i);
@@ -200,6 +234,13 @@ struct methods_kernels {
         }
     }
 
+    static __device__ void at_check(const methods_params& p) {
+        const long long step = (long long)gridDim.x * blockDim.x;
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.count; i += step) {
+            if (at_out_of_bounds(p, i)) atomicMin(p.at_bad, (unsigned long long)i);
+        }
+    }
+
     static __device__ void at_seq(const methods_params& p) {
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             for (long long i = 0; i < p.count; ++i) at_update(p, i);
@@ -208,8 +249,8 @@ struct methods_kernels {
 
     template <class Bits>
     static __device__ void at_cas_one(const methods_params& p, long long i) {
-        Bits* target = reinterpret_cast<Bits*>(p.in + p.indices[i]);
-        const T value = reinterpret_cast<const T*>(p.values)[i];
+        Bits* target = reinterpret_cast<Bits*>(p.in + at_offset(p, i));
+        const T value = at_value(p, i);
         Bits seen = *target, assumed;
         do {
             assumed = seen;
@@ -226,12 +267,12 @@ struct methods_kernels {
     // element, leaving its other bytes as they are (device allocations are 256-byte aligned,
     // so the word never leaves the allocation's granule).
     static __device__ void at_cas_subword(const methods_params& p, long long i) {
-        char* element = p.in + p.indices[i];
+        char* element = p.in + at_offset(p, i);
         const unsigned long long address = reinterpret_cast<unsigned long long>(element);
         unsigned int* word = reinterpret_cast<unsigned int*>(address & ~3ull);
         const unsigned int shift = unsigned(address & 3ull) * 8u;
         const unsigned int mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
-        const T value = reinterpret_cast<const T*>(p.values)[i];
+        const T value = at_value(p, i);
         unsigned int seen = *word, assumed;
         do {
             assumed = seen;
@@ -265,7 +306,7 @@ struct methods_kernels {
 }  // namespace nu
 
 // The kernels of one operator and type triple, with C linkage so their names are exactly
-// `name` plus _acc_rows, _acc_tiles_init, _acc_tiles, _reduceat, _at_seq, _at_cas.
+// `name` plus _acc_rows, _acc_tiles_init, _acc_tiles, _reduceat, _at_check, _at_seq, _at_cas.
 #ifdef NU_HOST_BUILD
 #define NU_METHODS_KERNEL(name, suffix, call)                                                 \
     extern "C" __attribute__((visibility("default"))) void name##suffix(const void* p) {     \
@@ -283,5 +324,6 @@ struct methods_kernels {
     NU_METHODS_KERNEL(name, _acc_tiles_init, acc_tiles_init) \
     NU_METHODS_KERNEL(name, _acc_tiles, acc_tiles)    \
     NU_METHODS_KERNEL(name, _reduceat, reduceat)      \
+    NU_METHODS_KERNEL(name, _at_check, at_check)      \
     NU_METHODS_KERNEL(name, _at_seq, at_seq)          \
     NU_METHODS_KERNEL(name, _at_cas, at_cas)

@@ -12,6 +12,7 @@
 #include "runtime/cuda_memory_extras.h"
 #include "runtime/driver_api.h"
 #include "runtime/errors.h"
+#include "runtime/host_copy.h"
 
 namespace nu {
 namespace {
@@ -19,8 +20,9 @@ namespace {
 // Host copies above this size go through pinned staging buffers; below it the driver's
 // own staging of pageable memory is as fast and needs no pipeline.
 constexpr std::size_t k_direct_copy_limit = std::size_t{1} << 18;
-// Two buffers of this size: one fills from pageable memory while the other is in DMA.
-constexpr std::size_t k_staging_chunk = std::size_t{4} << 20;
+// Two buffers of this size: one fills from pageable memory (over the thread pool:
+// host_copy) while the other is in DMA.
+constexpr std::size_t k_staging_chunk = std::size_t{8} << 20;
 
 struct per_device {
     CUdevice device = 0;
@@ -249,7 +251,7 @@ public:
             staging_buffer& buf = m_staging[i % 2];
             const std::size_t n = std::min(k_staging_chunk, bytes - offset);
             NU_CU(m_api, cuEventSynchronize, buf.done);  // its previous DMA has finished
-            std::memcpy(buf.host, static_cast<const char*>(src) + offset, n);
+            host_copy(buf.host, static_cast<const char*>(src) + offset, n);
             NU_CU(m_api, cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(dst) + offset, buf.host,
                   n, stream);
             NU_CU(m_api, cuEventRecord, buf.done, stream);
@@ -291,8 +293,8 @@ public:
             staging_buffer& buf = m_staging[i % 2];
             NU_CU(m_api, cuEventSynchronize, buf.done);
             const std::size_t offset = i * k_staging_chunk;
-            std::memcpy(static_cast<char*>(dst) + offset, buf.host,
-                        std::min(k_staging_chunk, bytes - offset));
+            host_copy(static_cast<char*>(dst) + offset, buf.host,
+                      std::min(k_staging_chunk, bytes - offset));
         }
     }
 
