@@ -6,7 +6,8 @@ imports nothing from ``_core`` (the C++ engine imports it to raise these types).
 """
 
 __all__ = ["NumbaCudaUfuncError", "CompileError", "CudaSupportError", "CudaError",
-           "LinkerError"]
+           "LinkerError", "NumbaWarning", "NumbaPerformanceWarning",
+           "NumbaInvalidConfigWarning"]
 
 
 class NumbaCudaUfuncError(Exception):
@@ -45,3 +46,18 @@ class LinkerError(NumbaCudaUfuncError, RuntimeError):
     def __init__(self, message, log=""):
         super().__init__(message)
         self.log = log
+
+
+class NumbaWarning(Warning):
+    """Root of the warnings this package issues, by Numba's name (so a warnings filter
+    written for Numba applies)."""
+
+
+class NumbaPerformanceWarning(NumbaWarning):
+    """Code that works but runs slowly: a launch grid too small to fill the device, a host
+    array a kernel launch copies to and from the device (numbacuda_ufunc.cuda.config
+    turns each off)."""
+
+
+class NumbaInvalidConfigWarning(NumbaWarning):
+    """A combination of options Numba warns about (``debug=True`` with ``opt=True``)."""

@@ -21,7 +21,7 @@ from ._pickling import function_ref, global_name
 from .compiler import translate_kernel
 from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import _NO_LLVM, DeviceFunction
-from .errors import CompileError, LinkerError
+from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
 from .types import Array, CPointer, Record, Signature, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
 
@@ -212,6 +212,10 @@ class Kernel(_core.Kernel):
         return k
 
     # ---- launching ------------------------------------------------------------------------
+    def _extension_launch(self, launcher):
+        """Called by the engine's ``kernel[...]`` when ``extensions`` holds any."""
+        return _ExtensionLauncher(self, launcher)
+
     def _raise_from_kernel(self, index, code, tid, ctaid):
         """Called by the engine when a launch of specialization ``index`` raised: raises
         the exception of raise site ``code`` as Numba does, its first argument prefixed
@@ -384,31 +388,26 @@ class Kernel(_core.Kernel):
             self.debug, self.fastmath, self.extensions, self.link))
 
 
-class _ExtensionKernel(Kernel):
-    """A kernel with Numba ``extensions``: launches go through Python to let them convert
-    the arguments (kernels without extensions keep the C++ launch path)."""
-
-    def __getitem__(self, config):
-        return _ExtensionLauncher(self, super().__getitem__(config), config)
-
-
 class _ExtensionLauncher:
     """A launch through Numba's ``extensions``: each extension's ``prepare_args(ty, val,
     stream=, retr=)`` may replace an argument (and its type) before the launch; the
     callables it appends to ``retr`` run after it, as in Numba."""
 
-    def __init__(self, kernel, launcher, config):
+    def __init__(self, kernel, launcher):
         self.kernel = kernel
         self.launcher = launcher
-        self.stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
+
+    def __getattr__(self, name):  # griddim, blockdim, sharedmem, stream, callbacks
+        return getattr(self.launcher, name)
 
     def __call__(self, *args):
         retr = []
         prepared = []
+        stream = self.launcher.stream
         for val in args:
-            ty = _type_of(val) if not isinstance(val, (list, dict, str)) else None
+            ty = _extension_type_of(val)
             for ext in self.kernel.extensions:
-                ty, val = ext.prepare_args(ty, val, stream=self.stream, retr=retr)
+                ty, val = ext.prepare_args(ty, val, stream=stream, retr=retr)
             prepared.append(val)
         self.launcher(*prepared)
         for writeback in retr:
@@ -613,9 +612,35 @@ def _type_of(value):
     return Array(from_dtype(np.dtype(arr.dtype)), arr.ndim, "A")
 
 
-def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
+def _extension_type_of(value):
+    """The type Numba's extensions receive with an argument (None where we have none)."""
+    if hasattr(value, "_nu_copy_direction"):  # a cuda.args hint: its value's type
+        value = value.value
+    if isinstance(value, (list, dict, str, tuple)):
+        return None
+    try:
+        return _type_of(value)
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
     """Numba's ``cuda.jit``: ``@jit`` / ``@jit("void(float32[:], float32[:])")`` make a
-    kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs."""
+    kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs.
+    ``debug`` and ``opt`` default to ``cuda.config``'s ``CUDA_DEBUGINFO_DEFAULT`` and
+    ``OPT``; both on give Numba's ``NumbaInvalidConfigWarning``."""
+    from .cuda import config
+
+    if debug is None:
+        debug = bool(getattr(config, "CUDA_DEBUGINFO_DEFAULT", 0))
+    opt = options.pop("opt", None)
+    if opt is None:
+        opt = getattr(config, "OPT", 3) != 0
+    if debug and opt:
+        warnings.warn("debug=True with opt=True is not supported by CUDA: Numba warns that "
+                      "it may crash there; set debug=False or opt=False (numbacuda_ufunc "
+                      "compiles it: debug adds bounds checks, opt changes nothing)",
+                      NumbaInvalidConfigWarning, stacklevel=2)
     if "nopython" in options:
         if not options.pop("nopython"):
             raise NotImplementedError("cuda.jit(): nopython=False is not supported: CUDA "
@@ -631,17 +656,15 @@ def jit(func_or_sig=None, device=False, debug=False, fastmath=False, **options):
     if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
         if device:
             return DeviceFunction(func_or_sig, fastmath=fastmath, link=link)
-        cls = _ExtensionKernel if extensions else Kernel
-        return cls(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
-                   link=link)
+        return Kernel(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
+                      link=link)
     sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
             return DeviceFunction(fn, sigs, fastmath=fastmath, link=link)
-        cls = _ExtensionKernel if extensions else Kernel
-        return cls(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
-                   link=link)
+        return Kernel(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
+                      link=link)
 
     return decorate
 

@@ -28,6 +28,11 @@ HAVE_GPU = os.environ.get("NUMBACUDA_UFUNC_ENABLE_CUDASIM", "") in ("", "0") and
     _real_gpu_available()
 if not HAVE_GPU:
     os.environ["NUMBACUDA_UFUNC_ENABLE_CUDASIM"] = "1"
+# Numba's launch warnings (on by default) would flood the summary: the tests launch small
+# grids on host arrays on purpose. tests/test_launch_warnings.py turns them on itself, as
+# numba-cuda's CUDATestCase turns them off.
+os.environ.setdefault("NUMBACUDA_UFUNC_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+os.environ.setdefault("NUMBACUDA_UFUNC_CUDA_WARN_ON_IMPLICIT_COPY", "0")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -65,8 +65,11 @@ def test_import_rejects_host_pointers_and_bad_fields():
         cuda.as_cuda_array(CAIObject(dict(good, typestr="|O8"), dev))
     with pytest.raises(ValueError, match="data must be a"):
         cuda.as_cuda_array(CAIObject(dict(good, data=5), dev))
-    with pytest.raises(ValueError, match="masked"):
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
         cuda.as_cuda_array(CAIObject(dict(good, mask=object()), dev))
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
+        cuda.from_cuda_array_interface(dict(good, mask=cuda.to_device(np.ones(4, bool))))
+    cuda.as_cuda_array(CAIObject(dict(good, mask=None), dev))  # None: no mask
     with pytest.raises(ValueError, match="do not match shape"):
         cuda.as_cuda_array(CAIObject(dict(good, strides=(8, 8)), dev))
     with pytest.raises(TypeError, match="must be a dict"):
@@ -205,3 +208,16 @@ def test_cupy_results_come_from_the_raw_pointer_with_an_event(monkeypatch):
     col = r(_CupyInput(dev), axis=0)
     assert isinstance(col, fake.module.ndarray)
     np.testing.assert_array_equal(col.data.mem.owner.copy_to_host(), x.sum(axis=0))
+
+
+def test_default_stream_arrays_report_stream_zero():
+    # Numba's arrays on the default stream say 0; code passes arr.stream on as stream=.
+    dev = cuda.device_array(4)
+    assert dev.stream == 0 and not dev.stream
+    assert cuda.as_cuda_array(CAIObject(dict(dev.__cuda_array_interface__), dev)).stream == 0
+    s = cuda.stream()
+    on_s = cuda.device_array(4, stream=s)
+    assert on_s.stream == s
+    assert on_s.bind(0).stream == 0 and dev.bind(s).stream == s
+    np.testing.assert_array_equal(cuda.to_device(np.arange(3.0), stream=dev.stream)
+                                  .copy_to_host(stream=dev.stream), np.arange(3.0))

@@ -67,7 +67,30 @@ def starred_const(x):
     return max(*WEIGHTS) + x
 
 
+def long_tuple(x):
+    t = (x, x + 1, x * 2, 3, 4, 5, 6, 7, 8, 9, x - 1, x * x)  # longer than nu::tuple8
+    s = t[11] - t[0] + len(tuple())
+    for v in tuple(t):
+        s += v
+    return s
+
+
+def ordered3(a, b):
+    return (min(a, b), max(a, b), a - b)
+
+
+def loop_over_call(a, b):
+    s = 0
+    for v in ordered3(a, b):
+        s = s * 3 + v
+    return s
+
+
 @pytest.mark.parametrize("fn,types,arrays", [
+    (long_tuple, (int64,), [np.arange(-5, 6)]),
+    (long_tuple, (float64,), [hr.edge_values(float64)]),
+    (loop_over_call, (int32, int32), hr.pairs(int32, int32)),
+    (loop_over_call, (float32, float32), hr.pairs(float32, float32)),
     (weighted, (float32,), [hr.edge_values(float32)]),
     (shifted, (float64,), [hr.edge_values(float64)]),
     (local_tuple, (int32, int32), hr.pairs(int32, int32)),
@@ -124,3 +147,24 @@ def test_starred_expression_and_its_errors():
 
     with pytest.raises(CompileError, match="starred argument must be a tuple"):
         translate(not_tuple, (float64,))
+
+
+def test_tuple_builtin_only_on_tuples():
+    def of_number(x):
+        return tuple(x)
+
+    with pytest.raises(CompileError, match=r"tuple\(\) is supported only on tuples"):
+        translate(of_number, (float64,))
+
+    def mixed_call(a):
+        s = 0.0
+        for v in mixed(a):
+            s += v
+        return s
+
+    with pytest.raises(CompileError, match="needs items of one type"):
+        translate(mixed_call, (float64,))
+
+
+def mixed(a):
+    return (a, (a, a))

@@ -25,6 +25,7 @@ from ._types import (
     WEAK_INT,
     Bottom,
     TupleType,
+    Weak,
     ctype,
     element_ctype,
     is_array,
@@ -164,14 +165,63 @@ def dtype_from_string(tr, node, text: str) -> Val:
         raise tr.error(node, f"Invalid NumPy dtype specified: {text!r}") from None
 
 
-def _shape_arg(tr, node, v: Val, api, allow_zero):
+class ListValue(Ref):
+    """A list display ``[a, b]``, or a tuple display with items not known at compile time,
+    given as a shared/local array shape: refused, with the items kept for the message."""
+
+    def __init__(self, items, kind="list"):
+        self.items = tuple(items)
+        self.kind = kind
+        self.name = kind
+
+
+def _numba_type_text(v: Val) -> str:
+    """An argument's type as Numba's typing errors print it (``float32``,
+    ``array(float32, 1d, A)``, ``Tuple(Literal[int](1), int32)``, ``class(float32)``)."""
+    t = v.type
+    if isinstance(t, TupleType):
+        consts = v.const if isinstance(v.const, tuple) else (None,) * len(t.items)
+        texts = [_numba_type_text(Val("", it, c)) for it, c in zip(t.items, consts)]
+        if texts and len(set(texts)) == 1 and not texts[0].startswith("Literal"):
+            return f"UniTuple({texts[0]} x {len(texts)})"
+        return f"Tuple({', '.join(texts)})"
+    if isinstance(t, ListValue) and t.kind == "tuple":
+        return _numba_type_text(Val("", TupleType(x.type for x in t.items),
+                                    tuple(x.const for x in t.items)))
+    if isinstance(t, ListValue):
+        items = [_numba_type_text(Val("", x.type)) for x in t.items]
+        consts = [x.const for x in t.items]
+        item = items[0] if items and len(set(items)) == 1 else "undefined"
+        if consts and all(type(c) is int for c in consts):
+            return f"list({item})<iv={list(consts)}>"
+        return f"list({item})"
+    if isinstance(t, Weak) and type(v.const) is int:
+        return f"Literal[int]({v.const})"
+    if isinstance(t, Array):
+        return f"array({t.dtype.name}, {t.ndim}d, {t.layout})"
+    if isinstance(t, TypeRef):
+        return f"class({t.scalar.name})"
+    if isinstance(t, StringRef):
+        return f"Literal[str]({t.value})"
+    return getattr(strong(t), "name", str(t))
+
+
+def _no_implementation(space, shape_v: Val, dtype_v: Val) -> str:
+    """Numba's wording for a shared/local array call it cannot type, which code and tests
+    written for Numba look for."""
+    return (f"\nNo implementation of function Function(<function {space}.array>) found for "
+            f"signature:\n \n >>> array(shape={_numba_type_text(shape_v)}, "
+            f"dtype={_numba_type_text(dtype_v)})")
+
+
+def _shape_arg(tr, node, v: Val, api, allow_zero, numba_text=""):
     shape = v.const
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
     if not (isinstance(shape, tuple) and shape
             and all(isinstance(s, int) and not isinstance(s, bool) for s in shape)):
         raise tr.error(node, f"{api}: shape must be an integer or a tuple of integers known "
-                             f"at compile time (a literal or a global constant)")
+                             f"at compile time (a literal or a global constant){numba_text}")
     if allow_zero and shape == (0,):
         return shape
     if any(s <= 0 for s in shape):
@@ -193,7 +243,8 @@ def _memory_array(tr, node, space, args, kwargs):
     api = f"cuda.{space}.array()"
     shape_v, dtype_v = bind_arguments(tr, node, api, args, kwargs, ("shape", "dtype"))
     dtype = _dtype_arg(tr, node, dtype_v, api)
-    shape = _shape_arg(tr, node, shape_v, api, allow_zero=space == "shared")
+    shape = _shape_arg(tr, node, shape_v, api, allow_zero=space == "shared",
+                       numba_text=_no_implementation(space, shape_v, dtype_v))
     t = element_ctype(dtype)  # a record's struct (records in shared and local memory)
     if space == "shared" and shape == (0,):
         # Dynamic shared memory: every such array starts at the same address (as in Numba

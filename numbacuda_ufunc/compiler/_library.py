@@ -112,7 +112,7 @@ _OPERATOR_UNARY = {"neg": ast.USub, "pos": ast.UAdd, "invert": ast.Invert, "inv"
 _OPERATOR_OTHER = {"abs", "truth"}
 
 SUPPORTED_BUILTINS = ("abs", "min", "max", "round", "int", "float", "bool", "complex", "pow",
-                      "divmod", "len", "range")
+                      "divmod", "len", "range", "tuple")
 
 _BUILTIN_TYPES = {"int": WEAK_INT, "float": WEAK_FLOAT, "bool": WEAK_BOOL,
                   "complex": WEAK_COMPLEX}
@@ -362,6 +362,19 @@ def _b_len(tr, node, args, kwargs):
     return Val(f"{n}LL", WEAK_INT, n)
 
 
+def _b_tuple(tr, node, args, kwargs):
+    """``tuple(t)`` of a tuple is ``t`` (Python copies it; values are immutable here), and
+    ``tuple()`` the empty tuple."""
+    if kwargs or len(args) > 1:
+        raise tr.error(node, "tuple() takes at most one argument")
+    if not args:
+        return Val("nu::tuple0{}", TupleType(()), ())
+    if not isinstance(args[0].type, TupleType):
+        raise tr.error(node, f"tuple() is supported only on tuples (got "
+                             f"{getattr(args[0].type, 'name', args[0].type)})")
+    return args[0]
+
+
 def _b_range(tr, node, args, kwargs):
     raise tr.error(node, "range() is supported only as the iterable of a for loop")
 
@@ -379,7 +392,7 @@ _BUILTIN_HANDLERS = {
     "abs": _b_abs, "min": _b_minmax("min"), "max": _b_minmax("max"), "round": _b_round,
     "int": _b_convert("int"), "float": _b_convert("float"), "bool": _b_convert("bool"),
     "complex": _b_convert("complex"), "pow": _b_pow, "divmod": _b_divmod, "len": _b_len,
-    "range": _b_range, "__nu_range_arg": _b_range_arg,
+    "range": _b_range, "tuple": _b_tuple, "__nu_range_arg": _b_range_arg,
 }
 
 

@@ -35,6 +35,7 @@ from . import _pointers as pointers
 from . import _record_access as records
 from . import _reductions as reductions
 from . import _tuples as tuples
+from . import _vectors as vectors
 from ._bytecode import HIDDEN
 from ._library import (
     UFUNC_NIN,
@@ -685,6 +686,9 @@ class FunctionTranslator:
                 return
             if isinstance(seq.type, Bottom):  # typed on a later inference pass
                 return
+            if isinstance(seq.type, TupleType):  # a call's result: tuple(t), f() -> tuple
+                tuples.loop_over_value(self, s, seq)
+                return
             raise self.error(s, "for loops are supported only over range(...), arrays and "
                                 "tuples")
         if it.keywords or not 1 <= len(it.args) <= 3:
@@ -848,6 +852,9 @@ class FunctionTranslator:
             return Val("", enums.EnumClassRef(value))
         if isinstance(value, enum.Enum):
             return enums.member(self, node, value)
+        vector_ctor = vectors.ctor_of(value)  # cuda.float32x4...
+        if vector_ctor is not None:
+            return Val("", vector_ctor)
         key = getattr(type(value), "_nu_intrinsic", None) and value._nu_intrinsic
         if key:
             return kernel_api.value(self, node, kernel_api.IntrinsicRef(key))
@@ -942,6 +949,8 @@ class FunctionTranslator:
             return arrays.attribute(self, e, base)
         if isinstance(base.type, Record):
             return records.field_read(self, e, base, e.attr)
+        if vectors.is_vector(base.type):
+            return vectors.attribute(self, e, base, e.attr)
         if e.attr in ("real", "imag") and self._numeric(e, base, f".{e.attr}"):
             t = base.type
             if is_complex(t):
@@ -1000,8 +1009,9 @@ class FunctionTranslator:
         if any(isinstance(v.type, Bottom) for v in vals):
             return Val("0", BOTTOM)
         for x, v in zip(e.elts, vals):
-            if not isinstance(v.type, TupleType) and not is_array(v.type):
-                self._numeric(x, v, "tuple item")  # tuples of tuples and arrays are fine
+            if not isinstance(v.type, TupleType) and not is_array(v.type) \
+                    and not vectors.is_vector(v.type):
+                self._numeric(x, v, "tuple item")  # tuples of tuples, arrays, vectors: fine
         tt = TupleType(v.type for v in vals)
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
         if len(vals) == 1 and const is not None and not isinstance(vals[0].type, TupleType):
@@ -1354,7 +1364,13 @@ class FunctionTranslator:
         def arg_value(a):
             if dtype_strings and isinstance(a, ast.Constant) and isinstance(a.value, str):
                 return kernel_api.dtype_from_string(self, a, a.value)
-            return self.expr(a)
+            if dtype_strings and isinstance(a, ast.List):  # a list shape: refused there
+                return Val("", kernel_api.ListValue(self.expr(x) for x in a.elts))
+            v = self.expr(a)
+            if dtype_strings and isinstance(a, ast.Tuple) and v.const is None \
+                    and isinstance(v.type, TupleType):  # a shape not known: refused there
+                return Val("", kernel_api.ListValue((self.expr(x) for x in a.elts), "tuple"))
+            return v
 
         args = []
         for a in e.args:
@@ -1420,6 +1436,8 @@ class FunctionTranslator:
             return kernel_api.call(self, e, ref, args, kwargs)
         if isinstance(ref, tuples.NamedTupleRef):
             return tuples.make_namedtuple(self, e, ref, args, kwargs)
+        if isinstance(ref, vectors.VectorCtorRef):
+            return vectors.construct(self, e, ref, args, kwargs)
         raise self.error(e, f"{getattr(ref, 'name', ref)} is not callable")
 
     def _pack_varargs(self, node, fn, items):
@@ -1519,7 +1537,7 @@ class FunctionTranslator:
             # A Ref (a dtype, a function, cuda.atomic.add...) is a compile-time argument:
             # the callee is specialised on it and it is not passed at run time.
             if not isinstance(v.type, (TupleType, Ref, Record, enums.EnumMember)) \
-                    and not is_array(v.type):
+                    and not is_array(v.type) and not vectors.is_vector(v.type):
                 self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()")
             vals.append(v)
         vals.extend(hidden)

@@ -31,7 +31,23 @@ from ._types import (
 from ._values import PyFuncRef, Ref, Val, const_val
 
 __all__ = ["NamedTupleRef", "dynamic_index", "for_each_item", "is_namedtuple_class",
-           "literal_unroll", "make_namedtuple", "starred_items", "tuple_loop"]
+           "literal_unroll", "long_tuple_definitions", "loop_over_value", "make_namedtuple", "starred_items",
+           "tuple_loop"]
+
+_LONG_TUPLE = re.compile(r"\bnu_tuple(\d+)<")
+
+
+def long_tuple_definitions(text: str) -> str:
+    """The struct templates of the tuples of more than 8 items ``text`` uses
+    (``nu_tuple34<...>``), with members v0, v1... as nu::tuple1..8 have; guarded so that
+    units batching several functions define each once."""
+    out = []
+    for n in sorted({int(m) for m in _LONG_TUPLE.findall(text)}):
+        params = ", ".join(f"class T{i}" for i in range(n))
+        members = " ".join(f"T{i} v{i};" for i in range(n))
+        out.append(f"#ifndef NU_DEFINED_nu_tuple{n}\n#define NU_DEFINED_nu_tuple{n}\n"
+                   f"template <{params}> struct nu_tuple{n} {{ {members} }};\n#endif")
+    return "\n".join(out) + ("\n\n" if out else "")
 
 
 def literal_unroll(container):
@@ -162,6 +178,22 @@ def tuple_loop(tr, s):
     finally:
         tr.loops.pop()
     return True
+
+
+def loop_over_value(tr, s, seq: Val):
+    """``for x in f(...)`` where the call gives a tuple value: its items, through one
+    variable (they must unify; a tuple of mixed items needs literal_unroll of a tuple
+    written out or held in a variable)."""
+    items = [Val(f"({seq.code}).v{i}", t) for i, t in enumerate(seq.type.items)]
+    if not _unifies(items):
+        raise tr.error(s, f"a for loop over a call's result needs items of one type (got "
+                          f"{seq.type}); assign the tuple to a variable and use "
+                          f"literal_unroll()")
+    tr.emit("{")
+    tr.depth += 1
+    for_each_item(tr, s, seq)
+    tr.depth -= 1
+    tr.emit("}")
 
 
 def _unifies(items) -> bool:

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._vector_types import VectorType
 from ..types import (
     SCALARS,
     Array,
@@ -156,6 +157,7 @@ _CODES = {
     "uint16": "u2", "uint32": "u4", "uint64": "u8", "float32": "f4", "float64": "f8",
     "complex64": "c8", "complex128": "c16", "float16": "f2", "bfloat16": "bf2",
 }
+MAX_TUPLE = 1024  # items of a tuple value in translated code
 _WEAK_STRONG = {"b": bool_, "i": int64, "f": float64, "c": complex128}
 
 
@@ -188,13 +190,18 @@ def ctype(t) -> str:
         return (element_ctype(t.dtype) if t.dtype is not None else "void") + "*"
     if isinstance(t, TupleType):
         n = len(t.items)
-        if n > 8:
-            raise PromotionError(f"tuples of {n} values are not supported (0 to 8)")
+        if n > MAX_TUPLE:
+            raise PromotionError(f"tuples of {n} values are not supported (0 to {MAX_TUPLE})")
         if n == 0:
             return "nu::tuple0"
-        return f"nu::tuple{n}<" + ", ".join(ctype(x) for x in t.items) + ">"
+        # nu::tuple1..8 live in nu_scalar.cuh; longer ones are defined in the translation
+        # unit that uses them (_tuples.long_tuple_definitions).
+        prefix = "nu::tuple" if n <= 8 else "nu_tuple"
+        return f"{prefix}{n}<" + ", ".join(ctype(x) for x in t.items) + ">"
     if t is None:
         return "void"
+    if isinstance(t, VectorType):  # CUDA's float4...: src/kernels/nu_vector.cuh
+        return f"nu::{t.name}"
     if isinstance(t, NPDatetime):  # an int64 count of its unit (_datetime.py)
         return "nu::i64"
     return _CTYPES[getattr(strong(t), "value_type", strong(t)).name]  # an enum: its values
@@ -219,6 +226,8 @@ def typecode(t) -> str:
         return "R" + element_ctype(t)[-8:]
     if isinstance(t, Array):
         return f"{typecode(t.dtype)}a{t.ndim}"
+    if isinstance(t, VectorType):
+        return f"v{_CODES[t.base_type.name]}x{t.num_elements}"
     if not isinstance(t, Scalar):  # a compile-time argument (dtype, function...)
         return "r" + "".join(c for c in t.name if c.isalnum())[:16]
     if isinstance(t, NPDatetime):

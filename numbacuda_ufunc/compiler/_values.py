@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .._vector_types import VectorType
 from ..types import NPDatetime
 from ._types import (
     WEAK_BOOL,
@@ -257,6 +258,8 @@ def cast_code(v: Val, t) -> str:
                           for i, (s, d) in enumerate(zip(v.type.items, t.items)))
         return f"([&]() {{ auto nu_t = {v.code}; return {ctype(t)}{{{parts}}}; }}())"
     if isinstance(v.type, TupleType):
+        raise PromotionError(f"cannot convert {v.type} to {t}")
+    if isinstance(v.type, VectorType) or isinstance(t, VectorType):
         raise PromotionError(f"cannot convert {v.type} to {t}")
     if isinstance(t, NPDatetime) or isinstance(v.type, NPDatetime):
         from ._datetime import cast

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..types import Array, CPointer, Record, Scalar, parse_signature
-from . import _records
+from . import _records, _tuples
 from ._foreign import declared_source
 from ._source import error_at, load_source
 from ._translator import FunctionTranslator
@@ -223,7 +223,8 @@ def _source_of(records) -> str:
     defs = [f"#ifndef NU_DEFINED_{r.name}\n#define NU_DEFINED_{r.name}\n{r.definition}\n#endif"
             for r in records]
     body = "\n".join(protos) + "\n\n" + "\n\n".join(defs) + "\n"
-    return _records.definitions(body) + body  # the structs of record dtypes used
+    # the structs of record dtypes and of tuples longer than 8 items used
+    return _records.definitions(body) + _tuples.long_tuple_definitions(body) + body
 
 
 _cache_lock = threading.Lock()

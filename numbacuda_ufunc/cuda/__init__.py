@@ -8,7 +8,6 @@ discovery, streams and device arrays. Without a GPU, set
 from __future__ import annotations
 
 import contextlib
-import os
 
 import numpy as np
 
@@ -36,7 +35,11 @@ from ..kernel import Kernel, jit
 from ..reduce import Reduce, reduce
 from ..types import from_dtype
 from ..ufunc import vectorize
-from . import _device_arrays  # noqa: F401  (DeviceNDArray's Python-side attributes)
+from . import (
+    _device_arrays,  # noqa: F401  (DeviceNDArray's Python-side attributes)
+    args,
+    vector_types,
+)
 from ._device_arrays import IpcArrayHandle, open_ipc_array
 from ._host_memory import (
     ManagedNDArray,
@@ -68,17 +71,20 @@ from ._memory_managers import (
 )
 from ._streams import (
     Event,
-    In,
-    InOut,
-    Out,
     event,
     event_elapsed_time,
     legacy_default_stream,
     per_thread_default_stream,
 )
+from .args import In, InOut, Out
 
 DeviceNDArray = _core.DeviceNDArray
 Stream = _core.Stream
+
+# CUDA's vector types: cuda.float32x4 ... and their C names (cuda.float4 ...)
+for _name, _vt in {**vector_types.vector_types, **vector_types.vector_type_aliases}.items():
+    globals()[_name] = _vt.user_facing_object
+del _name, _vt
 
 __all__ = [
     "DeviceNDArray", "Stream", "Device", "is_available", "detect", "get_current_device",
@@ -100,7 +106,8 @@ __all__ = [
     "PinnedMemory", "MemoryInfo", "Context", "gpus", "profile_start", "profile_stop",
     "profiling",
     # events and kernel argument hints
-    "Event", "event", "event_elapsed_time", "In", "Out", "InOut",
+    "Event", "event", "event_elapsed_time", "In", "Out", "InOut", "args", "config",
+    "vector_types", *vector_types.vector_types, *vector_types.vector_type_aliases,
 ]
 
 
@@ -355,12 +362,9 @@ def _index(value, api: str, name: str) -> int:
     return value.__index__()
 
 
-# NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC=0 turns off the consumer-side stream
-# synchronization of array-interface imports (Numba's CUDA_ARRAY_INTERFACE_SYNC).
-_core.set_cai_sync(os.environ.get("NUMBACUDA_UFUNC_CUDA_ARRAY_INTERFACE_SYNC", "1").strip()
-                   not in ("0", "false", "False", "no"))
-
-from . import _memory_managers, bf16, random  # noqa: E402, I001  (random needs the names above)
+# config: Numba's run-time settings (CUDA_ARRAY_INTERFACE_SYNC, the launch warnings...),
+# read from the environment and handed to the engine.
+from . import _memory_managers, bf16, config, random  # noqa: E402, I001  (random needs the names above)
 from . import cudadrv  # noqa: E402, F401  (Numba's numba.cuda.cudadrv names; needs the names above)
 from .cudadrv import devicearray  # noqa: E402, F401
 

@@ -1,12 +1,11 @@
-"""Events, the named default streams, stream callbacks and kernel argument hints
-(cuda.In / cuda.Out / cuda.InOut), with Numba's names."""
+"""Events, the named default streams and stream callbacks, with Numba's names."""
 
 from __future__ import annotations
 
 from .. import _core
 
 __all__ = ["Event", "event", "event_elapsed_time", "per_thread_default_stream",
-           "legacy_default_stream", "In", "Out", "InOut"]
+           "legacy_default_stream"]
 
 Event = _core.Event
 Stream = _core.Stream
@@ -74,38 +73,3 @@ def _query(self) -> bool:
 Stream.add_callback = _add_callback
 Stream.async_done = _async_done
 Stream.query = _query
-
-
-class _CopyHint:
-    """Wraps a host array passed to a kernel to say which copies a GPU launch makes."""
-
-    __slots__ = ("value",)
-    _nu_copy_direction = "inout"
-
-    def __init__(self, value):
-        self.value = value
-
-    def __repr__(self):
-        return f"cuda.{type(self).__name__}({self.value!r})"
-
-
-class In(_CopyHint):
-    """Copied to the device before the launch, not back (the kernel's writes are lost)."""
-
-    __slots__ = ()
-    _nu_copy_direction = "in"
-
-
-class Out(_CopyHint):
-    """Copied back after the launch, not to the device before it (the kernel must write
-    every element it wants back)."""
-
-    __slots__ = ()
-    _nu_copy_direction = "out"
-
-
-class InOut(_CopyHint):
-    """Copied both ways (what a plain host array gets)."""
-
-    __slots__ = ()
-    _nu_copy_direction = "inout"

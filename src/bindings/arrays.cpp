@@ -99,7 +99,11 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
         }
     }
     if (d.contains("mask") && !d["mask"].is_none()) {
-        throw nu::value_error(std::string(api) + "(): masked CUDA arrays are not supported");
+        // Numba's exception and wording, which code written for it catches.
+        PyErr_SetString(PyExc_NotImplementedError,
+                        (std::string(api) + "(): Masked arrays are not supported (the interface's 'mask' is " +
+                         repr_of(d["mask"]) + ", not None)").c_str());
+        throw py::error_already_set();
     }
     nu::array_view v;
     const std::string typestr = py::str(d["typestr"]).cast<std::string>();
@@ -415,7 +419,12 @@ void bind_array(py::module_& m) {
         .def_property_readonly("size", [](const nu::device_array& a) { return a.view().size(); })
         .def_property_readonly("nbytes", [](const nu::device_array& a) { return a.view().nbytes(); })
         .def_property_readonly("itemsize", [](const nu::device_array& a) { return nu::itemsize(a.view().type); })
-        .def_property_readonly("stream", [](const nu::device_array& a) { return py_stream{a.stream()}; })
+        .def_property_readonly("stream", [](const nu::device_array& a) -> py::object {
+            // 0 for the default stream, as Numba's arrays say it (code tests `arr.stream`
+            // for truth and passes it on as stream=); otherwise the Stream.
+            if (a.stream() == nu::default_stream()) return py::int_(0);
+            return py::cast(py_stream{a.stream()});
+        })
         .def_property_readonly("device_pointer", [](const nu::device_array& a) {
             return reinterpret_cast<std::uintptr_t>(a.view().data);
         })

@@ -12,7 +12,17 @@ struct kernel_launcher {
     py::object owner;  // the Python Kernel: its _resolve() translates new specializations
     nu::launch_shape shape;
     nu::stream_ref stream;
+    py::object stream_object;  // the stream as given, for ArgHint.to_device(retr, stream)
     py::object callbacks;  // Numba's pre_launch_callbacks: a list made on first access
+};
+
+// What one launch's argument conversion produces besides the arguments: objects kept
+// alive until the launch returns, and the callables custom ArgHints ask to run after it.
+struct launch_context {
+    const nu::jit_kernel& kernel;
+    py::handle stream;
+    std::vector<py::object> keep;
+    py::list retr;
 };
 
 // Blocks per grid or threads per block: an int or a tuple of 1 to 3 ints. The messages
@@ -46,6 +56,52 @@ void parse_dims(const std::string& api, py::handle obj, const char* what, const 
     one(obj, 0);
 }
 
+// Numba's launch warnings (numbacuda_ufunc/cuda/config.py sets them): a grid of fewer
+// than two blocks per multiprocessor, and host arrays a launch copies.
+bool g_warn_low_occupancy = true;
+bool g_warn_implicit_copy = true;
+
+void performance_warning(const std::string& message) {
+    static PyObject* category =
+        py::object(py::module_::import("numbacuda_ufunc.errors").attr("NumbaPerformanceWarning")).release().ptr();
+    // Level 1: attributed to the Python line that configured or launched the kernel.
+    if (PyErr_WarnEx(category, message.c_str(), 1) < 0) throw py::error_already_set();
+}
+
+// Numba's heuristic: fewer blocks than twice the multiprocessors leaves the device idle.
+void check_occupancy(const nu::launch_shape& shape) {
+    static int cached_device = -1;
+    static long long cached_min_blocks = 0;
+    const nu::backend& backend = nu::active_backend();
+    const int device = backend.current_device();
+    if (device != cached_device) {
+        cached_min_blocks = 2LL * backend.device(device).multiprocessors;
+        cached_device = device;
+    }
+    const long long blocks = 1LL * shape.grid[0] * shape.grid[1] * shape.grid[2];
+    if (blocks < cached_min_blocks) {
+        performance_warning("Grid size " + std::to_string(blocks) +
+                            " will likely result in GPU under-utilization due to low occupancy.");
+    }
+}
+
+// Numba's `extensions` (a list on the Python kernel, which may be appended to at any
+// time): when it holds any, the launch goes through Python (Kernel._extension_launch) to
+// let them convert the arguments; kernels without extensions keep this C++ path.
+py::object with_extensions(py::handle self, kernel_launcher&& l) {
+    static PyObject* name = PyUnicode_InternFromString("extensions");
+    PyObject* ext = PyObject_GetAttr(self.ptr(), name);
+    if (ext == nullptr) {
+        PyErr_Clear();
+        return py::cast(std::move(l));
+    }
+    const bool any = PyList_Check(ext) ? PyList_GET_SIZE(ext) > 0 : PyObject_IsTrue(ext) == 1;
+    Py_DECREF(ext);
+    py::object launch = py::cast(std::move(l));
+    if (!any) return launch;
+    return py::reinterpret_borrow<py::object>(self).attr("_extension_launch")(launch);
+}
+
 py::object configure(py::object self, py::handle config) {
     nu::jit_kernel& k = engine_object<nu::jit_kernel>(self);
     const std::string api = "kernel '" + k.name() + "'";
@@ -60,7 +116,8 @@ py::object configure(py::object self, py::handle config) {
     l.owner = self;
     parse_dims(api, c[0], "blocks per grid", "griddim", true, l.shape.grid);
     parse_dims(api, c[1], "threads per block", "blockdim", false, l.shape.block);
-    l.stream = as_stream(c.size() > 2 ? py::object(c[2]) : py::object(py::int_(0)), api.c_str());
+    l.stream_object = c.size() > 2 ? py::object(c[2]) : py::object(py::int_(0));
+    l.stream = as_stream(l.stream_object, api.c_str());
     if (c.size() > 3) {
         std::int64_t bytes = 0;
         if (!is_integer(c[3]) || !to_int64(c[3], &bytes) || bytes < 0 || bytes > 0x7fffffffLL) {
@@ -69,7 +126,8 @@ py::object configure(py::object self, py::handle config) {
         }
         l.shape.dynamic_shared = static_cast<unsigned>(bytes);
     }
-    return py::cast(std::move(l));
+    if (g_warn_low_occupancy) check_occupancy(l.shape);
+    return with_extensions(self, std::move(l));
 }
 
 bool is_numpy_scalar(py::handle obj) {
@@ -90,8 +148,9 @@ py::object configure_forall(py::object self, std::int64_t tasks, py::handle stre
     l.owner = self;
     l.shape.forall_tasks = tasks;
     l.shape.dynamic_shared = static_cast<unsigned>(shared);
+    l.stream_object = py::reinterpret_borrow<py::object>(stream);
     l.stream = as_stream(stream, api.c_str());
-    return py::cast(std::move(l));
+    return with_extensions(self, std::move(l));
 }
 
 [[noreturn]] void bad_argument(const std::string& api, std::size_t k, const std::string& why) {
@@ -99,8 +158,9 @@ py::object configure_forall(py::object self, std::int64_t tasks, py::handle stre
 }
 
 // One argument as the kernel sees it, and its two bytes of the specialization key.
-nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std::size_t k,
-                               std::vector<py::object>& keep, std::string& key) {
+nu::kernel_arg kernel_argument(launch_context& ctx, py::handle arg, std::size_t k, std::string& key) {
+    const nu::jit_kernel& kernel = ctx.kernel;
+    std::vector<py::object>& keep = ctx.keep;
     const auto api_text = [&] { return "kernel '" + kernel.name() + "'"; };  // only for messages
     nu::kernel_arg a;
     auto scalar = [&](nu::scalar_value v) {
@@ -167,6 +227,9 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
         }
         // Arrays of any ndim, 0-d too (the kernel reads and writes a[()], as in Numba).
         a.is_array = true;
+        if (g_warn_implicit_copy) {  // copied on a GPU; the same warning when emulated
+            performance_warning("Host array used in CUDA kernel will incur copy overhead to/from device.");
+        }
         if (nu::active_backend().emulated()) {
             if (!arr.writeable()) {  // kernels may write: never into read-only host memory
                 arr = py::array(py::module_::import("numpy").attr("array")(arr));
@@ -182,12 +245,23 @@ nu::kernel_arg kernel_argument(const nu::jit_kernel& kernel, py::handle arg, std
         // makes. Under emulation the kernel works on the array itself, so cuda.In gets a
         // private copy: its writes are lost there too, as on the GPU.
         const std::string direction = py::str(arg.attr("_nu_copy_direction"));
+        if (direction == "custom") {
+            // Another ArgHint subclass: its to_device(retr, stream) gives what the kernel
+            // receives, and the callables it appends to retr run after the launch (Numba).
+            py::object value = arg.attr("to_device")(ctx.retr, ctx.stream);
+            if (py::hasattr(value, "_nu_copy_direction")) {
+                bad_argument(api_text(), k, "is an ArgHint whose to_device() returned another hint (" +
+                                                repr_of(value) + ")");
+            }
+            keep.push_back(value);
+            return kernel_argument(ctx, value, k, key);
+        }
         py::object value = arg.attr("value");
         if (direction == "in" && nu::active_backend().emulated() && is_host_ndarray(value)) {
             value = py::module_::import("numpy").attr("array")(value);
             keep.push_back(value);
         }
-        nu::kernel_arg inner = kernel_argument(kernel, value, k, keep, key);  // adds its key bytes
+        nu::kernel_arg inner = kernel_argument(ctx, value, k, key);  // adds its key bytes
         if (inner.host) {
             if (direction == "in") inner.read_only = true;
             if (direction == "out") inner.copy_in = false;
@@ -214,10 +288,11 @@ py::object namedtuple_fields(py::handle arg) {
 // namedtuple's field names, so (1, 2.0), ((1,), 2.0) and Point(1, 2.0) are different
 // specializations. The translator rebuilds the tuple in the kernel
 // (numbacuda_ufunc/kernel.py), so the launch itself only ever sees numbers and arrays.
-void add_argument(const nu::jit_kernel& kernel, py::handle arg, std::size_t k, std::vector<py::object>& keep,
-                  std::string& key, std::vector<nu::kernel_arg>& out) {
+void add_argument(launch_context& ctx, py::handle arg, std::size_t k, std::string& key,
+                  std::vector<nu::kernel_arg>& out) {
+    const nu::jit_kernel& kernel = ctx.kernel;
     if (!PyTuple_Check(arg.ptr())) {
-        out.push_back(kernel_argument(kernel, arg, k, keep, key));
+        out.push_back(kernel_argument(ctx, arg, k, key));
         return;
     }
     const Py_ssize_t n = PyTuple_GET_SIZE(arg.ptr());
@@ -230,7 +305,7 @@ void add_argument(const nu::jit_kernel& kernel, py::handle arg, std::size_t k, s
         key += static_cast<char>(0xfc);  // field names, each ended by a NUL
         for (py::handle f : fields) key += py::str(f).cast<std::string>() + '\0';
     }
-    for (Py_ssize_t j = 0; j < n; ++j) add_argument(kernel, PyTuple_GET_ITEM(arg.ptr(), j), k, keep, key, out);
+    for (Py_ssize_t j = 0; j < n; ++j) add_argument(ctx, PyTuple_GET_ITEM(arg.ptr(), j), k, key, out);
     key += static_cast<char>(0xfd);  // ')'
 }
 
@@ -280,14 +355,14 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
         const py::list callbacks = py::reinterpret_borrow<py::list>(l.callbacks);
         for (py::handle callback : py::list(callbacks)) callback(l.owner, self);  // (kernel, launch_config)
     }
-    std::vector<py::object> keep;  // converted arrays, alive until the launch returns
+    launch_context ctx{k, l.stream_object, {}, py::list()};
     std::vector<nu::kernel_arg> kargs;
     kargs.reserve(args.size());
     std::string key;
     bool flattened = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         flattened = flattened || PyTuple_Check(args[i].ptr());
-        add_argument(k, args[i], i, keep, key, kargs);
+        add_argument(ctx, args[i], i, key, kargs);
     }
     int spec = k.find(key);
     if (spec < 0) {
@@ -312,12 +387,17 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
         std::size_t next = 0;
         for (std::size_t i = 0; i < args.size(); ++i) note_argument_stream_uses(args[i], kargs, next, l.stream);
     }
+    for (py::handle after : py::list(ctx.retr)) after();  // custom ArgHints' copies back
     return py::none();
 }
 
 }  // namespace
 
 void bind_kernel(py::module_& m) {
+    m.def("set_launch_warnings", [](bool low_occupancy, bool implicit_copy) {
+        g_warn_low_occupancy = low_occupancy;
+        g_warn_implicit_copy = implicit_copy;
+    }, py::arg("low_occupancy"), py::arg("implicit_copy"));
     py::class_<kernel_launcher> launcher(m, "KernelLaunch", "A kernel with its launch configuration.");
     launcher
         .def_property_readonly("griddim", [](const kernel_launcher& l) {
@@ -327,6 +407,7 @@ void bind_kernel(py::module_& m) {
             return py::make_tuple(l.shape.block[0], l.shape.block[1], l.shape.block[2]);
         })
         .def_property_readonly("sharedmem", [](const kernel_launcher& l) { return l.shape.dynamic_shared; })
+        .def_property_readonly("stream", [](const kernel_launcher& l) { return l.stream_object; })
         .def_property_readonly(
             "pre_launch_callbacks",
             [](kernel_launcher& l) {

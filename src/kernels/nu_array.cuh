@@ -302,6 +302,7 @@ NU_DEVICE T& scalar_ref(const array<T, 0>& a) {
 }  // namespace nu
 
 #include "nu_record.cuh"
+#include "nu_vector.cuh"  // cuda.float32x4...: CUDA's vector types
 #include "nu_reductions.cuh"  // np.sum(a), a.mean()...: whole-array reductions
 
 #ifdef NU_BOUNDSCHECK

@@ -1,0 +1,77 @@
+"""The run-time settings of Numba's ``numba.cuda.core.config`` that numbacuda_ufunc
+honours, by Numba's names. Each starts from ``NUMBACUDA_UFUNC_<NAME>`` (or Numba's
+``NUMBA_<NAME>``) in the environment and may be assigned at run time
+(``cuda.config.CUDA_LOW_OCCUPANCY_WARNINGS = 0``); the launch path reads the new value
+from then on.
+
+* ``CUDA_LOW_OCCUPANCY_WARNINGS`` (default 1): ``kernel[grid, block]`` with fewer than
+  two blocks per multiprocessor issues a ``NumbaPerformanceWarning``.
+* ``CUDA_WARN_ON_IMPLICIT_COPY`` (default 1): a kernel launch given a host NumPy array
+  (copied to the device and back on a GPU) issues a ``NumbaPerformanceWarning``; device,
+  mapped and managed arrays do not.
+* ``CUDA_ARRAY_INTERFACE_SYNC`` (default 1): importing a ``__cuda_array_interface__``
+  object waits for work on the stream it names.
+* ``CUDA_DEBUGINFO_DEFAULT`` (default 0) and ``OPT`` (default 3): ``cuda.jit``'s defaults
+  for ``debug`` and ``opt``; ``debug`` and ``opt`` both on give Numba's
+  ``NumbaInvalidConfigWarning``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+
+from .. import _core
+
+__all__ = ["CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT", "CUDA_LOW_OCCUPANCY_WARNINGS",
+           "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
+
+
+def _from_environment(name, default):
+    for key in (f"NUMBACUDA_UFUNC_{name}", f"NUMBA_{name}"):
+        text = os.environ.get(key, "").strip()
+        if text:
+            if text.lower() in ("0", "false", "no", "off"):
+                return 0
+            if text.lower() in ("1", "true", "yes", "on"):
+                return 1
+            try:
+                return int(text)
+            except ValueError:
+                raise ValueError(f"environment variable {key} must be an integer or a "
+                                 f"boolean (got {text!r})") from None
+    return default
+
+
+CUDA_LOW_OCCUPANCY_WARNINGS = _from_environment("CUDA_LOW_OCCUPANCY_WARNINGS", 1)
+CUDA_WARN_ON_IMPLICIT_COPY = _from_environment("CUDA_WARN_ON_IMPLICIT_COPY", 1)
+CUDA_ARRAY_INTERFACE_SYNC = _from_environment("CUDA_ARRAY_INTERFACE_SYNC", 1)
+CUDA_DEBUGINFO_DEFAULT = _from_environment("CUDA_DEBUGINFO_DEFAULT", 0)
+OPT = _from_environment("OPT", 3)
+
+_ENGINE_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
+                    "CUDA_ARRAY_INTERFACE_SYNC")
+
+
+def _push(module) -> None:
+    """Hand the settings the C++ launch path reads to the engine (a deleted one is off)."""
+    _core.set_launch_warnings(bool(getattr(module, "CUDA_LOW_OCCUPANCY_WARNINGS", 0)),
+                              bool(getattr(module, "CUDA_WARN_ON_IMPLICIT_COPY", 0)))
+    _core.set_cai_sync(bool(getattr(module, "CUDA_ARRAY_INTERFACE_SYNC", 0)))
+
+
+class _ConfigModule(types.ModuleType):
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name in _ENGINE_SETTINGS:
+            _push(self)
+
+    def __delattr__(self, name):
+        super().__delattr__(name)
+        if name in _ENGINE_SETTINGS:
+            _push(self)
+
+
+sys.modules[__name__].__class__ = _ConfigModule
+_push(sys.modules[__name__])
