@@ -70,31 +70,31 @@ class In(ArgHint):
         return devary
 
 
-class Out(ArgHint):
+class _CopiedBack(ArgHint):
+    __slots__ = ()
+    _copy_in = True
+
+    def to_device(self, retr, stream=0):
+        devary, made = _uploaded(self.value, stream, copy=self._copy_in)
+        if made:
+            retr.append(lambda: devary.copy_to_host(self.value, stream=stream))
+        return devary
+
+
+class Out(_CopiedBack):
     """Copied back after the launch, not to the device before it (the kernel must write
     every element it wants back)."""
 
     __slots__ = ()
     _nu_copy_direction = "out"
-
-    def to_device(self, retr, stream=0):
-        devary, made = _uploaded(self.value, stream, copy=False)
-        if made:
-            retr.append(lambda: devary.copy_to_host(self.value, stream=stream))
-        return devary
+    _copy_in = False
 
 
-class InOut(ArgHint):
+class InOut(_CopiedBack):
     """Copied both ways (what a plain host array gets)."""
 
     __slots__ = ()
     _nu_copy_direction = "inout"
-
-    def to_device(self, retr, stream=0):
-        devary, made = _uploaded(self.value, stream, copy=True)
-        if made:
-            retr.append(lambda: devary.copy_to_host(self.value, stream=stream))
-        return devary
 
 
 def wrap_arg(value, default=InOut):
