@@ -322,7 +322,10 @@ def test_ctrl_c_stops_a_long_host_launch(tmp_path, which):
     assert out.returncode == 0, out.stderr[-3000:]
     m = re.search(r"interrupted after ([\d.]+) s", out.stdout)
     assert m, out.stdout + out.stderr[-2000:]
-    assert float(m.group(1)) < 30
+    # The SIGINT comes after 1 s; the launch stops once the chunks being run end. A parallel
+    # chunk is at most 16 grains (about 1.2 s here on 2 cores; 25 s+ when it was a quarter
+    # of a thread's share), so 10 s leaves room for a loaded machine.
+    assert float(m.group(1)) < 10
 
 
 def test_sigint_handler_is_restored_after_a_launch():

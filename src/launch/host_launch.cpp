@@ -80,8 +80,10 @@ bool run_host_items(host_entry entry, const void* params, long long n, bool para
         job.entry = entry;
         job.params = params;
         job.n = n;
-        // Parallel: about four chunks per thread, so a slow thread does not hold the rest up.
-        job.chunk = split ? std::max(grain, (n - begin + 4 * cores - 1) / (4 * cores)) : grain;
+        // Parallel: about four chunks per thread, so a slow thread does not hold the rest up,
+        // but at most 16 grains: Ctrl-C waits for the chunks being run, and a quarter of a
+        // thread's share of a long launch took 25 s with a costly function on 2 cores.
+        job.chunk = split ? std::clamp((n - begin + 4 * cores - 1) / (4 * cores), grain, 16 * grain) : grain;
         job.next.store(begin);
         if (!split || !run_on_pool(job)) job.work();
         if (job.failed) {
