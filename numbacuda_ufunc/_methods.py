@@ -38,18 +38,26 @@ def _host_side(uf):
     return uf.target != "cuda" and not _core.emulation_enabled()
 
 
+def _device_array(x):
+    """x as a DeviceNDArray view when it is a device or CAI array, else None."""
+    if isinstance(x, _core.DeviceNDArray):
+        return x
+    if hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray):
+        return _core.as_cuda_array(x)
+    return None
+
+
 def _operand(x, uf=None):
     """(array, on_device, is_cupy): NumPy arrays as they are, device and CAI arrays as
     DeviceNDArray views (host copies for host targets on a GPU), anything else through
     np.asarray."""
     if isinstance(x, np.ndarray):
         return x, False, False
-    if isinstance(x, _core.DeviceNDArray) or hasattr(x, "__cuda_array_interface__"):
-        is_cupy = type(x).__module__.startswith("cupy")
-        d = x if isinstance(x, _core.DeviceNDArray) else _core.as_cuda_array(x)
+    d = _device_array(x)
+    if d is not None:
         if uf is not None and _host_side(uf):
             return d.copy_to_host(), False, False
-        return d, True, is_cupy
+        return d, True, type(x).__module__.startswith("cupy")
     return np.asarray(x), False, False
 
 
@@ -180,11 +188,10 @@ def at(uf, a, indices, b=None, stream=0):
         if not a.flags.writeable:
             raise ValueError(f"{api}(): the array is read-only")
         target = a
-    elif isinstance(a, _core.DeviceNDArray) or hasattr(a, "__cuda_array_interface__"):
+    elif (target := _device_array(a)) is not None:
         if _host_side(uf):
             raise TypeError(f"{api}(): a must be a NumPy array for the cpu and parallel "
                             f"targets (got a device array)")
-        target = a if isinstance(a, _core.DeviceNDArray) else _core.as_cuda_array(a)
     else:
         raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
     if _at_on_device(uf, target, indices, b, stream, api):
@@ -211,9 +218,8 @@ def at(uf, a, indices, b=None, stream=0):
         except IndexError as e:
             raise IndexError(f"{api}(): {e}") from None
     flat = np.asarray(flat, dtype=np.int64)
-    if isinstance(b, _core.DeviceNDArray) or hasattr(b, "__cuda_array_interface__"):
-        b = _core.as_cuda_array(b).copy_to_host() if not isinstance(b, _core.DeviceNDArray) \
-            else b.copy_to_host()
+    if (d_b := _device_array(b)) is not None:
+        b = d_b.copy_to_host()
     bt = b if type(b) in (int, float, complex) else np.asarray(b)
     dt = np.result_type(target.dtype, bt)
     engine = _engine(uf)
@@ -227,14 +233,6 @@ def at(uf, a, indices, b=None, stream=0):
     engine._at(target, flat.ravel(), np.ascontiguousarray(values).ravel(), loop, stream, api)
 
 
-def _device_view(obj):
-    if isinstance(obj, _core.DeviceNDArray):
-        return obj
-    if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
-        return _core.as_cuda_array(obj)
-    return None
-
-
 def _at_on_device(uf, target, indices, b, stream, api):
     """ufunc.at with the indices already on the device (cupyx.scatter_add's case): the
     updates run where the data is, with no round trip of indices or values through the host.
@@ -243,11 +241,11 @@ def _at_on_device(uf, target, indices, b, stream, api):
     takes the general path. True when done."""
     if isinstance(target, np.ndarray) or target.ndim != 1:
         return False
-    d_idx = _device_view(indices)
+    d_idx = _device_array(indices)
     if d_idx is None or d_idx.ndim != 1 or d_idx.dtype not in (np.int32, np.int64) \
             or not d_idx.is_c_contiguous():
         return False
-    d_b = _device_view(b)
+    d_b = _device_array(b)
     if d_b is not None:
         if d_b.shape != d_idx.shape or not d_b.is_c_contiguous():
             return False
