@@ -317,7 +317,15 @@ def test_cmath_in_cuda_jit_kernel_matches_cpython(t, dtype):
                 continue
             if t == complex64:
                 want = complex(np.complex64(want))
-            assert _same(out[i, k], want, 64 if k == 2 else _tol(t)), (k, args, out[i, k], want)
+            ok = _same(out[i, k], want, 64 if k == 2 else _tol(t))
+            if k == 2 and not ok and cmath.isfinite(want) and want != 0:
+                # z**w is exp(w*log(z)): an error of one ULP in the angle moves a small
+                # component by about |z**w| ULP, so pow is checked norm-wise (the GPU's
+                # sin/cos of -3.16 put the imaginary part 0.2 of a result of size 11 at
+                # 180 of its own ULP: 2 eps of the size)
+                eps = np.finfo(np.float32 if t == complex64 else np.float64).eps
+                ok = abs(complex(out[i, k]) - want) <= 16 * eps * abs(want)
+            assert ok, (k, args, out[i, k], want)
 
 
 def test_cmath_kernel_ptx_for_sm90():

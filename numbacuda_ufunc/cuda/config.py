@@ -5,7 +5,7 @@ honours, by Numba's names. Each starts from ``NUMBACUDA_UFUNC_<NAME>`` (or Numba
 from then on.
 
 * ``CUDA_LOW_OCCUPANCY_WARNINGS`` (default 1): ``kernel[grid, block]`` with fewer than
-  two blocks per multiprocessor issues a ``NumbaPerformanceWarning``.
+  128 blocks (Numba's fixed threshold) issues a ``NumbaPerformanceWarning``.
 * ``CUDA_WARN_ON_IMPLICIT_COPY`` (default 1): a kernel launch given a host NumPy array
   (copied to the device and back on a GPU) issues a ``NumbaPerformanceWarning``; device,
   mapped and managed arrays do not.

@@ -57,7 +57,7 @@ void parse_dims(const std::string& api, py::handle obj, const char* what, const 
 }
 
 // Numba's launch warnings (numbacuda_ufunc/cuda/config.py sets them): a grid of fewer
-// than two blocks per multiprocessor, and host arrays a launch copies.
+// than 128 blocks, and host arrays a launch copies.
 bool g_warn_low_occupancy = true;
 bool g_warn_implicit_copy = true;
 
@@ -68,18 +68,13 @@ void performance_warning(const std::string& message) {
     if (PyErr_WarnEx(category, message.c_str(), 1) < 0) throw py::error_already_set();
 }
 
-// Numba's heuristic: fewer blocks than twice the multiprocessors leaves the device idle.
+// Numba's heuristic: a grid of fewer than 128 blocks leaves most GPUs idle (a fixed
+// number, as in Numba, not one scaled by the multiprocessors: the same launch warns or
+// not on every device).
 void check_occupancy(const nu::launch_shape& shape) {
-    static int cached_device = -1;
-    static long long cached_min_blocks = 0;
-    const nu::backend& backend = nu::active_backend();
-    const int device = backend.current_device();
-    if (device != cached_device) {
-        cached_min_blocks = 2LL * backend.device(device).multiprocessors;
-        cached_device = device;
-    }
+    constexpr long long min_blocks = 128;
     const long long blocks = 1LL * shape.grid[0] * shape.grid[1] * shape.grid[2];
-    if (blocks < cached_min_blocks) {
+    if (blocks < min_blocks) {
         performance_warning("Grid size " + std::to_string(blocks) +
                             " will likely result in GPU under-utilization due to low occupancy.");
     }
