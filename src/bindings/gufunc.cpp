@@ -219,16 +219,17 @@ void bind_gufunc(py::module_& m) {
         .def_property_readonly("ntypes", [](const nu::gufunc& g) { return g.loops().size(); })
         .def_property_readonly("types", &nu::gufunc::type_strings)
         .def("_kernel_sources", &nu::gufunc::kernel_sources)
-        .def("_loop_source", [](nu::gufunc& g, int loop, int nloop) {
+        .def("_loop_source", [](nu::gufunc& g, int loop, int nloop, bool staged) {
             if (loop < 0 || loop >= static_cast<int>(g.loops().size()) || nloop < 0 || nloop > 32) {
                 throw nu::value_error("_loop_source(): no loop " + std::to_string(loop) + " with " +
                                       std::to_string(nloop) + " loop dimensions");
             }
             std::string entry;
-            std::string src = g.kernel_source(loop, nloop, &entry);
+            std::string src = g.kernel_source(loop, nloop, &entry, staged);
             return py::make_tuple(entry, src);
-        }, py::arg("loop"), py::arg("nloop") = 1,
-             "(entry, source) of a loop's kernel over nloop loop dimensions.")
+        }, py::arg("loop"), py::arg("nloop") = 1, py::arg("staged") = false,
+             "(entry, source) of a loop's kernel over nloop loop dimensions (staged: the GPU "
+             "variant that copies small items through shared memory).")
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
             return call_gufunc(self, args, kwargs);
         });

@@ -156,8 +156,8 @@ const gufunc_loop& gufunc::loop_at(int index) {
     return m_loops[static_cast<std::size_t>(index)];
 }
 
-const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
-    const long long key = static_cast<long long>(loop) * 64 + nloop;
+const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host, bool staged) {
+    const long long key = (static_cast<long long>(loop) * 64 + nloop) * 2 + (staged ? 1 : 0);
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         auto it = m_kernels.find(key);
@@ -171,7 +171,7 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
     const bool checked = host && (m_target == target::cuda || m_boundscheck ||
                                   (env && std::string(env) == "1"));
     const std::string src = std::string(checked ? "#define NU_BOUNDSCHECK 1\n" : "") +
-                            kernel_source(loop, nloop, &entry);
+                            kernel_source(loop, nloop, &entry, staged);
     std::unique_ptr<compiled_kernel> k;
     {
         blocking_section compiling;
@@ -184,13 +184,15 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host) {
     return *m_kernels.emplace(key, std::move(k)).first->second;
 }
 
-std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out) {
+std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out, bool staged) {
     const gufunc_loop& l = loop_at(loop);
-    const std::string entry = l.function + "_gufunc" + std::to_string(nloop);
+    if (staged && nloop != 1) throw value_error(m_name + "(): staged kernels have one loop dimension");
+    const std::string entry = l.function + "_gufunc" + std::to_string(nloop) + (staged ? "_staged" : "");
     if (entry_out) *entry_out = entry;
-    int words = 1 + nloop;
+    const int nops = m_nin + m_nout;
+    int words = 1 + nloop + (staged ? 4 * nops : 0);
     std::string args;
-    for (int k = 0; k < m_nin + m_nout; ++k) {
+    for (int k = 0; k < nops; ++k) {
         const int core = l.kinds[k] == arg_kind::view ? static_cast<int>(m_core[k].size()) : 0;
         words += 1 + nloop + 2 * core;
         args += std::string(", nu::garg<") + c_type_name(l.types[k]) + ", " + std::to_string(core) + ", " +
@@ -201,10 +203,97 @@ std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out) {
            "    template <class... A>\n"
            "    __device__ __forceinline__ void operator()(A... a) const { " + l.function + "(a...); }\n"
            "};\n\n";
-    src += "NU_GUFUNC_ENTRY(" + entry + ", " + std::to_string(words) + ", nu::gufunc<nu_op, " +
-           std::to_string(nloop) + args + ">)\n";
+    src += std::string(staged ? "NU_GUFUNC_STAGED_ENTRY(" : "NU_GUFUNC_ENTRY(") + entry + ", " +
+           std::to_string(words) + ", nu::gufunc<nu_op, " + std::to_string(nloop) + args + ">)\n";
     return src;
 }
+
+namespace {
+
+// How a GPU launch of one loop dimension stages its operands through shared memory (see
+// gufunc.cuh's run_device_staged): threads per block, dynamic shared bytes, and the four
+// words per operand; block 0 when no operand gains from it.
+struct staging {
+    unsigned block = 0;
+    std::size_t bytes = 0;
+    std::vector<long long> words;
+};
+
+staging plan_staging(const std::vector<array_view>& views, const std::vector<shape_t>& loop_strides,
+                     const std::vector<std::size_t>& core_ndim, const std::vector<arg_kind>& kinds,
+                     int nin, const std::vector<bool>& written, std::size_t shared_limit) {
+    const std::size_t nops = views.size();
+    std::vector<long long> mode(nops, 0), width(nops, 4), stride(nops, 0), item(nops, 0);
+    bool any = false;
+    for (std::size_t k = 0; k < nops; ++k) {
+        if (kinds[k] == arg_kind::scalar) continue;  // read by value, in place
+        const array_view& v = views[k];
+        const std::size_t size = itemsize(v.type);
+        // The item must be C-contiguous (extents of 1 aside) ...
+        std::int64_t bytes = static_cast<std::int64_t>(size);
+        bool contiguous = true;
+        for (std::size_t j = v.shape.size(); j-- > v.shape.size() - core_ndim[k];) {
+            if (v.shape[j] != 1 && v.strides[j] != bytes) contiguous = false;
+            bytes *= v.shape[j];
+        }
+        const auto base = reinterpret_cast<std::uintptr_t>(v.data);
+        const std::int64_t step = loop_strides[k][0];
+        // ... of whole words, and big enough that reading it in place would scatter a
+        // warp's loads: smaller items are read coalesced enough where they lie.
+        if (!contiguous || bytes < 32 || bytes % 4 != 0 || base % 4 != 0) continue;
+        const bool out = static_cast<int>(k) >= nin || written[k];
+        if (step == bytes) {
+            mode[k] = out ? 3 : 1;
+        } else if (step == 0 && !out) {
+            mode[k] = 2;
+        } else {
+            continue;
+        }
+        width[k] = bytes % 16 == 0 && base % 16 == 0 ? 16 : bytes % 8 == 0 && base % 8 == 0 ? 8 : 4;
+        // An odd number of elements (of at least 4 bytes) between items: no bank conflicts
+        // when every thread reads the same element of its own item.
+        const std::int64_t e = static_cast<std::int64_t>(std::clamp<std::size_t>(size, 4, 16));
+        std::int64_t s = (bytes + e - 1) / e * e;
+        if ((s / e) % 2 == 0) s += e;
+        stride[k] = s;
+        item[k] = bytes;
+        any = true;
+    }
+    staging st;
+    if (!any) return st;
+    auto layout = [&](unsigned block, std::vector<long long>* offsets) {
+        std::size_t total = 0;
+        for (std::size_t k = 0; k < nops; ++k) {
+            if (offsets) offsets->push_back(static_cast<long long>(total));
+            if (mode[k] == 0) continue;
+            total += static_cast<std::size_t>(stride[k]) * (mode[k] == 2 ? 1 : block);
+            total = (total + 15) / 16 * 16;
+        }
+        return total;
+    };
+    // The largest block (of at most 128 threads, the kernel's launch bound) whose items fit
+    // in 48 KiB; else 32 threads with up to half the opt-in limit, so two blocks share a
+    // multiprocessor (16x16 float32 matmul: 3 x 32 items of 1,028 bytes, 99 KiB).
+    for (unsigned block : {128u, 64u, 32u}) {
+        if (layout(block, nullptr) <= 48 * 1024) {
+            st.block = block;
+            break;
+        }
+    }
+    if (st.block == 0 && layout(32, nullptr) <= shared_limit / 2) st.block = 32;
+    if (st.block == 0) return st;
+    std::vector<long long> offsets;
+    st.bytes = layout(st.block, &offsets);
+    for (std::size_t k = 0; k < nops; ++k) {
+        st.words.push_back(mode[k] | width[k] << 8);
+        st.words.push_back(offsets[k]);
+        st.words.push_back(stride[k]);
+        st.words.push_back(item[k]);
+    }
+    return st;
+}
+
+}  // namespace
 
 void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
                      const std::vector<operand>& outputs, const stream_ref& stream) {
@@ -272,7 +361,18 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
         coalesce_dims(shape, strides);
         std::rotate(strides.begin(), strides.end() - m_nin, strides.end());
         const int nloop = static_cast<int>(shape.size());
-        const compiled_kernel& kern = kernel(plan.loop, nloop, host);
+        staging st;
+        if (!host && nloop == 1) {
+            std::vector<std::size_t> core_ndim;
+            std::vector<bool> written;
+            for (int k = 0; k < nops; ++k) {
+                core_ndim.push_back(l.kinds[k] == arg_kind::view ? m_core[k].size() : 0);
+                written.push_back(k < m_nin && writable(k));
+            }
+            st = plan_staging(views, strides, core_ndim, l.kinds, m_nin, written,
+                              static_cast<std::size_t>(current_device_info().shared_per_block_optin));
+        }
+        const compiled_kernel& kern = kernel(plan.loop, nloop, host, st.block != 0);
 
         std::vector<long long> words;
         words.push_back(n);
@@ -286,8 +386,10 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
             for (std::size_t j = 0; j < core; ++j) words.push_back(views[k].shape[first + j]);
             for (std::size_t j = 0; j < core; ++j) words.push_back(views[k].strides[first + j]);
         }
-        long long oob[4];
-        if (launch_kernel(kern, words.data(), n, host, m_target == target::parallel, 128, 1, s, oob)) {
+        if (st.block != 0) {
+            words.insert(words.end(), st.words.begin(), st.words.end());
+            launch_staged(kern, words.data(), n, st.block, st.bytes, s);
+        } else if (long long oob[4]; launch_kernel(kern, words.data(), n, host, m_target == target::parallel, 128, 1, s, oob)) {
             throw index_error(m_name + "(): index " + std::to_string(oob[0]) +
                               " is out of bounds for axis " + std::to_string(oob[1]) +
                               " with size " + std::to_string(oob[2]) + " (loop index " +

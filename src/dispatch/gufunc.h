@@ -72,7 +72,9 @@ public:
     std::vector<std::pair<std::string, std::string>> kernel_sources();
     // The translation unit of `loop` over `nloop` loop dimensions, and its entry's name
     // (what a call with that many loop dimensions builds; for inspection).
-    std::string kernel_source(int loop, int nloop, std::string* entry);
+    // `staged`: the variant that copies small items through shared memory (one loop
+    // dimension, GPU only; see gufunc.cuh's run_device_staged).
+    std::string kernel_source(int loop, int nloop, std::string* entry, bool staged = false);
 
     // Index checks in host builds of target cpu/parallel (emulation of the cuda target
     // always checks): guvectorize(boundscheck=True) or NUMBACUDA_UFUNC_BOUNDSCHECK=1.
@@ -80,7 +82,7 @@ public:
     bool boundscheck() const { return m_boundscheck; }
 
 private:
-    const compiled_kernel& kernel(int loop, int nloop, bool host);
+    const compiled_kernel& kernel(int loop, int nloop, bool host, bool staged);
 
     std::string m_name;
     int m_nin;
@@ -93,7 +95,7 @@ private:
     std::vector<int> m_writable;
     std::deque<gufunc_loop> m_loops;
     std::mutex m_mutex;
-    std::unordered_map<long long, std::unique_ptr<compiled_kernel>> m_kernels;  // (loop, nloop)
+    std::unordered_map<long long, std::unique_ptr<compiled_kernel>> m_kernels;  // (loop, nloop, staged)
 };
 
 }  // namespace nu

@@ -3,7 +3,9 @@
 // The engine generates a short translation unit: this header, the translated function
 // (whose array parameters are nu::array views), a functor calling it, and one
 // NU_GUFUNC_ENTRY line. As in Numba, each thread runs the function once, on the views of
-// its loop index; the loop dimensions are broadcast and coalesced by the engine.
+// its loop index; the loop dimensions are broadcast and coalesced by the engine. On a GPU,
+// launches over one loop dimension with small contiguous items use the staged variant
+// (NU_GUFUNC_STAGED_ENTRY, run_device_staged): items pass through shared memory.
 #pragma once
 
 #include "elementwise.cuh"
@@ -37,12 +39,10 @@ struct gufunc {
         return w;
     }
 
+    // Operand view over the item at `base` (the function's parameter of Arg's kind).
     template <class Arg>
-    static NU_DEVICE auto view(const long long* w, const long long* coord) {
+    static NU_DEVICE auto view_at(const long long* w, char* base) {
         using T = typename Arg::type;
-        long long offset = 0;
-        for (int d = 0; d < NLOOP; ++d) offset += coord[d] * w[1 + d];
-        char* base = reinterpret_cast<char*>(w[0]) + offset;
         if constexpr (Arg::kind == 1) {
             return *reinterpret_cast<T*>(base);
         } else if constexpr (Arg::kind == 2) {
@@ -60,6 +60,13 @@ struct gufunc {
             }
             return a;
         }
+    }
+
+    template <class Arg>
+    static NU_DEVICE auto view(const long long* w, const long long* coord) {
+        long long offset = 0;
+        for (int d = 0; d < NLOOP; ++d) offset += coord[d] * w[1 + d];
+        return view_at<Arg>(w, reinterpret_cast<char*>(w[0]) + offset);
     }
 
     template <unsigned long long... K>
@@ -140,6 +147,127 @@ struct gufunc {
             element(p, i);
         }
     }
+
+    // Staged launches (one loop dimension; src/dispatch/gufunc.cpp decides and sizes them).
+    // A thread reading its own small matrix straight from global memory makes every load
+    // of a warp touch 32 items a whole item apart: for 16x16 float32 the block's working
+    // set overflows L1 and each element is fetched from DRAM many times. Here the block
+    // copies the items of its B threads into shared memory with coalesced vector loads,
+    // each thread runs the function on its item there, and the block writes outputs back
+    // with coalesced stores. Items sit `stride` bytes apart in shared memory, an odd number
+    // of elements, so threads reading the same element of their items hit different banks.
+    //
+    // After the gufunc's words, four per operand: mode | copy width << 8 (mode 0: read in
+    // place, 1: staged input, 2: one item for every thread, a broadcast input, 3: staged
+    // in and written back: outputs, inputs the function writes), the shared offset, the
+    // shared stride and the item's bytes (a multiple of 4, laid out C-contiguously; in
+    // global memory items are `bytes` apart for modes 1 and 3).
+    template <int W, bool IN>
+    static __device__ void stage(char* global, char* shared, unsigned items, unsigned bytes,
+                                 unsigned stride) {
+        const unsigned per_item = bytes / W;
+        const unsigned total = items * per_item;
+        // v / per_item by a multiply-high: exact while v * per_item < 2^32, and shared
+        // memory bounds v * per_item far below that (fewer than 2^15 words per block).
+        const unsigned magic = per_item > 1 ? 0xffffffffu / per_item + 1u : 0u;
+        for (unsigned v = threadIdx.x; v < total; v += blockDim.x) {
+            const unsigned item = per_item > 1 ? __umulhi(v, magic) : v;
+            const unsigned r = v - item * per_item;
+            // Shared addresses are only 4-byte aligned (odd strides): move words.
+            unsigned* s = reinterpret_cast<unsigned*>(shared + item * stride + r * W);
+            if constexpr (W == 16) {
+                uint4* g = reinterpret_cast<uint4*>(global) + v;
+                if constexpr (IN) {
+                    const uint4 x = *g;
+                    s[0] = x.x, s[1] = x.y, s[2] = x.z, s[3] = x.w;
+                } else {
+                    *g = make_uint4(s[0], s[1], s[2], s[3]);
+                }
+            } else if constexpr (W == 8) {
+                uint2* g = reinterpret_cast<uint2*>(global) + v;
+                if constexpr (IN) {
+                    const uint2 x = *g;
+                    s[0] = x.x, s[1] = x.y;
+                } else {
+                    *g = make_uint2(s[0], s[1]);
+                }
+            } else {
+                unsigned* g = reinterpret_cast<unsigned*>(global) + v;
+                if constexpr (IN) {
+                    s[0] = *g;
+                } else {
+                    *g = s[0];
+                }
+            }
+        }
+    }
+
+    template <bool IN>
+    static __device__ void stage_words(const long long* st, char* global, char* shared, unsigned items) {
+        const unsigned bytes = unsigned(st[3]), stride = unsigned(st[2]);
+        switch ((st[0] >> 8) & 0xff) {
+            case 16: stage<16, IN>(global, shared, items, bytes, stride); break;
+            case 8: stage<8, IN>(global, shared, items, bytes, stride); break;
+            default: stage<4, IN>(global, shared, items, bytes, stride); break;
+        }
+    }
+
+    // Where operand K's item lies: in place (mode 0), the block's one broadcast item (2),
+    // or this thread's item in shared memory (1, 3).
+    template <int K>
+    static __device__ char* staged_base(const long long* p, long long i, char* shared) {
+        const long long* w = p + first_word<K>;
+        const long long* st = p + first_word<k_nops> + 4 * K;
+        const long long mode = st[0] & 0xff;
+        if (mode == 0) return reinterpret_cast<char*>(w[0]) + i * w[1];
+        return shared + st[1] + (mode == 2 ? 0u : threadIdx.x * unsigned(st[2]));
+    }
+
+    template <unsigned long long... K>
+    static __device__ void call_staged(const long long* p, long long i, char* shared, index_seq<K...>) {
+        char* const bases[] = {staged_base<int(K)>(p, i, shared)...};
+        Op{}(view_at<A>(p + first_word<int(K)>, bases[K])...);
+    }
+
+    // First word of operand K as a constant (a runtime k would index a local array).
+    template <int K>
+    static constexpr int first_word = start(K);
+
+    // PHASE 0: broadcast inputs in; 1: staged operands in; 2: outputs (and inputs the
+    // function writes) out.
+    template <int PHASE, unsigned long long... K>
+    static __device__ void stage_operands(const long long* p, long long first, unsigned items, char* shared,
+                                          index_seq<K...>) {
+        (stage_operand<PHASE>(p + first_word<int(K)>, p + first_word<k_nops> + 4 * K, first, items, shared), ...);
+    }
+
+    template <int PHASE>
+    static __device__ void stage_operand(const long long* w, const long long* st, long long first, unsigned items,
+                                         char* shared) {
+        const long long mode = st[0] & 0xff;
+        char* global = reinterpret_cast<char*>(w[0]) + first * st[3];
+        if (PHASE == 0 && mode == 2) stage_words<true>(st, reinterpret_cast<char*>(w[0]), shared + st[1], 1);
+        if (PHASE == 1 && (mode == 1 || mode == 3)) stage_words<true>(st, global, shared + st[1], items);
+        if (PHASE == 2 && mode == 3) stage_words<false>(st, global, shared + st[1], items);
+    }
+
+    template <int WORDS>
+    static __device__ void run_device_staged(const long long (&p)[WORDS]) {
+        static_assert(NLOOP == 1, "staged gufunc launches have one loop dimension");
+        extern __shared__ __align__(16) char nu_stage[];
+        const long long n = p[0];
+        const unsigned block = blockDim.x;
+        stage_operands<0>(p, 0, 1, nu_stage, seq{});
+        for (long long first = (long long)blockIdx.x * block; first < n; first += (long long)gridDim.x * block) {
+            const unsigned items = unsigned(n - first < block ? n - first : block);
+            stage_operands<1>(p, first, items, nu_stage, seq{});
+            __syncthreads();
+            if (threadIdx.x < items) call_staged(p, first + threadIdx.x, nu_stage, seq{});
+            __syncthreads();
+            stage_operands<2>(p, first, items, nu_stage, seq{});
+            __syncthreads();  // the next items' copies overwrite what these stores read
+        }
+    }
 #endif
 };
 
@@ -163,5 +291,13 @@ struct gufunc_params {
     using name##_impl = __VA_ARGS__;                                                     \
     extern "C" __global__ void __launch_bounds__(128) name(const nu::gufunc_params<words> p) { \
         name##_impl::run_device(p.w);                                                    \
+    }
+// `words` counts the staging words too (four per operand). At least 8 blocks of 128 per
+// multiprocessor (64 registers): with the bound alone ptxas kept loop invariants of the
+// item loop in local memory.
+#define NU_GUFUNC_STAGED_ENTRY(name, words, ...)                                         \
+    using name##_impl = __VA_ARGS__;                                                     \
+    extern "C" __global__ void __launch_bounds__(128, 8) name(const nu::gufunc_params<words> p) { \
+        name##_impl::run_device_staged(p.w);                                             \
     }
 #endif

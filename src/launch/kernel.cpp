@@ -110,4 +110,17 @@ bool launch_kernel(const compiled_kernel& k, void* params, long long n, bool hos
     return false;
 }
 
+void launch_staged(const compiled_kernel& k, void* params, long long n, unsigned block,
+                   std::size_t shared, stream_handle stream) {
+    backend& b = active_backend();
+    const long long wanted = (n + block - 1) / block;
+    const long long limit = static_cast<long long>(current_device_info().multiprocessors) *
+                            std::max(1, b.max_active_blocks(k.function, block, shared));
+    launch_shape shape;
+    shape.grid[0] = static_cast<unsigned>(std::max(1LL, std::min(wanted, limit)));
+    shape.block[0] = block;
+    shape.dynamic_shared = static_cast<unsigned>(shared);
+    b.launch_shaped(k.function, shape, stream, params);
+}
+
 }  // namespace nu

@@ -71,4 +71,10 @@ bool launch_kernel(const compiled_kernel& k, void* params, long long n, bool hos
                    unsigned block, long long per_thread, stream_handle stream,
                    long long* report = nullptr);
 
+// A device launch of `n` items in blocks of `block` threads with `shared` bytes of dynamic
+// shared memory (opted in above the default limit), each block taking `block` items per
+// grid-stride step, and no more blocks than fill the device (staged gufunc kernels).
+void launch_staged(const compiled_kernel& k, void* params, long long n, unsigned block,
+                   std::size_t shared, stream_handle stream);
+
 }  // namespace nu

@@ -412,6 +412,8 @@ public:
             if (it != m_occupancy.end()) return it->second;
         }
         make_current();
+        // The launch opts in to this much dynamic shared memory: count it as it will be.
+        if (dynamic_shared > 0) allow_dynamic_shared(key.function, static_cast<int>(dynamic_shared));
         int blocks = 0;
         NU_CU(m_api, cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks, key.function,
               static_cast<int>(block), dynamic_shared);
