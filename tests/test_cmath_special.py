@@ -318,13 +318,16 @@ def test_cmath_in_cuda_jit_kernel_matches_cpython(t, dtype):
             if t == complex64:
                 want = complex(np.complex64(want))
             ok = _same(out[i, k], want, 64 if k == 2 else _tol(t))
-            if k == 2 and not ok and cmath.isfinite(want) and want != 0:
-                # z**w is exp(w*log(z)): an error of one ULP in the angle moves a small
-                # component by about |z**w| ULP, so pow is checked norm-wise (the GPU's
-                # sin/cos of -3.16 put the imaginary part 0.2 of a result of size 11 at
-                # 180 of its own ULP: 2 eps of the size)
+            if not ok and cmath.isfinite(want) and want.real != 0 and want.imag != 0:
+                # A small component of a larger result is only as exact as the result's
+                # size allows: one ULP in an angle moves it by about |result| ULP. So
+                # finite results are also accepted norm-wise, as complex accuracy is
+                # usually stated (on the H100: pow's 0.2 component of a result of size 11
+                # was 180 of its own ULP off, 2 eps of the size; tanh's 0.12 component of
+                # a 0.79 result 6.5 ULP, 0.5 eps of the size). Zero components (whose sign
+                # the branch cuts decide) stay exact.
                 eps = np.finfo(np.float32 if t == complex64 else np.float64).eps
-                ok = abs(complex(out[i, k]) - want) <= 16 * eps * abs(want)
+                ok = abs(complex(out[i, k]) - want) <= (16 if k == 2 else 4) * eps * abs(want)
             assert ok, (k, args, out[i, k], want)
 
 
