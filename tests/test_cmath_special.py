@@ -81,13 +81,16 @@ def _cpython(fn, *args):
         return None, True
 
 
-def _same(got, want, ulps):
-    """Exact at zeros (signed), infinities and NaN; finite values within ``ulps`` ULP."""
+def _same(got, want, ulps, zero_sign=True):
+    """Exact at zeros (signed unless ``zero_sign`` is false), infinities and NaN; finite
+    values within ``ulps`` ULP."""
     if isinstance(want, complex):
-        return _same(got.real, want.real, ulps) and _same(got.imag, want.imag, ulps)
+        return (_same(got.real, want.real, ulps, zero_sign) and
+                _same(got.imag, want.imag, ulps, zero_sign))
     t = type(got) if isinstance(got, np.floating) else np.float64
     want = t(want)
-    return hr._close(t(got), want, ulps) and (want != 0 or np.signbit(got) == np.signbit(want))
+    return hr._close(t(got), want, ulps) and (
+        want != 0 or not zero_sign or np.signbit(got) == np.signbit(want))
 
 
 def _check(fn, case, args, ulps):
@@ -317,7 +320,10 @@ def test_cmath_in_cuda_jit_kernel_matches_cpython(t, dtype):
                 continue
             if t == complex64:
                 want = complex(np.complex64(want))
-            ok = _same(out[i, k], want, 64 if k == 2 else _tol(t))
+            # z**w with a complex w is exp(w*log(z)): the sign of a component that
+            # underflows to zero is the sign of a sine of an angle such as 8.7e262 * 1.3,
+            # which rounding decides (the H100 gave +0 where CPython gives -0)
+            ok = _same(out[i, k], want, 64 if k == 2 else _tol(t), zero_sign=k != 2)
             if not ok and cmath.isfinite(want) and want.real != 0 and want.imag != 0:
                 # A small component of a larger result is only as exact as the result's
                 # size allows: one ULP in an angle moves it by about |result| ULP. So
