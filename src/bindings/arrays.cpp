@@ -267,7 +267,7 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
         throw nu::type_error("copy_to_host(): ary must be a NumPy array (got " +
                              repr_of(py::type::handle_of(ary)) + ")");
     }
-    const py::array out = ary.is_none() ? empty_host_like(a.view()) : py::reinterpret_borrow<py::array>(ary);
+    const py::array out = ary.is_none() ? empty_host_like(a.view(), true) : py::reinterpret_borrow<py::array>(ary);
     if (!out.writeable()) throw nu::value_error("copy_to_host(): ary is read-only");
     std::vector<py::object> keep;  // a byte-swapped `ary` is written through a native copy
     const py::array target = native_order(out, &keep, true);

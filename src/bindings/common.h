@@ -55,8 +55,10 @@ nu::shape_t as_shape(py::handle obj, const char* api, const char* what = "shape"
 py::tuple to_tuple(const nu::shape_t& v);
 std::string shape_repr(const nu::shape_t& v);
 char as_order(const std::string& order, const char* api);
-py::array new_host_array(const nu::shape_t& shape, nu::dtype t, char order);
-py::array empty_host_like(const nu::array_view& v);
+// A new NumPy array. `dma_target`: the device fills it by a copy, so a large one comes
+// from the cache of page-locked blocks (runtime/pinned_results.h) where it can.
+py::array new_host_array(const nu::shape_t& shape, nu::dtype t, char order, bool dma_target = false);
+py::array empty_host_like(const nu::array_view& v, bool dma_target = false);
 
 // `what` names the array in errors: a string, or a callable making one (only on error).
 template <class What>

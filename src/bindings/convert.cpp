@@ -1,5 +1,6 @@
 // src/bindings/convert.cpp: Python objects <-> engine values (streams, dtypes, shapes)
 #include "bindings/common.h"
+#include "runtime/pinned_results.h"
 
 
 namespace nu::bindings {
@@ -285,25 +286,51 @@ char as_order(const std::string& order, const char* api) {
 
 // A NumPy array as an array_view (no copy; the caller keeps `arr` alive).
 
-py::array new_host_array(const nu::shape_t& shape, nu::dtype t, char order) {
+py::array new_host_array(const nu::shape_t& shape, nu::dtype t, char order, bool dma_target) {
     // Straight to PyArray_NewFromDescr (which steals the descriptor): py::array's
     // constructor copies shape and strides into heap vectors first.
     static_assert(sizeof(Py_intptr_t) == sizeof(std::int64_t), "64-bit platforms only");
     const nu::shape_t strides = nu::contiguous_strides(shape, nu::itemsize(t), order);
     auto& api = py::detail::npy_api::get();
+    // A result the device fills by DMA: page-locked memory from the cache when it is large
+    // (runtime/pinned_results.h), handed back when NumPy frees the array.
+    void* data = nullptr;
+    std::size_t granted = 0;
+    if (dma_target) {
+        std::size_t bytes = nu::itemsize(t);
+        for (std::int64_t d : shape) bytes *= static_cast<std::size_t>(d);
+        data = nu::acquire_pinned_result(bytes, &granted);
+    }
     py::object descr = to_numpy_dtype(t);
     PyObject* arr = api.PyArray_NewFromDescr_(
         api.PyArray_Type_, descr.release().ptr(), static_cast<int>(shape.size()),
         reinterpret_cast<const Py_intptr_t*>(shape.data()), reinterpret_cast<const Py_intptr_t*>(strides.data()),
-        nullptr, py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr);
-    if (arr == nullptr) throw py::error_already_set();
-    return py::reinterpret_steal<py::array>(arr);
+        data, py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr);
+    if (arr == nullptr) {
+        if (data != nullptr) nu::release_pinned_result(data, granted);
+        throw py::error_already_set();
+    }
+    py::array result = py::reinterpret_steal<py::array>(arr);
+    if (data != nullptr) {
+        // The capsule's context carries the block's size.
+        PyObject* owner = PyCapsule_New(data, "numbacuda_ufunc.pinned_result", [](PyObject* cap) {
+            void* ptr = PyCapsule_GetPointer(cap, "numbacuda_ufunc.pinned_result");
+            nu::release_pinned_result(ptr, reinterpret_cast<std::size_t>(PyCapsule_GetContext(cap)));
+        });
+        if (owner == nullptr) {
+            nu::release_pinned_result(data, granted);  // the array never owned it
+            throw py::error_already_set();
+        }
+        PyCapsule_SetContext(owner, reinterpret_cast<void*>(granted));
+        if (api.PyArray_SetBaseObject_(arr, owner) < 0) throw py::error_already_set();  // steals owner
+    }
+    return result;
 }
 
 
-py::array empty_host_like(const nu::array_view& v) {
+py::array empty_host_like(const nu::array_view& v, bool dma_target) {
     const bool fortran = v.is_f_contiguous() && !v.is_c_contiguous();
-    return new_host_array(v.shape, v.type, fortran ? 'F' : 'C');
+    return new_host_array(v.shape, v.type, fortran ? 'F' : 'C', dma_target);
 }
 
 

@@ -217,7 +217,8 @@ py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype typ
         (void)is_cupy;  // the caller makes the CuPy view once the work is queued (as_cupy)
         return py::cast(d);
     }
-    py::array arr = new_host_array(shape, type, order);
+    // Filled by a device-to-host copy on a GPU (the cuda target; emulation declines).
+    py::array arr = new_host_array(shape, type, order, who.where == nu::target::cuda);
     op->where = nu::operand::kind::host;
     op->view = host_view(arr, [&] { return who.name + "()"; });
     return std::move(arr);

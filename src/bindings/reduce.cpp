@@ -201,7 +201,8 @@ void bind_reduce(py::module_& m) {
             dst = reduce_output(out, shape, axes, v.ndim(), api, "out", &keep);
             result = py::reinterpret_borrow<py::object>(out);
         } else if (in.on_host || (scalar_result && shape.empty())) {
-            py::array a = new_host_array(shape, type, 'C');
+            // filled by a copy from the device where the reduction runs on a GPU
+            py::array a = new_host_array(shape, type, 'C', !r.host_target());
             dst.view = host_view(a, api.c_str());
             dst.on_host = true;
             result = a;

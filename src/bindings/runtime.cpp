@@ -1,5 +1,6 @@
 // src/bindings/runtime.cpp: devices, streams and memory statistics
 #include "bindings/common.h"
+#include "runtime/pinned_results.h"
 
 
 namespace nu::bindings {
@@ -47,7 +48,15 @@ void bind_runtime(py::module_& m) {
         d["total_bytes"] = s.total;
         return d;
     });
-    m.def("trim_pool", [] { nu::active_backend().trim_pool(); });
+    // The device pool's cache and the idle page-locked result blocks.
+    m.def("trim_pool", [] {
+        nu::active_backend().trim_pool();
+        nu::trim_pinned_results();
+    });
+    m.def("pinned_results", [] {
+        const nu::pinned_results_usage u = nu::pinned_results_in_use();
+        return py::make_tuple(u.idle, u.total);
+    }, "(idle, total) bytes of page-locked NumPy result blocks.");
 
     py::class_<py_stream>(m, "Stream", "A CUDA stream; pass it as stream= to order work on it.")
         .def_property_readonly("handle", [](const py_stream& s) {

@@ -47,6 +47,7 @@ public:
     reducer(std::string name, bool host_target, bool fastmath);
 
     const std::string& name() const { return m_name; }
+    bool host_target() const { return m_host_target; }
     void add_loop(reduce_loop l);
     const std::vector<reduce_loop>& loops() const { return m_loops; }
     // The loop of exactly this type; -1 when none.
