@@ -19,6 +19,7 @@ from . import _core
 from ._linking import link_paths, read_link_files
 from ._pickling import function_ref, global_name
 from .compiler import translate_kernel
+from .compiler._enums import member_type_of
 from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import _NO_LLVM, DeviceFunction
 from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
@@ -80,6 +81,11 @@ class Kernel(_core.Kernel):
         if len(descr) != nparams:
             raise TypeError(f"kernel '{self.__name__}' takes {nparams} argument"
                             f"{'s' if nparams != 1 else ''} (got {len(descr)})")
+        if self._declared and any(_has_enum(d) for d in descr):
+            try:  # a declared parameter takes the member's value
+                descr = tuple(_enum_values(d) for d in descr)
+            except TypeError as exc:
+                raise TypeError(f"kernel '{self.__name__}': {exc}") from None
         if any(isinstance(d, (list, dict)) for d in descr):
             return self._resolve_tuples(descr)
         if self._declared:
@@ -98,10 +104,11 @@ class Kernel(_core.Kernel):
             return self._add(translate_kernel(self.py_func, types))
 
     def _resolve_tuples(self, descr) -> int:
-        """A launch with tuple arguments. The engine passes their items as scalars; the
-        kernel made for it is a wrapper taking those scalars that rebuilds each tuple and
-        calls the Python kernel with it (translated as a device function), so the tuples
-        are ordinary tuple values inside the kernel."""
+        """A launch with tuple or enum arguments. The engine passes a tuple's items as
+        scalars; the kernel made for it is a wrapper taking those scalars that rebuilds each
+        tuple and calls the Python kernel with it (translated as a device function), so the
+        tuples are ordinary tuple values inside the kernel. An enum member is passed as its
+        value, to a parameter typed as a member of its class (compiler/_enums.py)."""
         if self._declared:
             sigs = "; ".join(str(sig) for sig, _ in self._declared)
             raise TypeError(f"kernel '{self.__name__}': tuple arguments need a lazily "
@@ -111,8 +118,11 @@ class Kernel(_core.Kernel):
             for index, known in self._tuple_types.items():
                 if known == types:
                     return index
-            wrapper, flat = _flat_wrapper(self.py_func, types)
-            index = self._add(translate_kernel(wrapper, flat))
+            if any(isinstance(t, TupleType) for t in types):
+                wrapper, flat = _flat_wrapper(self.py_func, types)
+                index = self._add(translate_kernel(wrapper, flat))
+            else:  # enum members only: the kernel itself takes them
+                index = self._add(translate_kernel(self.py_func, types))
             self._tuple_types[index] = types
             return index
 
@@ -491,6 +501,11 @@ def _descr_type(d, name):
     tuple, a list of its items' descriptions ({"fields": ..., "items": list} for a
     namedtuple)."""
     names = None
+    if isinstance(d, dict) and "enum" in d:  # an enum member, passed as its value
+        try:
+            return member_type_of(d["enum"])
+        except TypeError as exc:
+            raise TypeError(f"kernel '{name}': {exc}") from None
     if isinstance(d, dict):
         names, d = tuple(d["fields"]), d["items"]
     if isinstance(d, list):
@@ -499,6 +514,27 @@ def _descr_type(d, name):
                             f"{len(d)})")
         return TupleType((_descr_type(x, name) for x in d), names)
     return _array_or_scalar(*d)
+
+
+def _has_enum(d) -> bool:
+    if isinstance(d, dict):
+        return "enum" in d or any(_has_enum(x) for x in d["items"])
+    return isinstance(d, list) and any(_has_enum(x) for x in d)
+
+
+def _enum_values(d):
+    """The description with each enum member replaced by its value's."""
+    if isinstance(d, dict) and "enum" in d:
+        if not issubclass(d["enum"], int):  # Numba converts only IntEnum members to numbers
+            raise TypeError(f"a member of the Enum {d['enum'].__name__} is not a number: a "
+                            f"declared signature cannot take it (use an IntEnum, pass its "
+                            f".value, or let the kernel compile lazily)")
+        return d["item"]
+    if isinstance(d, dict):
+        return {"fields": d["fields"], "items": [_enum_values(x) for x in d["items"]]}
+    if isinstance(d, list):
+        return [_enum_values(x) for x in d]
+    return d
 
 
 def _array_or_scalar(dtype, ndim):

@@ -27,8 +27,10 @@ from ._types import (
     BOTTOM,
     WEAK_INT,
     Bottom,
+    FixedArray,
     TupleType,
     ctype,
+    element_ctype,
     is_array,
     is_complex,
     is_int_like,
@@ -39,6 +41,7 @@ from ._values import Ref, TypeRef, Val, const_val
 __all__ = [
     "attribute",
     "assign_view",
+    "copy",
     "aug_store",
     "for_each",
     "length",
@@ -50,11 +53,13 @@ __all__ = [
     "store",
     "ufunc_into",
     "unpack_shape",
+    "view",
 ]
 
 _SUPPORTED = ("a[i, j], a[i] (a row), slices a[1:n, ::2], a.shape, a.strides, a.size, a.itemsize, "
               "a.nbytes, a.ndim, a.dtype, "
-              "a.real, a.imag, a.reshape(...) and len(a)")
+              "a.real, a.imag, a.reshape(...), a.view(dtype), a.copy() (of an array whose "
+              "shape is known at compile time) and len(a)")
 
 
 def _view_type(t: Array, k: int) -> Array:
@@ -418,6 +423,97 @@ def reshape(tr, node, base: Val) -> Val:
                      for c, code in zip(consts, codes))
     return Val(f"nu::kern::reshape_view({base.code}, {{{dims}}})",
                Array(t.dtype, len(items), "C"))
+
+
+_VIEW_ERRORS = {  # nu::view_as's status -> NumPy's message (4: ours, see nu_array.cuh)
+    1: "To change to a dtype of a different size, the last axis must be contiguous",
+    2: "When changing to a larger dtype, its size must be a divisor of the total size in "
+       "bytes of the last axis of the array.",
+    3: "Changing the dtype of a 0d array is only supported if the itemsize is unchanged",
+    4: "the view is not aligned for its new dtype (its data or a stride is not a multiple "
+       "of the dtype's alignment), which the GPU cannot read",
+}
+
+
+def view(tr, node, base: Val) -> Val:
+    """``a.view(np.int32)``: the same bytes as another dtype, NumPy's ndarray.view(dtype)
+    (nu::view_as): a different itemsize rescales the last axis, which must be contiguous.
+    What only the run time can tell (strides, the last axis' length) raises ValueError
+    with NumPy's message in a kernel; elsewhere the view is empty."""
+    from ._kernel_api import dtype_arg
+
+    t = base.type
+    if node.keywords or len(node.args) != 1:
+        raise tr.error(node, "a.view() takes one argument, the dtype (a.view(np.int32)); "
+                             "views as another array class are not supported")
+    dt = tr.expr(node.args[0])
+    if isinstance(dt.type, Bottom):
+        return Val("0", BOTTOM)
+    new = dtype_arg(tr, node, dt, "a.view()")
+    old_size, new_size = t.dtype.dtype.itemsize, new.dtype.itemsize
+    if old_size != new_size and t.ndim == 0:
+        raise tr.error(node, f"a.view(): {_VIEW_ERRORS[3]} (got {t} viewed as {new})")
+    if new_size < old_size and old_size % new_size:
+        raise tr.error(node, f"a.view(): When changing to a smaller dtype, its size must be a "
+                             f"divisor of the size of original dtype ({t} viewed as {new})")
+    if old_size != new_size and t.layout == "F" and t.ndim > 1:
+        raise tr.error(node, f"a.view(): {_VIEW_ERRORS[1]} (got the Fortran-ordered {t})")
+    # The last axis is rescaled in place, so a C-contiguous array stays one.
+    rt = Array(new, t.ndim, t.layout if t.layout in "CA" or t.ndim <= 1 else "A")
+    if isinstance(t, FixedArray) and old_size == new_size:
+        rt = FixedArray(new, t.shape)
+    r, status = tr.temp("nu_view"), tr.temp("nu_status")
+    checks = []
+    for code, message in _VIEW_ERRORS.items():
+        stmt = exceptions.raise_at_run_time(tr, node, ValueError, message)
+        if stmt:
+            checks.append(f"if ({status} == {code}) {{ {stmt} }}")
+    body = " ".join(checks) or f"(void){status};"
+    # A lambda keeps it one expression (a while condition evaluates it on every test).
+    return Val(f"([&]() {{ {ctype(rt)} {r}; const int {status} = nu::view_as<"
+               f"{element_ctype(new)}>({base.code}, &{r}); {body} return {r}; }}())", rt)
+
+
+def copy(tr, node, base: Val) -> Val:
+    """``a.copy()``: a C-contiguous copy in storage of its own. Kernels cannot allocate
+    (Numba needs its NRT heap for this), so the copy lives in the thread's local memory,
+    like ``cuda.local.array``: the array's shape must be known at compile time (a local,
+    shared or global array, or a copy of one); other arrays are refused, naming why."""
+    t = base.type
+    if node.args or node.keywords:
+        raise tr.error(node, "a.copy() takes no arguments (the copy is C-contiguous)")
+    what = ast.unparse(node.func.value) if hasattr(ast, "unparse") else "the array"
+    if not isinstance(t, FixedArray):
+        raise tr.error(node, f"a.copy() of '{what}' ({t}) is not supported: its shape is "
+                             f"known only at run time and a kernel cannot allocate memory; "
+                             f"copy into a cuda.local.array of a fixed shape, or pass an "
+                             f"output array")
+    if not getattr(tr.ctx, "kernel", False):
+        raise tr.error(node, "a.copy() is supported in @cuda.jit kernels (and the device "
+                             "functions they call)")
+    if any(loop is None for loop in tr.loops):  # a for or while loop (not an unrolled one)
+        # One storage per place in the code: a copy made on every iteration would reuse
+        # it, and an earlier iteration's copy kept in a variable would change silently.
+        raise tr.error(node, f"a.copy() of '{what}' inside a loop is not supported (its "
+                             f"storage is fixed per place in the code); copy before the "
+                             f"loop, or copy into a cuda.local.array element by element")
+    count = 1
+    for s in t.shape:
+        count *= s
+    elem = element_ctype(t.dtype)
+    storage = tr.temp("nu_copy")
+    if tr.emitting:
+        tr.ctx.local_bytes += count * t.dtype.dtype.itemsize
+        # Declared with the function's locals, so the copy outlives the block it is made
+        # in (q = a.copy() inside an if, read after it).
+        tr.storage.append(f"    {elem} {storage}[{max(count, 1)}];")
+    dims = ", ".join(f"{s}LL" for s in t.shape)
+    dst = tr.temp("nu_dst")
+    rt = FixedArray(t.dtype, t.shape)
+    tr.emit(f"const {ctype(rt)} {dst} = nu::kern::contiguous_view<{elem}, {t.ndim}>("
+            f"{storage}, {{{dims}}});")
+    tr.emit(f"nu::copy_elements({dst}, {base.code});")
+    return Val(dst, rt)
 
 
 def unpack_shape(tr, target, shape):

@@ -24,7 +24,8 @@ from ..types import Scalar
 from ._types import PromotionError, strong, unify
 from ._values import Ref, Val, const_val
 
-__all__ = ["EnumClassRef", "EnumMember", "compare", "is_enum_class", "member", "subscript"]
+__all__ = ["EnumClassRef", "EnumMember", "compare", "is_enum_class", "member",
+           "member_type_of", "subscript"]
 
 
 class EnumMember(Scalar):
@@ -57,22 +58,31 @@ def is_enum_class(value) -> bool:
     return isinstance(value, type) and issubclass(value, enum.Enum)
 
 
-def _member_type(tr, node, cls) -> EnumMember:
+def member_type_of(cls) -> EnumMember:
+    """The type of ``cls``'s members; TypeError when they cannot be typed (a kernel
+    argument's message)."""
     t = None
     for m in cls:
         v = None if isinstance(m.value, tuple) else const_val(m.value)
         if v is None:
-            raise tr.error(node, f"members of {cls.__name__} have values that are not numbers "
-                                 f"({m.name} = {m.value!r}); only Enums of numbers can be used")
+            raise TypeError(f"members of {cls.__name__} have values that are not numbers "
+                            f"({m.name} = {m.value!r}); only Enums of numbers can be used")
         try:
             t = strong(v.type) if t is None else unify(t, strong(v.type))
         except PromotionError:
-            raise tr.error(node, f"the values of {cls.__name__} do not share a type") from None
+            raise TypeError(f"the values of {cls.__name__} do not share a type") from None
     if t is None:
-        raise tr.error(node, f"{cls.__name__} has no members")
+        raise TypeError(f"{cls.__name__} has no members")
     if issubclass(cls, int):
         t = strong(const_val(0).type)  # IntEnum: int64, as Numba types it
     return EnumMember(cls, t)
+
+
+def _member_type(tr, node, cls) -> EnumMember:
+    try:
+        return member_type_of(cls)
+    except TypeError as exc:
+        raise tr.error(node, str(exc)) from None
 
 
 def member(tr, node, m) -> Val:

@@ -24,6 +24,7 @@ from ._types import (
     WEAK_BOOL,
     WEAK_INT,
     Bottom,
+    FixedArray,
     TupleType,
     Weak,
     ctype,
@@ -233,7 +234,7 @@ def _shape_arg(tr, node, v: Val, api, allow_zero, numba_text=""):
 
 
 def _view(tr, dtype: Scalar, shape, pointer: str) -> Val:
-    t = Array(dtype, len(shape), "C")
+    t = FixedArray(dtype, shape)  # its shape is known: a.copy() can give it storage
     dims = ", ".join(f"{s}LL" for s in shape)
     return Val(f"nu::kern::contiguous_view<{element_ctype(dtype)}, {len(shape)}>({pointer}, "
                f"{{{dims}}})", t)
@@ -298,7 +299,7 @@ def constant_array(tr, node, name, arr: np.ndarray) -> Val:
     if not arr.size:  # an empty global: a view of size 0 (never dereferenced)
         dims = ", ".join(f"{s}LL" for s in arr.shape)
         v = Val(f"nu::kern::contiguous_view<{t}, {arr.ndim}>(reinterpret_cast<const {t}*>"
-                f"({symbol}), {{{dims}}})", v.type)
+                f"({symbol}), {{{dims}}})", FixedArray(dtype, arr.shape))
     return v
 
 

@@ -206,6 +206,7 @@ class FunctionTranslator:
         self.loops = []  # enclosing loops, innermost last: None or tuples.Unrolled
         self.rewritten = {}  # id(for statement) -> (it, its enumerate/zip rewrite)
         self.star_bindings = []  # per call being translated: (name, tuple Val) of f(*g())
+        self.storage = []  # C++ arrays declared with the locals: a.copy()'s (_arrays.copy)
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
@@ -309,7 +310,8 @@ class FunctionTranslator:
                                  f"({', '.join(params)})")
         tail = [] if ret is None or not self._needs_tail else [
             "    return nullptr;" if isinstance(ret, Record) else f"    return {ctype(ret)}{{}};"]
-        return "\n".join([self.record.prototype + " {"] + prologue + decls + self.lines + tail
+        return "\n".join([self.record.prototype + " {"] + prologue + decls + self.storage
+                         + self.lines + tail
                          + ["}"])
 
     @property
@@ -1009,9 +1011,9 @@ class FunctionTranslator:
         if any(isinstance(v.type, Bottom) for v in vals):
             return Val("0", BOTTOM)
         for x, v in zip(e.elts, vals):
-            if not isinstance(v.type, TupleType) and not is_array(v.type) \
+            if not isinstance(v.type, (TupleType, enums.EnumMember)) and not is_array(v.type) \
                     and not vectors.is_vector(v.type):
-                self._numeric(x, v, "tuple item")  # tuples of tuples, arrays, vectors: fine
+                self._numeric(x, v, "tuple item")  # tuples of tuples, arrays, vectors, enums: fine
         tt = TupleType(v.type for v in vals)
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
         if len(vals) == 1 and const is not None and not isinstance(vals[0].type, TupleType):
@@ -1321,10 +1323,10 @@ class FunctionTranslator:
         r = reductions.try_call(self, e)  # np.sum(a), a.mean(), np.argmax(a)...
         if r is not None:
             return r
-        if isinstance(e.func, ast.Attribute) and e.func.attr == "reshape":
+        if isinstance(e.func, ast.Attribute) and e.func.attr in ("reshape", "view", "copy"):
             base = self.expr(e.func.value)
             if is_array(base.type):
-                return arrays.reshape(self, e, base)
+                return getattr(arrays, e.func.attr)(self, e, base)
         if isinstance(e.func, ast.Attribute):
             arrays.reject_method_call(self, e)
         if isinstance(e.func, ast.Attribute) and e.func.attr == "bit_count":
@@ -1438,6 +1440,11 @@ class FunctionTranslator:
             return tuples.make_namedtuple(self, e, ref, args, kwargs)
         if isinstance(ref, vectors.VectorCtorRef):
             return vectors.construct(self, e, ref, args, kwargs)
+        if isinstance(ref, enums.EnumClassRef):  # Numba types no call of an Enum class
+            name = ref.cls.__name__
+            raise self.error(e, f"calling the Enum class {name}() is not supported (nor in "
+                                f"Numba): name a member ({name}.member or {name}['member']), "
+                                f"pass members as arguments, or compare with their .value")
         raise self.error(e, f"{getattr(ref, 'name', ref)} is not callable")
 
     def _pack_varargs(self, node, fn, items):

@@ -42,6 +42,7 @@ __all__ = [
     "WEAK_FLOAT",
     "WEAK_INT",
     "Bottom",
+    "FixedArray",
     "PromotionError",
     "TupleType",
     "Weak",
@@ -131,6 +132,25 @@ class TupleType:
 
     def __getitem__(self, i):
         return self.items[i]
+
+
+class FixedArray(Array):
+    """A C-contiguous array whose shape is known at compile time: a ``cuda.local.array``,
+    a static ``cuda.shared.array``, a frozen global NumPy array, or a copy of one.
+    ``a.copy()`` needs the shape to give the copy storage of its own (per-thread local
+    memory: kernels cannot allocate). The shape is part of the type's identity (a device
+    function taking one is specialised per shape) but not of its name, so messages and
+    ``inspect_types`` read as for any C-contiguous array."""
+
+    def __init__(self, dtype, shape):
+        super().__init__(dtype, len(shape), "C")
+        self.shape = tuple(int(s) for s in shape)
+
+    def _key(self):
+        return (*super()._key(), self.shape)
+
+    def token(self) -> str:  # in a specialisation's symbol hash (translate.py)
+        return f"{self.name}{self.shape}"
 
 
 class Bottom:
@@ -369,7 +389,7 @@ def unify(a, b):
         # A name bound to views of different layouts holds the general (strided) one.
         if (isinstance(a, Array) and isinstance(b, Array) and a.dtype == b.dtype
                 and a.ndim == b.ndim):
-            return Array(a.dtype, a.ndim, "A")
+            return Array(a.dtype, a.ndim, a.layout if a.layout == b.layout else "A")
         raise PromotionError(f"cannot unify {a} and {b}")
     if isinstance(a, TupleType) or isinstance(b, TupleType):
         if (isinstance(a, TupleType) and isinstance(b, TupleType)

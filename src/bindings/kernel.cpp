@@ -271,6 +271,15 @@ nu::kernel_arg kernel_argument(launch_context& ctx, py::handle arg, std::size_t 
     return a;
 }
 
+// An enum.Enum member (IntEnum's too). Plain classes have `type` as their metaclass, so
+// numbers and arrays cost one pointer compare here.
+bool is_enum_member(py::handle arg) {
+    PyTypeObject* cls = Py_TYPE(arg.ptr());
+    if (Py_TYPE(reinterpret_cast<PyObject*>(cls)) == &PyType_Type) return false;
+    static PyObject* enum_meta = py::object(py::module_::import("enum").attr("EnumMeta")).release().ptr();  // kept for good
+    return PyObject_TypeCheck(reinterpret_cast<PyObject*>(cls), reinterpret_cast<PyTypeObject*>(enum_meta)) != 0;
+}
+
 // A namedtuple's field names (its class's _fields), empty for a plain tuple.
 py::object namedtuple_fields(py::handle arg) {
     if (PyTuple_CheckExact(arg.ptr())) return py::none();
@@ -286,6 +295,24 @@ py::object namedtuple_fields(py::handle arg) {
 void add_argument(launch_context& ctx, py::handle arg, std::size_t k, std::string& key,
                   std::vector<nu::kernel_arg>& out) {
     const nu::jit_kernel& kernel = ctx.kernel;
+    if (is_enum_member(arg)) {
+        // Passed as its value (Numba's EnumMember/IntEnumMember); the key records the class
+        // (alive as long as the kernel's specialization for it), so members of two classes
+        // are different specializations. The translator types the parameter as a member.
+        py::object value = arg.attr("value");
+        if (!(PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr()) || PyComplex_Check(value.ptr()) ||
+              is_numpy_scalar(value))) {
+            bad_argument("kernel '" + kernel.name() + "'", k,
+                         "is the enum member " + repr_of(arg) + " whose value is not a number (got " +
+                             std::string(Py_TYPE(value.ptr())->tp_name) + ")");
+        }
+        key += static_cast<char>(0xfb);  // an enum member: its class, then its value's bytes
+        const PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(arg.ptr()));
+        key.append(reinterpret_cast<const char*>(&cls), sizeof(cls));
+        ctx.keep.push_back(value);
+        out.push_back(kernel_argument(ctx, value, k, key));
+        return;
+    }
     if (!PyTuple_Check(arg.ptr())) {
         out.push_back(kernel_argument(ctx, arg, k, key));
         return;
@@ -308,6 +335,13 @@ void add_argument(launch_context& ctx, py::handle arg, std::size_t k, std::strin
 // of its items' descriptions, a namedtuple {"fields": names, "items": that list}. `next`
 // walks the flattened arguments.
 py::object describe_argument(py::handle arg, const std::vector<nu::kernel_arg>& kargs, std::size_t& next) {
+    if (is_enum_member(arg)) {  // {"enum": its class, "item": its value's (dtype, -1)}
+        const nu::kernel_arg& a = kargs.at(next++);
+        py::dict member;
+        member["enum"] = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(arg.ptr())));
+        member["item"] = py::make_tuple(to_numpy_dtype(a.value.type), -1);
+        return std::move(member);
+    }
     if (PyTuple_Check(arg.ptr())) {
         py::list items;
         for (py::handle item : py::reinterpret_borrow<py::tuple>(arg)) items.append(describe_argument(item, kargs, next));
@@ -356,7 +390,7 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
     std::string key;
     bool flattened = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        flattened = flattened || PyTuple_Check(args[i].ptr());
+        flattened = flattened || PyTuple_Check(args[i].ptr());  // (an enum member is one argument)
         add_argument(ctx, args[i], i, key, kargs);
     }
     int spec = k.find(key);

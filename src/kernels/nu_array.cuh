@@ -209,6 +209,57 @@ NU_DEVICE array<typename T::value_type, N> part_view(const array<T, N>& a, int p
     return r;
 }
 
+// a.view(U): the same bytes read as U, with NumPy's rules for ndarray.view(dtype). With
+// another itemsize the last axis must be contiguous (or of length 1, or the array empty)
+// and its byte length must divide into U's; it is rescaled and the other axes keep their
+// strides. Returns 0 on success, 1 when the last axis is not contiguous, 2 when its bytes
+// do not divide into U, 3 when a 0-d array would change itemsize, 4 when the data or a
+// stride is not a multiple of U's alignment (the GPU cannot read such a view; NumPy
+// allows it). On failure `*r` is an empty view, so nothing is read through it.
+template <class U, class T, int N>
+NU_DEVICE int view_as(const array<T, N>& a, array<U, N>* r) {
+    r->data = a.data;
+    for (int k = 0; k < N; ++k) {
+        r->shape[k] = a.shape[k];
+        r->strides[k] = a.strides[k];
+    }
+    int status = 0;
+    if (sizeof(U) != sizeof(T)) {
+        if (N == 0) {
+            status = 3;
+        } else {
+            const int last = N > 0 ? N - 1 : 0;
+            const long long bytes = a.shape[last] * (long long)sizeof(T);
+            if (a.shape[last] != 1 && a.size() != 0 && a.strides[last] != (long long)sizeof(T)) {
+                status = 1;
+            } else if (bytes % (long long)sizeof(U) != 0) {
+                status = 2;
+            } else {
+                r->shape[last] = bytes / (long long)sizeof(U);
+                r->strides[last] = sizeof(U);
+            }
+        }
+    }
+    if (status == 0 && alignof(U) > alignof(T)) {
+        bool aligned = reinterpret_cast<unsigned long long>(a.data) % alignof(U) == 0;
+        for (int k = 0; k < N; ++k) {
+            aligned = aligned && (r->shape[k] <= 1 || r->strides[k] % (long long)alignof(U) == 0);
+        }
+        if (!aligned && r->size() != 0) status = 4;
+    }
+    if (status != 0) {
+        for (int k = 0; k < N; ++k) r->shape[k] = 0;
+    }
+    return status;
+}
+
+// Copies every element of `src` into `dst`, of the same shape (a.copy() into fresh storage).
+template <class T, int N>
+NU_DEVICE void copy_elements(const array<T, N>& dst, const array<T, N>& src) {
+    const long long n = src.size();
+    for (long long k = 0; k < n; ++k) element_at(dst, k) = element_at(src, k);
+}
+
 // A view of N-d data at a fixed address with these byte strides: a global device array
 // captured by the kernel (its pointer is part of the generated source).
 template <class T, int N>
