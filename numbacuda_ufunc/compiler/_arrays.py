@@ -39,6 +39,7 @@ from ._types import (
 from ._values import Ref, TypeRef, Val, const_val
 
 __all__ = [
+    "address",
     "attribute",
     "assign_view",
     "copy",
@@ -359,10 +360,24 @@ def attribute(tr, node, base: Val) -> Val:
                    Array(part, t.ndim, "A"))
     if node.attr == "real":
         return base  # NumPy: the array itself for real dtypes
+    if node.attr == "ctypes":
+        raise tr.error(node, "of a.ctypes only a.ctypes.data (the address, a uint64) is "
+                             "supported in kernels")
     if isinstance(t.dtype, Record):  # a.x: the field of every element
         return records.field_view(tr, node, base, node.attr)
     raise tr.error(node, f"array attribute '.{node.attr}' is not supported (supported on "
                          f"arrays: {_SUPPORTED})")
+
+
+def address(tr, node, base: Val):
+    """``a.ctypes.data``: the address of the array's first element, a uint64 (Numba's
+    uintp); None when ``base`` is not an array."""
+    if isinstance(base.type, Bottom):
+        return Val("0", BOTTOM)
+    if not is_array(base.type):
+        return None
+    return Val(f"nu::u64(reinterpret_cast<unsigned long long>(({base.code}).data))",
+               from_dtype("u8"))
 
 
 def length(tr, node):

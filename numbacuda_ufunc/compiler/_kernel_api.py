@@ -17,6 +17,7 @@ import zlib
 
 import numpy as np
 
+from ..errors import CompileError
 from ..types import Array, Record, Scalar, bool_, from_dtype
 from ._records import random_states_ok
 from ._types import (
@@ -240,14 +241,52 @@ def _view(tr, dtype: Scalar, shape, pointer: str) -> Val:
                f"{{{dims}}})", t)
 
 
+class AlignmentError(CompileError, ValueError):
+    """An ``alignment=`` Numba rejects with ValueError (not positive, not a power of two,
+    not a multiple of the pointer size): a CompileError that is also a ValueError, so
+    code written for Numba's exception catches it."""
+
+
+_DYNAMIC_SHARED_ALIGNMENT = 16  # g_dynamic_shared's __align__ (kernel.cuh)
+
+
+def _alignment_arg(tr, node, v: Val, api):
+    """The alignment in bytes, or None: Numba's rules, a constant integer that is positive,
+    a power of two and a multiple of the pointer size (8)."""
+    if v is None or v.type is None:
+        return None
+    a = v.const
+    if not isinstance(a, (int, np.integer)) or isinstance(a, (bool, np.bool_)) \
+            or isinstance(v.type, Ref):
+        got = v.type.name if isinstance(v.type, Ref) else (
+            repr(a) if a is not None else f"a run-time {getattr(v.type, 'name', v.type)}")
+        raise tr.error(node, f"{api}: RequireLiteralValue: alignment must be a constant "
+                             f"integer (got {got})")
+    a = int(a)
+    why = ("must be positive" if a <= 0 else "must be a power of 2" if a & (a - 1)
+           else "must be a multiple of 8 (the pointer size)" if a % 8 else None)
+    if why is not None:
+        raise AlignmentError(str(tr.error(node, f"{api}: Alignment {why} (got {a})")))
+    return a
+
+
 def _memory_array(tr, node, space, args, kwargs):
     api = f"cuda.{space}.array()"
-    shape_v, dtype_v = bind_arguments(tr, node, api, args, kwargs, ("shape", "dtype"))
+    shape_v, dtype_v, align_v = bind_arguments(tr, node, api, args, kwargs,
+                                               ("shape", "dtype", "alignment"), required=2)
     dtype = _dtype_arg(tr, node, dtype_v, api)
     shape = _shape_arg(tr, node, shape_v, api, allow_zero=space == "shared",
                        numba_text=_no_implementation(space, shape_v, dtype_v))
+    alignment = _alignment_arg(tr, node, align_v, api)
+    # alignas() in the generated C++: NVRTC places the array at a multiple of it (PTX
+    # .align), and so does g++ on the host backend (stack realignment, aligned TLS).
+    align = f"alignas({alignment}) " if alignment else ""
     t = element_ctype(dtype)  # a record's struct (records in shared and local memory)
     if space == "shared" and shape == (0,):
+        if alignment and alignment > _DYNAMIC_SHARED_ALIGNMENT:
+            raise tr.error(node, f"{api}: dynamic shared memory (shape 0) is aligned to "
+                                 f"{_DYNAMIC_SHARED_ALIGNMENT} bytes; alignment={alignment} is "
+                                 f"not supported for it (use a static shape)")
         # Dynamic shared memory: every such array starts at the same address (as in Numba
         # and CUDA); its length is what the launch gave, in elements.
         n = f"(long long)(nu::kern::dynamic_shared_bytes() / sizeof({t}))"
@@ -258,11 +297,11 @@ def _memory_array(tr, node, space, args, kwargs):
     if space == "shared":
         if tr.emitting:
             tr.ctx.static_shared_bytes += count * dtype.dtype.itemsize
-        tr.emit(f"__shared__ {t} {name}[{count}];")
+        tr.emit(f"{align}__shared__ {t} {name}[{count}];")
     else:
         if tr.emitting:
             tr.ctx.local_bytes += count * dtype.dtype.itemsize
-        tr.emit(f"{t} {name}[{count}];")
+        tr.emit(f"{align}{t} {name}[{count}];")
     return _view(tr, dtype, shape, name)
 
 

@@ -879,6 +879,8 @@ class FunctionTranslator:
             raise self.error(node, str(exc)) from None
         if v is not None:
             return v
+        if value is None:  # a global or closure None: as the literal (alignment=None)
+            return Val("", None)
         if isinstance(value, str):  # a global or closure string: compile-time, as a literal is
             return Val("", StringRef(value))
         if tuples.is_namedtuple_class(value):
@@ -922,6 +924,10 @@ class FunctionTranslator:
                                f"math/cmath/numpy and other functions)")
 
     def expr_Attribute(self, e):
+        if e.attr == "data" and isinstance(e.value, ast.Attribute) and e.value.attr == "ctypes":
+            r = arrays.address(self, e, self.expr(e.value.value))  # a.ctypes.data
+            if r is not None:
+                return r
         base = self.expr(e.value)
         r = overloads.try_attribute(self, e, base)  # @overload_attribute
         if r is not None:
@@ -1363,7 +1369,9 @@ class FunctionTranslator:
         dtype_strings = (isinstance(f.type, kernel_api.IntrinsicRef)
                          and f.type.key in ("shared.array", "local.array"))
 
-        def arg_value(a):
+        def arg_value(a, dtype_ok=True):
+            if dtype_strings and not dtype_ok:  # alignment="16": refused as Numba does
+                return self.expr(a)
             if dtype_strings and isinstance(a, ast.Constant) and isinstance(a.value, str):
                 return kernel_api.dtype_from_string(self, a, a.value)
             if dtype_strings and isinstance(a, ast.List):  # a list shape: refused there
@@ -1379,12 +1387,12 @@ class FunctionTranslator:
             if isinstance(a, ast.Starred):  # f(*t): the tuple's items
                 args.extend(self._starred(a, self.expr(a.value)))
             else:
-                args.append(arg_value(a))
+                args.append(arg_value(a, len(args) < 2))
         kwargs = {}
         for k in e.keywords:
             if k.arg is None:
                 raise self.error(e, "unsupported construct '**kwargs in a call'")
-            kwargs[k.arg] = arg_value(k.value)
+            kwargs[k.arg] = arg_value(k.value, k.arg != "alignment")
         ref = f.type
         if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
             return Val("0", BOTTOM)
