@@ -12,7 +12,10 @@ unified over the members). At run time it is its value.
   gives the value.
 * ``is``/``is not`` between members: same class and value, as Python's identity.
 
-Members whose values are not numbers (tuples, strings) are not supported.
+A plain Enum whose values are tuples of numbers (``EARTH = (5.976e24, 6.37814e6)``) is
+held as the member's index in its class instead (``_member_names_``: aliases share their
+canonical member's), as the values need not be distinct numbers; ``.value`` gives the tuple.
+Members whose values are anything else (strings...) are not supported.
 """
 
 from __future__ import annotations
@@ -32,15 +35,18 @@ class EnumMember(Scalar):
     """The type of the members of one Enum class: numeric like its values' type (so the
     C++ value is the member's value), compared and hashed with the class."""
 
-    def __init__(self, cls, value_type: Scalar):
+    def __init__(self, cls, value_type: Scalar, values_type=None):
         super().__init__(value_type.name, value_type.dtype)
         self.cls = cls
         self.value_type = value_type
+        # The values' (tuple) type when members are held by index (value_type is int64).
+        self.values_type = values_type
+        self.by_index = values_type is not None
         self.int_enum = issubclass(cls, int)
         self.name = f"{'IntEnum' if self.int_enum else 'Enum'}Member({cls.__name__})"
 
     def _key(self):
-        return (self.cls, self.value_type.name)
+        return (self.cls, self.value_type.name, self.by_index)
 
 
 class EnumClassRef(Ref):
@@ -62,20 +68,33 @@ def member_type_of(cls) -> EnumMember:
     """The type of ``cls``'s members; TypeError when they cannot be typed (a kernel
     argument's message)."""
     t = None
+    tuples = [isinstance(m.value, tuple) for m in cls]
+    by_index = any(tuples) and not issubclass(cls, int)
+    if by_index and not all(tuples):
+        raise TypeError(f"the values of {cls.__name__} do not share a type (tuples and "
+                        f"others): a heterogeneous Enum cannot be typed, as in Numba")
     for m in cls:
-        v = None if isinstance(m.value, tuple) else const_val(m.value)
+        v = None if isinstance(m.value, tuple) != by_index else const_val(m.value)
         if v is None:
             raise TypeError(f"members of {cls.__name__} have values that are not numbers "
-                            f"({m.name} = {m.value!r}); only Enums of numbers can be used")
+                            f"({m.name} = {m.value!r}); only Enums of numbers (or of tuples "
+                            f"of 2 to 4 numbers) can be used")
         try:
             t = strong(v.type) if t is None else unify(t, strong(v.type))
         except PromotionError:
             raise TypeError(f"the values of {cls.__name__} do not share a type") from None
     if t is None:
         raise TypeError(f"{cls.__name__} has no members")
+    if by_index:
+        return EnumMember(cls, strong(const_val(0).type), t)
     if issubclass(cls, int):
         t = strong(const_val(0).type)  # IntEnum: int64, as Numba types it
     return EnumMember(cls, t)
+
+
+def index_of(m) -> int:
+    """A member's index in its class (an alias gives its canonical member's)."""
+    return type(m)._member_names_.index(m._name_)
 
 
 def _member_type(tr, node, cls) -> EnumMember:
@@ -88,7 +107,7 @@ def _member_type(tr, node, cls) -> EnumMember:
 def member(tr, node, m) -> Val:
     """The Val of Enum member ``m``."""
     t = _member_type(tr, node, type(m))
-    value = int(m) if t.int_enum else m.value
+    value = index_of(m) if t.by_index else int(m) if t.int_enum else m.value
     v = const_val(value)
     code = tr.cast(node, v, t.value_type)
     return Val(code, t, value)
@@ -102,6 +121,16 @@ def attribute(tr, node, base, attr):
         if m is None:
             raise tr.error(node, f"{cls.__name__} has no member '{attr}'")
         return member(tr, node, m)
+    if attr == "value" and base.type.by_index:  # the tuple of the member at that index
+        members = [base.type.cls[n] for n in base.type.cls._member_names_]
+        if base.const is not None:
+            return const_val(members[base.const].value)
+        tt = base.type.values_type
+        idx = tr.temp("nu_member")
+        code = tr.cast(node, const_val(members[-1].value), tt)
+        for k in range(len(members) - 2, -1, -1):
+            code = f"({idx} == {k} ? {tr.cast(node, const_val(members[k].value), tt)} : {code})"
+        return Val(f"([&]() {{ const nu::i64 {idx} = {base.code}; return {code}; }}())", tt)
     if attr == "value":
         if base.const is not None:  # a known member: its own value, as Python gives it
             return const_val(base.const)

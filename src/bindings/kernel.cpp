@@ -300,13 +300,15 @@ void add_argument(launch_context& ctx, py::handle arg, std::size_t k, std::strin
         // (alive as long as the kernel's specialization for it), so members of two classes
         // are different specializations. The translator types the parameter as a member.
         py::object value = arg.attr("value");
+        char marker = static_cast<char>(0xfb);  // an enum member: its class, then its value's bytes
         if (!(PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr()) || PyComplex_Check(value.ptr()) ||
               is_numpy_scalar(value))) {
-            bad_argument("kernel '" + kernel.name() + "'", k,
-                         "is the enum member " + repr_of(arg) + " whose value is not a number (got " +
-                             std::string(Py_TYPE(value.ptr())->tp_name) + ")");
+            // Values that are not numbers (tuples): the member's index in its class, which the
+            // translator reads back (compiler/_enums.py; it refuses what it cannot type).
+            value = py::type::handle_of(arg).attr("_member_names_").attr("index")(arg.attr("_name_"));
+            marker = static_cast<char>(0xfa);
         }
-        key += static_cast<char>(0xfb);  // an enum member: its class, then its value's bytes
+        key += marker;
         const PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(arg.ptr()));
         key.append(reinterpret_cast<const char*>(&cls), sizeof(cls));
         ctx.keep.push_back(value);
