@@ -467,6 +467,9 @@ class KernelOverload:
 
     inspect_ptx = inspect_asm
 
+    def inspect_llvm(self):
+        raise NotImplementedError(_NO_LLVM.format(what=f"kernel '{self._kernel.__name__}'"))
+
     def inspect_sass(self) -> str:
         from . import _sass
 

@@ -1,7 +1,8 @@
 """Enum and IntEnum members in kernels, device functions and ufuncs (issue 16, language
 leftovers), as Numba types them: constants (Color.red, Color["red"]), .value, ==/!=/is
 between members of one class or of two, IntEnum members as int64 in arithmetic, casts and
-array stores, members returned by device functions; from both front ends. The oracle is
+array stores, members returned by device functions, members (of Enums of numbers or of
+tuples) as kernel arguments; from both front ends. The oracle is
 the Python function itself; kernels are also compiled to PTX by NVRTC."""
 
 import inspect
@@ -121,3 +122,137 @@ def test_enum_errors():
     with pytest.raises(CompileError, match=r"'is' and 'is not' are supported between enum "
                                            r"members only"):
         cuda.jit(is_numbers)[1, 1](out, 3)
+
+
+# ---- Enum and IntEnum members as kernel arguments ---------------------------------------
+
+class Planet(Enum):  # tuple values: held by index in kernels
+    MERCURY = (3.303e23, 2.4397e6)
+    VENUS = (4.869e24, 6.0518e6)
+    EARTH = (5.976e24, 6.37814e6)
+    TWIN = (4.869e24, 6.0518e6)  # an alias of VENUS
+
+
+class Negatives(IntEnum):
+    one = 1
+    two = 2
+    too = 2  # an alias of two
+    neg = -(2**62)
+
+
+class Word(Enum):
+    a = "x"
+
+
+class Mixed2(Enum):
+    number = 1
+    pair = (1, 2)
+
+
+def compare_members(a, b, out):
+    out[0] = a == b
+    out[1] = a != b
+    out[2] = a is b
+    out[3] = a is not b
+    out[4] = a == Color.red
+    out[5] = b is Shake.mint
+
+
+PAIRS = [(Color.red, Color.red), (Color.red, Color.green), (Color.blue, Shake.mint),
+         (Shake.mint, Shake.mint), (Planet.EARTH, Planet.EARTH), (Planet.VENUS, Planet.TWIN),
+         (Planet.VENUS, Planet.MERCURY), (Shape.circle, Negatives.two),
+         (Negatives.two, Negatives.too), (Status.dummy, Negatives.neg), (Color.red, 1),
+         (Shape.square, 500), (Planet.EARTH, Color.red)]
+
+
+@pytest.mark.parametrize("lifted", [False, True], ids=["source", "bytecode"])
+def test_enum_members_as_arguments_compare_as_in_python(lifted):
+    k = cuda.jit(_no_source(compare_members) if lifted else compare_members)
+    for a, b in PAIRS:
+        got = np.full(6, 2, np.int8)  # poisoned: 2 is neither True nor False
+        want = got.copy()
+        k[1, 1](a, b, got)
+        compare_members(a, b, want)
+        np.testing.assert_array_equal(got, want, err_msg=f"{a!r}, {b!r}")
+    assert all(".entry" in p for p in k.inspect_ptx().values())
+
+
+def test_enum_argument_values_and_arithmetic():
+    @cuda.jit
+    def k(c, p, s, out):
+        out[0] = c.value
+        out[1] = p.value[0] / 1e24
+        out[2] = p.value[1]
+        out[3] = s + 1  # an IntEnum member is an int
+        out[4] = s * Shape.square
+
+    for c, p, s in ((Color.green, Planet.MERCURY, Negatives.neg), (Shake.vanilla,
+                    Planet.TWIN, Status.not_found), (Mixed.two, Planet.EARTH, Shape.circle)):
+        got = np.full(5, np.nan, np.complex128)
+        k[1, 1](c, p, s, got)
+        with np.errstate(over="ignore"):  # int64 wraps, as in the kernel
+            wrapped = np.int64(s) * np.int64(500)
+        want = [c.value, p.value[0] / 1e24, p.value[1], s + 1, wrapped]
+        np.testing.assert_allclose(got, np.array(want, np.complex128), rtol=1e-15)
+
+
+def test_enum_members_specialise_per_class():
+    @cuda.jit
+    def k(m, out):
+        out[0] = m == Color.blue
+
+    out = np.zeros(1, np.bool_)
+    k[1, 1](Color.blue, out)
+    assert out[0]
+    k[1, 1](Shake.mint, out)  # the same value 3, another class: not equal
+    assert not out[0]
+    k[1, 1](Color.red, out)
+    assert not out[0]
+    assert len(k.overloads) == 2
+
+
+def test_enum_members_inside_tuple_arguments():
+    @cuda.jit
+    def k(t, out):
+        out[0] = t[0] == Color.green
+        out[1] = t[1] is Planet.VENUS
+        out[2] = t[2] + 1
+
+    out = np.zeros(3)
+    k[1, 1]((Color.green, Planet.TWIN, Shape.square), out)
+    np.testing.assert_array_equal(out, [1, 1, 501])
+    k[1, 1]((Color.red, Planet.EARTH, Shape.circle), out)
+    np.testing.assert_array_equal(out, [0, 0, 3])
+
+
+def test_enum_arguments_with_declared_signatures():
+    @cuda.jit("void(int64, float64[:])")
+    def k(x, out):
+        out[0] = x * 2
+
+    out = np.zeros(1)
+    k[1, 1](Status.not_found, out)  # an IntEnum member converts to its int, as in Numba
+    assert out[0] == 808
+    with pytest.raises(TypeError, match=r"kernel 'k': a member of the Enum Color is not a "
+                                        r"number: a declared signature cannot take it"):
+        k[1, 1](Color.red, out)
+
+
+def test_enum_argument_errors():
+    @cuda.jit
+    def k(m, out):
+        out[0] = m == m
+
+    out = np.zeros(1)
+    with pytest.raises(TypeError, match=r"kernel 'k': members of Word have values that are "
+                                        r"not numbers \(a = 'x'\)"):
+        k[1, 1](Word.a, out)
+    with pytest.raises(TypeError, match=r"the values of Mixed2 do not share a type"):
+        k[1, 1](Mixed2.pair, out)
+
+    def call_class(m, out):
+        out[0] = Color(2) == m
+
+    with pytest.raises(CompileError, match=r"calling the Enum class Color\(\) is not "
+                                           r"supported \(nor in Numba\)"):
+        cuda.jit(call_class)[1, 1](Color.green, out)

@@ -264,7 +264,7 @@ def _alignment_arg(tr, node, v: Val, api):
                              f"integer (got {got})")
     a = int(a)
     why = ("must be positive" if a <= 0 else "must be a power of 2" if a & (a - 1)
-           else "must be a multiple of 8 (the pointer size)" if a % 8 else None)
+           else "must be a multiple of 8" if a % 8 else None)  # 8: the pointer size
     if why is not None:
         raise AlignmentError(str(tr.error(node, f"{api}: Alignment {why} (got {a})")))
     return a
