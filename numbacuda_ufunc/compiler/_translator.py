@@ -45,7 +45,7 @@ from ._library import (
     lookup_global_function,
 )
 from ._literal_args import literal_params
-from ._source import error_at, load_source
+from ._source import error_at, line_directive, load_source
 from ._types import (
     BOTTOM,
     WEAK_BOOL,
@@ -309,8 +309,8 @@ class FunctionTranslator:
                                  f"({', '.join(params)})")
         tail = [] if ret is None or not self._needs_tail else [
             "    return nullptr;" if isinstance(ret, Record) else f"    return {ctype(ret)}{{}};"]
-        return "\n".join([self.record.prototype + " {"] + prologue + decls + self.lines + tail
-                         + ["}"])
+        return "\n".join(self._line_directives(self.node) + [self.record.prototype + " {"] + prologue + decls + self.lines
+                         + tail + ["}"])
 
     @property
     def _needs_tail(self):
@@ -363,6 +363,13 @@ class FunctionTranslator:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
+    def _line_directives(self, node) -> list:
+        """``[#line]`` mapping what follows to ``node``'s Python line (lineinfo/debug
+        builds), else ``[]``; so does a node without a line (a rewrite's)."""
+        if not self.ctx.line_info or not getattr(node, "lineno", None):
+            return []
+        return [line_directive(self.src.filename, node.lineno + self.src.line_offset)]
+
     def emit(self, line):
         if self.emitting:
             self.lines.append("    " * self.depth + line)
@@ -398,6 +405,8 @@ class FunctionTranslator:
 
     def stmt(self, s):
         kind = type(s).__name__
+        if self.emitting:
+            self.lines.extend(self._line_directives(s))
         if kind in _UNSUPPORTED_STMT:
             raise self.error(s, f"unsupported construct '{_UNSUPPORTED_STMT[kind]}'")
         handler = getattr(self, "stmt_" + kind, None)
