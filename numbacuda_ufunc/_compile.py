@@ -11,12 +11,13 @@ import warnings
 
 from ._linking import LTOIR, LinkableCode, PTXSource
 from .compiler import HEADER, translate, translate_kernel
+from .compiler._source import load_source
 from .compiler._types import ctype
 from .compiler.translate import line_directive, line_directives
 from .errors import CompileError, NumbaInvalidConfigWarning
 from .types import Array, CPointer, Scalar, parse_signature, void
 
-__all__ = ["DEFAULT_CC", "compile", "compile_all", "compile_for_current_device", "compile_ptx",
+__all__ = ["DEFAULT_CC", "compile", "compile_all", "compile_cuda_source", "compile_for_current_device", "compile_ptx",
            "compile_ptx_for_current_device", "core"]
 
 # Used when no device is present and no cc is given: the newest architecture that every
@@ -230,14 +231,29 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
 
 
 def _compile_cu(obj, item, output, debug, lineinfo, opt, cc, api):
-    """A linked CUDA C++ file compiled as the kernel's link step compiles it (its folder
-    and the toolkit's headers on the include path, no fastmath, the Python lines' names)."""
+    """A linked CUDA C++ file compiled as a kernel's link step compiles it: its folder and
+    the toolkit's headers on the include path, no fastmath, lines named after the file."""
     from .cuda import config
 
     if debug is None:
         debug = bool(getattr(config, "CUDA_DEBUGINFO_DEFAULT", 0))
     if opt is None:
         opt = getattr(config, "OPT", 3) != 0
+    path = item if isinstance(item, str) else None
+    code = compile_cuda_source(obj.data.decode("utf-8", "replace"), path or obj.name, cc,
+                               output, lineinfo=lineinfo, debug=debug, opt=opt, api=api,
+                               include_dir=os.path.dirname(path) if path else None)
+    stem = os.path.splitext(obj.name)[0]
+    if output == "ptx":
+        return PTXSource(code, name=stem + ".ptx")
+    return LTOIR(code, name=stem + ".ltoir")
+
+
+def compile_cuda_source(source, name, cc, output, lineinfo=False, debug=False, opt=True,
+                        api="compile_all()", include_dir=None):
+    """CUDA C++ text -> relocatable PTX text (``output="ptx"``) or LTO IR bytes
+    (``"ltoir"``) for ``cc``, its lines named ``name``, as NVRTC compiles it without our
+    fastmath or FMA settings (a user's file is compiled as it is)."""
     (major, minor), arch = _target(cc, api)
     cubin = output != "ptx"
     extra = [f"--gpu-architecture={'sm' if cubin else 'compute'}_{a}" for a in arch]
@@ -246,20 +262,13 @@ def _compile_cu(obj, item, output, debug, lineinfo, opt, cc, api):
         extra += ["-G"] + (["-dopt=on"] if opt else [])
     elif lineinfo:
         extra.append("-lineinfo")
-    path = item if isinstance(item, str) else None
-    if path:
-        extra.append("-I" + os.path.dirname(path))
-    include = _toolkit_include_dir()
-    if include:
-        extra.append("-I" + include)
-    source = obj.data.decode("utf-8", "replace")
-    if path:
-        source = line_directive(path, 1) + "\n" + source
+    for folder in (include_dir, _toolkit_include_dir()):
+        if folder:
+            extra.append("-I" + folder)
+    source = line_directive(name, 1) + "\n" + source
     if output == "ptx":
-        return PTXSource(core().compile_ptx(source, (major, minor), False, extra),
-                         name=os.path.splitext(obj.name)[0] + ".ptx")
-    return LTOIR(core().compile_cubin(source, (major, minor), False, extra),
-                 name=os.path.splitext(obj.name)[0] + ".ltoir")
+        return core().compile_ptx(source, (major, minor), False, extra)
+    return core().compile_cubin(source, (major, minor), False, extra)
 
 
 def _toolkit_include_dir():
@@ -278,17 +287,28 @@ def _device_unit(fn, s, abi, abi_info, line_info, forceinline, api):
     params = ", ".join(f"{ctype(t)} a{i}" for i, t in enumerate(s.args))
     call = f"{tf.name}({', '.join(f'a{i}' for i in range(len(s.args)))})"
     name = f"{tf.name}_export"
-    if abi == "c":
-        name = (abi_info or {}).get("abi_name", fn.__name__)
+    if abi == "c" and abi_info and "abi_name" in abi_info:
+        name = abi_info["abi_name"]
         if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
-            raise CompileError(f"{api}: the C ABI name must be a C identifier (got {name!r}; "
-                               f"pass abi_info={{'abi_name': ...}})")
+            raise CompileError(f"{api}: abi_info['abi_name'] must be a C identifier (got "
+                               f"{name!r})")
+    elif abi == "c":
+        name = _c_abi_name(fn)
     rt = ctype(tf.return_type)
     body = f"return {call};" if tf.return_type is not None else f"{call};"
     inline = "__forceinline__ " if forceinline else ""
     wrapper = f'extern "C" __device__ {inline}{rt} {name}({params}) {{ {body} }}\n'
     resty = tf.return_type if tf.return_type is not None else void
     return HEADER + tf.source + wrapper, resty, tf.links
+
+
+def _c_abi_name(fn) -> str:
+    """The C ABI name of a function, as Numba makes it: the last part of its qualified name
+    with every byte outside ``[A-Za-z0-9_]`` written ``_xx`` (``<lambda>`` ->
+    ``_3clambda_3e``; a non-ASCII letter by the bytes of its UTF-8)."""
+    last = fn.__qualname__.split(".")[-1]
+    return "".join(c if c.isascii() and (c.isalnum() or c == "_") else
+                   "".join(f"_{b:02x}" for b in c.encode("utf-8")) for c in last)
 
 
 def _kernel_unit(fn, s, debug, fastmath, line_info, bounds, link, api):
@@ -307,11 +327,16 @@ def _kernel_unit(fn, s, debug, fastmath, line_info, bounds, link, api):
                            f"(device=False) must not return a value (got {rt})") from None
     k = Kernel(fn, debug=debug, fastmath=fastmath, link=link)
     source = k._source(k._add(tk), False)
+    entry = source.rindex("NU_KERNEL_ENTRY(")
+    before = ""
     if bounds is not None:
-        entry = source.rindex("NU_KERNEL_ENTRY(")
-        source = (source[:entry] + f"#undef NU_LAUNCH_BOUNDS\n#define NU_LAUNCH_BOUNDS "
-                  f"__launch_bounds__({bounds})\n" + source[entry:])
-    return source, void, tk.links
+        before += f"#undef NU_LAUNCH_BOUNDS\n#define NU_LAUNCH_BOUNDS __launch_bounds__({bounds})\n"
+    if line_info:
+        # The entry point is the Python kernel: its own code (the prologue, the return)
+        # maps to the def line, as the rest of the kernel maps to the lines of its body.
+        src = load_source(fn)
+        before += line_directive(src.filename, src.node.lineno + src.line_offset) + "\n"
+    return source[:entry] + before + source[entry:], void, tk.links
 
 
 def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True,

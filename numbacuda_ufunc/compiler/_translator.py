@@ -255,6 +255,11 @@ class FunctionTranslator:
     def _body_or_lambda(self, body):
         if body is None:  # lambda: a single expression
             v = self.expr(self.node.body)
+            if v.type is None:  # lambda: None, lambda: cuda.syncthreads(): returns None
+                if v.code:
+                    self.emit(f"{v.code};")
+                self.ret, self.returns_none = None, True
+                return
             self._return_value(self.node.body, v)
         else:
             if not self._always_returns(body) and not isinstance(self.ret, Bottom) \
@@ -596,6 +601,8 @@ class FunctionTranslator:
             saved, self.lines = self.lines, []
             test = self.expr(s.test)
             before, self.lines = self.lines, saved
+            if test.type is None and not test.code:  # `if None:` (a None global): never taken
+                test = Val("false", bool_, False)
             self._numeric(s.test, test, "if condition")
             if (keyword == "if" and closes == 1 and test.const is not None
                     and not isinstance(test.type, (Ref, TupleType))):
@@ -922,6 +929,8 @@ class FunctionTranslator:
             return Val("", PyFuncRef(py, tuple(sigs) if isinstance(sigs, list) else ()))
         if isinstance(value, pytypes.FunctionType):
             return Val("", PyFuncRef(value))
+        if value is None:  # a global or closure None: the None constant
+            return Val("", None)
         if getattr(builtins, name, None) is value:
             raise self.error(node, f"builtin '{name}' is not supported")
         raise self.error(node, f"'{name}' has unsupported type {type(value).__name__} "
