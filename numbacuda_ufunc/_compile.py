@@ -283,7 +283,7 @@ def _toolkit_include_dir():
 
 def _device_unit(fn, s, abi, abi_info, line_info, forceinline, api):
     ret = s.return_type if isinstance(s.return_type, Scalar) else None
-    tf = translate(fn, s.args, return_type=ret, line_info=line_info)
+    tf = translate(fn, s.args, return_type=ret, line_info=line_info, internal_linkage=True)
     params = ", ".join(f"{ctype(t)} a{i}" for i, t in enumerate(s.args))
     call = f"{tf.name}({', '.join(f'a{i}' for i in range(len(s.args)))})"
     name = f"{tf.name}_export"
@@ -298,6 +298,9 @@ def _device_unit(fn, s, abi, abi_info, line_info, forceinline, api):
     body = f"return {call};" if tf.return_type is not None else f"{call};"
     inline = "__forceinline__ " if forceinline else ""
     wrapper = f'extern "C" __device__ {inline}{rt} {name}({params}) {{ {body} }}\n'
+    if line_info:  # the exported function is the Python one: its def line, as a kernel's
+        src = load_source(fn)
+        wrapper = line_directive(src.filename, src.node.lineno + src.line_offset) + "\n" + wrapper
     resty = tf.return_type if tf.return_type is not None else void
     return HEADER + tf.source + wrapper, resty, tf.links
 
@@ -318,7 +321,7 @@ def _kernel_unit(fn, s, debug, fastmath, line_info, bounds, link, api):
         raise CompileError(f"{api}: CUDA kernel must have void return type: a kernel "
                            f"(device=False) must not return a value (got {s.return_type})")
     try:
-        tk = translate_kernel(fn, s.args, line_info=line_info)
+        tk = translate_kernel(fn, s.args, line_info=line_info, internal_linkage=True)
     except CompileError as exc:
         if "returns a value" not in str(exc):
             raise

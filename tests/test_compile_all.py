@@ -452,3 +452,33 @@ def test_lambda_returning_none_is_a_void_function():
     assert rt is void and re.search(r"\.visible \.func\s+_3clambda_3e\(", ptx)
     with pytest.raises(CompileError, match="never returns a value"):
         cuda.compile(lambda: None, "int32()")
+
+
+@cuda.jit(device=True)
+def square(x):
+    return x * x
+
+
+def plus_one(x):
+    return square(x) + 1
+
+
+def plus_two(x):
+    return square(x) + 2
+
+
+@pytest.mark.parametrize("output", ["ltoir", "ptx"])
+def test_separately_compiled_functions_link_together(output):
+    # Both call the same device function: only each exported function is visible, so the
+    # two units link into one program (a shared helper exported twice would not).
+    a, _ = cuda.compile(plus_one, int32(int32), output=output)
+    b, _ = cuda.compile(plus_two, int32(int32), output=output)
+    if output == "ptx":
+        assert len(re.findall(r"\.visible \.func", a)) == 1
+        a, b = a.encode(), b.encode()
+    cubin = _core.nvjitlink_link([("a", output, a), ("b", output, b)], 90, output == "ltoir")
+    assert cubin[:4] == b"\x7fELF"
+    (k1,), _ = cuda.compile_all(axpy, "void(f8[:], f8, f8[:], f8[:])", device=False)
+    (d1,), _ = cuda.compile_all(plus_one, int32(int32))
+    assert _core.nvjitlink_link([("k", "ltoir", k1), ("d", "ltoir", d1)], 90, True)[:4] \
+        == b"\x7fELF"

@@ -310,12 +310,13 @@ class FunctionTranslator:
                                 f"{cast_code(Val('p_' + _cname(name), t), final)};")
         decls = [f"    {ctype(t)} {_cname(n)}{{}};" for n, t in self.vars.items()
                  if n not in self.arg_names and not isinstance(t, Ref)]
-        self.record.prototype = (f"__device__ {ctype(ret)} {self.record.name}"
+        linkage = "static " if self.ctx.internal_linkage else ""
+        self.record.prototype = (f"{linkage}__device__ {ctype(ret)} {self.record.name}"
                                  f"({', '.join(params)})")
         tail = [] if ret is None or not self._needs_tail else [
             "    return nullptr;" if isinstance(ret, Record) else f"    return {ctype(ret)}{{}};"]
-        return "\n".join(self._line_directives(self.node) + [self.record.prototype + " {"] + prologue + decls + self.lines
-                         + tail + ["}"])
+        head = self._line_directives(self.node) + [self.record.prototype + " {"]
+        return "\n".join(head + prologue + decls + self.lines + tail + ["}"])
 
     @property
     def _needs_tail(self):

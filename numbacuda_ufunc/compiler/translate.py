@@ -75,10 +75,13 @@ class _Context:
     def _translate(self, fn, src, arg_types, rec, declared_return):
         return _translate_split(self, fn, src, arg_types, rec, declared_return)
 
-    def __init__(self, kernel=False, line_info=False):
+    def __init__(self, kernel=False, line_info=False, internal_linkage=False):
         self.records = {}
         # ``#line`` directives that map the C++ back to the Python source (lineinfo/debug).
         self.line_info = line_info
+        # ``static`` functions: units compiled on their own and linked together later
+        # (cuda.compile) must not each export the helpers they share.
+        self.internal_linkage = internal_linkage
         self.order = []  # callees before callers
         self.stack = []
         # @cuda.jit kernels (src/compiler/_kernel_api.py): what the launch must know.
@@ -281,14 +284,16 @@ def _as_types(arg_types, kernel=False):
     return tuple(out)
 
 
-def translate(pyfunc, arg_types, return_type=None, line_info=False) -> TranslatedFunction:
+def translate(pyfunc, arg_types, return_type=None, line_info=False,
+              internal_linkage=False) -> TranslatedFunction:
     """Translate ``pyfunc`` for the given argument types.
 
     ``return_type`` (a scalar type) makes the C++ function return that type, casting each
     returned value as NumPy would; by default the return type is inferred. ``line_info``
     adds ``#line`` directives naming the Python file and lines (for NVRTC's ``-lineinfo``
-    and ``-G``; the unit must then go through ``line_directives``). Raises CompileError (a
-    TypeError) for anything outside the supported subset.
+    and ``-G``; the unit must then go through ``line_directives``); ``internal_linkage``
+    makes every translated function ``static``. Raises CompileError (a TypeError) for
+    anything outside the supported subset.
     """
     fn = _python_function(pyfunc, "translate()")
     types = _as_types(arg_types)
@@ -296,10 +301,10 @@ def translate(pyfunc, arg_types, return_type=None, line_info=False) -> Translate
         raise CompileError(f"translate(): return_type must be a scalar type (got "
                            f"{return_type!r})")
 
-    line_info = bool(line_info)
+    line_info, internal_linkage = bool(line_info), bool(internal_linkage)
 
     def build():
-        ctx = _Context(line_info=line_info)
+        ctx = _Context(line_info=line_info, internal_linkage=internal_linkage)
         rec = ctx.function(fn, types, declared_return=return_type)
         ret = rec.return_type
         return TranslatedFunction(
@@ -309,7 +314,8 @@ def translate(pyfunc, arg_types, return_type=None, line_info=False) -> Translate
             helpers=tuple(r.name for r in ctx.order[:-1]), foreign=tuple(ctx.foreign),
             links=tuple(ctx.links))
 
-    return _memoized(fn, (types, return_type) + (("lines",) if line_info else ()), build)
+    options = (("lines",) if line_info else ()) + (("static",) if internal_linkage else ())
+    return _memoized(fn, (types, return_type) + options, build)
 
 
 @dataclass(frozen=True)
@@ -335,20 +341,22 @@ class TranslatedKernel:
         return KERNEL_HEADER + self.source
 
 
-def translate_kernel(pyfunc, arg_types, line_info=False) -> TranslatedKernel:
+def translate_kernel(pyfunc, arg_types, line_info=False,
+                     internal_linkage=False) -> TranslatedKernel:
     """Translate ``pyfunc`` as a @cuda.jit kernel for the given argument types (scalars,
     arrays, 0-d arrays, tuples and CPointer addresses). Raises CompileError for anything outside the
     subset, for a kernel that returns a value, and for misuse of the ``cuda`` intrinsics.
-    ``line_info``: as for ``translate``."""
+    ``line_info``, ``internal_linkage``: as for ``translate``."""
     fn = _python_function(pyfunc, "cuda.jit()")
     types = _as_types(arg_types, kernel=True)
-    line_info = bool(line_info)
-    return _memoized(fn, ("kernel", types) + (("lines",) if line_info else ()),
-                     lambda: _kernel_of(fn, types, line_info))
+    line_info, internal_linkage = bool(line_info), bool(internal_linkage)
+    options = (("lines",) if line_info else ()) + (("static",) if internal_linkage else ())
+    return _memoized(fn, ("kernel", types) + options,
+                     lambda: _kernel_of(fn, types, line_info, internal_linkage))
 
 
-def _kernel_of(fn, types, line_info=False) -> TranslatedKernel:
-    ctx = _Context(kernel=True, line_info=line_info)
+def _kernel_of(fn, types, line_info=False, internal_linkage=False) -> TranslatedKernel:
+    ctx = _Context(kernel=True, line_info=line_info, internal_linkage=internal_linkage)
     rec = ctx.function(fn, types)
     if rec.return_type is not None:
         src = load_source(fn)
