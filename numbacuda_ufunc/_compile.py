@@ -188,7 +188,7 @@ def _compile(api, pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, 
 
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
             opt=None, abi=None, abi_info=None, output="ptx", forceinline=False,
-            launch_bounds=None, **options):
+            launch_bounds=None):
     """Numba's ``cuda.compile``: ``(code, return_type)`` for ``pyfunc`` at ``sig``.
 
     ``output`` is ``"ptx"`` (text), ``"ltoir"`` (LTO IR bytes for nvJitLink) or
@@ -199,9 +199,6 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     for kernels, as in Numba), which must not return a value. ``debug``/``lineinfo`` add
     debug or line information naming the Python file and lines; ``launch_bounds`` sets the
     kernel's ``__launch_bounds__``; ``cc`` may be ``(9, 0, "a")``. No GPU is needed."""
-    bad = set(options) - {"lto", "max_registers"}
-    if bad:
-        raise TypeError(f"compile(): unexpected keyword argument '{min(bad)}'")
     c = _compile("compile()", pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi,
                  abi_info, output, forceinline, launch_bounds)
     return c.code, c.resty
@@ -344,12 +341,11 @@ def _kernel_unit(fn, s, debug, fastmath, line_info, bounds, link, api):
 
 def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True,
                                fastmath=False, opt=None, abi=None, abi_info=None,
-                               output="ptx", forceinline=False, launch_bounds=None, **options):
+                               output="ptx", forceinline=False, launch_bounds=None):
     """``compile`` for the current device's compute capability (sm_90 without one)."""
     return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
                    fastmath=fastmath, cc=_default_cc(), opt=opt, abi=abi, abi_info=abi_info,
-                   output=output, forceinline=forceinline, launch_bounds=launch_bounds,
-                   **options)
+                   output=output, forceinline=forceinline, launch_bounds=launch_bounds)
 
 
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,

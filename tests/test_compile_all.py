@@ -482,3 +482,23 @@ def test_separately_compiled_functions_link_together(output):
     (d1,), _ = cuda.compile_all(plus_one, int32(int32))
     assert _core.nvjitlink_link([("k", "ltoir", k1), ("d", "ltoir", d1)], 90, True)[:4] \
         == b"\x7fELF"
+
+
+def sum_of_sines(x, y):
+    s = 0.0
+    for i in range(10):
+        s += math.sin(x * i) * y
+    return s
+
+
+def test_opt_false_and_unknown_options():
+    sig = float64(float64, float64)
+    fast, _ = cuda.compile(sum_of_sines, sig, output="cubin")
+    slow, _ = cuda.compile(sum_of_sines, sig, output="cubin", opt=False)
+    assert slow[:4] == fast[:4] == b"\x7fELF" and len(slow) > len(fast)  # ptxas -O0
+    # NVRTC has no NVVM level outside -G: the PTX is the same (README says so)
+    assert cuda.compile(sum_of_sines, sig, opt=False)[0] == cuda.compile(sum_of_sines, sig)[0]
+    with pytest.raises(TypeError, match="max_registers"):
+        cuda.compile(sum_of_sines, sig, max_registers=32)
+    with pytest.raises(TypeError, match="lto"):
+        cuda.compile_ptx(sum_of_sines, sig, device=True, lto=True)
