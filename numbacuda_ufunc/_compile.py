@@ -7,13 +7,17 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+import warnings
 
-from .compiler import HEADER, translate
+from ._linking import LTOIR, LinkableCode, PTXSource
+from .compiler import HEADER, translate, translate_kernel
+from .compiler._source import load_source
 from .compiler._types import ctype
-from .errors import CompileError
-from .types import Array, CPointer, Scalar, Signature, parse_signature, void
+from .compiler.translate import line_directive, line_directives
+from .errors import CompileError, NumbaInvalidConfigWarning
+from .types import Array, CPointer, Scalar, parse_signature, void
 
-__all__ = ["DEFAULT_CC", "compile", "compile_for_current_device", "compile_ptx",
+__all__ = ["DEFAULT_CC", "compile", "compile_all", "compile_cuda_source", "compile_for_current_device", "compile_ptx",
            "compile_ptx_for_current_device", "core"]
 
 # Used when no device is present and no cc is given: the newest architecture that every
@@ -65,111 +69,307 @@ def _default_cc():
 
 
 _OUTPUTS = ("ptx", "ltoir", "cubin")
+_ARCH_SUFFIXES = ("a", "f")  # sm_90a (architecture-specific), sm_100f (family-specific)
 
 
-def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None,
-            opt=True, abi="c", abi_info=None, output="ptx", **options):
-    """Numba's ``cuda.compile``: ``(code, return_type)`` for ``pyfunc`` at ``sig``.
+def _target(cc, api):
+    """``((major, minor), arch_options)`` for ``cc``: ``(major, minor)`` or Numba's
+    ``(major, minor, "a")`` / ``(major, minor, "f")``; None picks the current device's."""
+    if cc is None:
+        return _default_cc(), []
+    try:
+        parts = tuple(cc)
+    except TypeError:
+        parts = ()
+    ok = (len(parts) in (2, 3) and all(isinstance(v, int) and not isinstance(v, bool)
+                                       and v >= 0 for v in parts[:2])
+          and (len(parts) == 2 or parts[2] in _ARCH_SUFFIXES))
+    if not ok:
+        raise TypeError(f"{api}: cc must be (major, minor) or (major, minor, 'a'|'f') "
+                        f"(got {cc!r})")
+    if len(parts) == 2:
+        return parts[:2], []
+    return parts[:2], [f"{parts[0]}{parts[1]}{parts[2]}"]
 
-    ``output`` is ``"ptx"`` (text), ``"ltoir"`` (LTO IR bytes for nvJitLink) or
-    ``"cubin"`` (bytes for ``sm_XY``). ``device=True`` (the default here, as in Numba)
-    exports a device function: with ``abi="c"`` under the Python name (or
-    ``abi_info["abi_name"]``), with ``abi="numba"`` under its generated symbol plus
-    ``_export``. ``device=False`` compiles a kernel, which must not return a value.
-    No GPU is needed."""
-    bad = set(options) - {"forceinline", "launch_bounds", "lto", "max_registers"}
-    if bad:
-        raise TypeError(f"compile(): unexpected keyword argument '{min(bad)}'")
-    if output not in _OUTPUTS:
-        raise TypeError(f"compile(): output must be one of {', '.join(_OUTPUTS)} "
-                        f"(got {output!r})")
+
+def _launch_bounds(launch_bounds, api):
+    """Numba's launch bounds as the arguments of ``__launch_bounds__``: a scalar or one to
+    three items (threads per block, minimum blocks per SM, maximum blocks per cluster)."""
+    items = (launch_bounds,) if isinstance(launch_bounds, int) else tuple(launch_bounds)
+    if len(items) > 3:
+        raise ValueError(f"{api}: Got {len(items)} launch bounds: {launch_bounds!r}. A maximum "
+                         f"of three are supported: (max_threads_per_block, min_blocks_per_sm, "
+                         f"max_blocks_per_cluster)")
+    if not items or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                            for v in items):
+        raise ValueError(f"{api}: launch_bounds must be a positive int or a tuple of one to "
+                         f"three positive ints (got {launch_bounds!r})")
+    return ", ".join(map(str, items))
+
+
+class _Compiled:
+    """One compile's result: code, return type, and the files its code asks to link."""
+
+    def __init__(self, code, resty, links):
+        self.code, self.resty, self.links = code, resty, links
+
+
+def _compile(api, pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
+             output, forceinline, launch_bounds, outputs=_OUTPUTS):
+    from .cuda import config
+
+    if output not in outputs:
+        raise NotImplementedError(f"{api}: Unsupported output type: {output} (output must be "
+                                  f"one of {', '.join(outputs)})")
+    if forceinline and output != "ltoir":
+        raise ValueError(f"{api}: Can only designate forced inlining in LTO-IR")
+    if abi is None:  # Numba's default is "c", which it refuses for kernels
+        abi = "c" if device else "numba"
     if abi not in ("c", "numba"):
-        raise TypeError(f"compile(): abi must be 'c' or 'numba' (got {abi!r})")
+        raise NotImplementedError(f"{api}: Unsupported ABI: {abi} (expected 'c' or 'numba')")
+    if abi == "c" and not device:
+        raise NotImplementedError(f"{api}: The C ABI is not supported for kernels "
+                                  f"(device=False); use abi='numba'")
+    if forceinline and not device:
+        raise ValueError(f"{api}: Cannot force-inline kernels")
+    if launch_bounds is not None and device:
+        raise ValueError(f"{api}: launch_bounds apply to kernels (device=False), not to "
+                         f"device functions (got {launch_bounds!r})")
+    bounds = _launch_bounds(launch_bounds, api) if launch_bounds is not None else None
+    if abi_info is not None and not isinstance(abi_info, dict):
+        raise TypeError(f"{api}: abi_info must be a dict (got {abi_info!r})")
+    if abi_info and (abi != "c" or set(abi_info) - {"abi_name"}):
+        raise TypeError(f"{api}: abi_info takes only 'abi_name', with abi='c' (got "
+                        f"{abi_info!r} with abi={abi!r})")
+    if debug is None:
+        debug = bool(getattr(config, "CUDA_DEBUGINFO_DEFAULT", 0))
+    if opt is None:
+        opt = getattr(config, "OPT", 3) != 0
+    if debug and opt:
+        warnings.warn("debug=True with opt=True is not supported by CUDA: Numba warns that "
+                      "it may crash there; set debug=False or opt=False (NVRTC compiles it "
+                      "with -G -dopt=on)", NumbaInvalidConfigWarning, stacklevel=3)
     fn = getattr(pyfunc, "py_func", pyfunc)
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise CompileError(f"{api}: expected a Python function (got {pyfunc!r})")
     s = parse_signature(sig)
     for a in s.args:
         if not isinstance(a, (Scalar, Array, CPointer)):
-            raise CompileError(f"compile(): argument types must be scalar, array or pointer "
+            raise CompileError(f"{api}: argument types must be scalar, array or pointer "
                                f"(CPointer) types (got {a})")
-    cc = tuple(cc) if cc is not None else _default_cc()
-    if len(cc) != 2:
-        raise TypeError(f"compile(): cc must be (major, minor) (got {cc!r})")
+    (major, minor), arch = _target(cc, api)
+    cubin = output != "ptx"  # LTO IR and CUBIN name an sm_XY; PTX a compute_XY
+    extra = [f"--gpu-architecture={'sm' if cubin else 'compute'}_{a}" for a in arch]
+    line_info = bool(debug or lineinfo)
+    if debug:  # -G: device debug information, NVVM unoptimised unless opt (-dopt=on)
+        extra += ["-G"] + (["-dopt=on"] if opt else [])
+    elif lineinfo:
+        extra.append("-lineinfo")
+    if not opt and not debug and output == "cubin":
+        extra.append("-Xptxas=-O0")  # NVRTC has no NVVM level outside -G: ptxas's
+    links = tuple(dict.fromkeys(tuple(getattr(pyfunc, "link", ()) or ())))
     if device:
-        source, resty = _device_unit(fn, s, abi, abi_info)
-        extra = ["-rdc=true"]  # keeps an unreferenced extern device function
+        source, resty, more = _device_unit(fn, s, abi, abi_info, line_info, forceinline, api)
+        extra.append("-rdc=true")  # keeps an unreferenced extern device function
     else:
-        source, resty = _kernel_unit(fn, s)
-        extra = []
+        source, resty, more = _kernel_unit(fn, s, debug, fastmath, line_info, bounds, links,
+                                           api)
+    links = tuple(dict.fromkeys(links + more))
+    if line_info:
+        source = line_directives(source)
     if output == "ptx":
-        return core().compile_ptx(source, cc, fastmath, extra), resty
-    if output == "ltoir":
-        extra = sorted(set(extra) | {"-rdc=true", "-dlto"})
-    return core().compile_cubin(source, cc, fastmath, extra), resty
+        code = core().compile_ptx(source, (major, minor), fastmath, extra)
+    else:
+        if output == "ltoir":
+            extra += [o for o in ("-rdc=true", "-dlto") if o not in extra]
+        code = core().compile_cubin(source, (major, minor), fastmath, extra)
+    return _Compiled(code, resty, links)
 
 
-def _device_unit(fn, s, abi, abi_info):
+def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
+            opt=None, abi=None, abi_info=None, output="ptx", forceinline=False,
+            launch_bounds=None):
+    """Numba's ``cuda.compile``: ``(code, return_type)`` for ``pyfunc`` at ``sig``.
+
+    ``output`` is ``"ptx"`` (text), ``"ltoir"`` (LTO IR bytes for nvJitLink) or
+    ``"cubin"`` (bytes for ``sm_XY``). ``device=True`` (the default, as in Numba) exports a
+    device function: with ``abi="c"`` (its default) under the Python name (or
+    ``abi_info["abi_name"]``), with ``abi="numba"`` under its generated symbol plus
+    ``_export``. ``device=False`` compiles a kernel (``abi="numba"``; the C ABI is refused
+    for kernels, as in Numba), which must not return a value. ``debug``/``lineinfo`` add
+    debug or line information naming the Python file and lines; ``launch_bounds`` sets the
+    kernel's ``__launch_bounds__``; ``cc`` may be ``(9, 0, "a")``. No GPU is needed."""
+    c = _compile("compile()", pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi,
+                 abi_info, output, forceinline, launch_bounds)
+    return c.code, c.resty
+
+
+def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
+                opt=None, abi=None, abi_info=None, output="ltoir", forceinline=False,
+                launch_bounds=None):
+    """Numba's ``cuda.compile_all``: ``([code, *linked], return_type)``: the function's
+    PTX text or LTO IR bytes (``output="ptx"`` or ``"ltoir"``, the default) followed by
+    what it must be linked with: the files given to ``cuda.declare_device(link=...)`` for
+    the functions it calls and to ``cuda.jit(link=...)``. CUDA C++ ones (``.cu`` files,
+    ``cuda.CUSource``) are compiled by NVRTC to the same output (a ``cuda.PTXSource`` or
+    ``cuda.LTOIR``, with the same ``lineinfo``/``debug``); the others are returned as
+    ``cuda.LinkableCode`` objects of their kind. Otherwise as ``compile``."""
+    api = "compile_all()"
+    c = _compile(api, pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
+                 output, forceinline, launch_bounds, outputs=("ptx", "ltoir"))
+    codes = [c.code]
+    for item in c.links:
+        obj = LinkableCode.from_path_or_obj(item)
+        if obj.kind != "cu":
+            codes.append(obj)
+            continue
+        codes.append(_compile_cu(obj, item, output, debug, lineinfo, opt, cc, api))
+    return codes, c.resty
+
+
+def _compile_cu(obj, item, output, debug, lineinfo, opt, cc, api):
+    """A linked CUDA C++ file compiled as a kernel's link step compiles it: its folder and
+    the toolkit's headers on the include path, no fastmath, lines named after the file."""
+    from .cuda import config
+
+    if debug is None:
+        debug = bool(getattr(config, "CUDA_DEBUGINFO_DEFAULT", 0))
+    if opt is None:
+        opt = getattr(config, "OPT", 3) != 0
+    path = item if isinstance(item, str) else None
+    code = compile_cuda_source(obj.data.decode("utf-8", "replace"), path or obj.name, cc,
+                               output, lineinfo=lineinfo, debug=debug, opt=opt, api=api,
+                               include_dir=os.path.dirname(path) if path else None)
+    stem = os.path.splitext(obj.name)[0]
+    if output == "ptx":
+        return PTXSource(code, name=stem + ".ptx")
+    return LTOIR(code, name=stem + ".ltoir")
+
+
+def compile_cuda_source(source, name, cc, output, lineinfo=False, debug=False, opt=True,
+                        api="compile_all()", include_dir=None):
+    """CUDA C++ text -> relocatable PTX text (``output="ptx"``) or LTO IR bytes
+    (``"ltoir"``) for ``cc``, its lines named ``name``, as NVRTC compiles it without our
+    fastmath or FMA settings (a user's file is compiled as it is)."""
+    (major, minor), arch = _target(cc, api)
+    cubin = output != "ptx"
+    extra = [f"--gpu-architecture={'sm' if cubin else 'compute'}_{a}" for a in arch]
+    extra += ["-rdc=true"] + (["-dlto"] if output == "ltoir" else [])
+    if debug:
+        extra += ["-G"] + (["-dopt=on"] if opt else [])
+    elif lineinfo:
+        extra.append("-lineinfo")
+    for folder in (include_dir, _toolkit_include_dir()):
+        if folder:
+            extra.append("-I" + folder)
+    source = line_directive(name, 1) + "\n" + source
+    if output == "ptx":
+        return core().compile_ptx(source, (major, minor), False, extra)
+    return core().compile_cubin(source, (major, minor), False, extra)
+
+
+def _toolkit_include_dir():
+    """The CUDA toolkit's include folder (cuda_fp16.h...), as the engine finds it, or ""."""
+    for var in ("NUMBACUDA_UFUNC_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(var)
+        if home and os.path.isfile(os.path.join(home, "include", "cuda_runtime.h")):
+            return os.path.join(home, "include")
+    default = "/usr/local/cuda/include"
+    return default if os.path.isfile(os.path.join(default, "cuda_runtime.h")) else ""
+
+
+def _device_unit(fn, s, abi, abi_info, line_info, forceinline, api):
     ret = s.return_type if isinstance(s.return_type, Scalar) else None
-    tf = translate(fn, s.args, return_type=ret)
+    tf = translate(fn, s.args, return_type=ret, line_info=line_info, internal_linkage=True)
     params = ", ".join(f"{ctype(t)} a{i}" for i, t in enumerate(s.args))
     call = f"{tf.name}({', '.join(f'a{i}' for i in range(len(s.args)))})"
     name = f"{tf.name}_export"
-    if abi == "c":
-        name = (abi_info or {}).get("abi_name", fn.__name__)
-        if not name.isidentifier() or not name.isascii():
-            raise CompileError(f"compile(): abi_name must be a C identifier (got {name!r})")
+    if abi == "c" and abi_info and "abi_name" in abi_info:
+        name = abi_info["abi_name"]
+        if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+            raise CompileError(f"{api}: abi_info['abi_name'] must be a C identifier (got "
+                               f"{name!r})")
+    elif abi == "c":
+        name = _c_abi_name(fn)
     rt = ctype(tf.return_type)
     body = f"return {call};" if tf.return_type is not None else f"{call};"
-    wrapper = f'extern "C" __device__ {rt} {name}({params}) {{ {body} }}\n'
-    return HEADER + tf.source + wrapper, (tf.return_type if tf.return_type is not None
-                                          else void)
+    inline = "__forceinline__ " if forceinline else ""
+    wrapper = f'extern "C" __device__ {inline}{rt} {name}({params}) {{ {body} }}\n'
+    if line_info:  # the exported function is the Python one: its def line, as a kernel's
+        src = load_source(fn)
+        wrapper = line_directive(src.filename, src.node.lineno + src.line_offset) + "\n" + wrapper
+    resty = tf.return_type if tf.return_type is not None else void
+    return HEADER + tf.source + wrapper, resty, tf.links
 
 
-def _kernel_unit(fn, s):
+def _c_abi_name(fn) -> str:
+    """The C ABI name of a function, as Numba makes it: the last part of its qualified name
+    with every byte outside ``[A-Za-z0-9_]`` written ``_xx`` (``<lambda>`` ->
+    ``_3clambda_3e``; a non-ASCII letter by the bytes of its UTF-8)."""
+    last = fn.__qualname__.split(".")[-1]
+    return "".join(c if c.isascii() and (c.isalnum() or c == "_") else
+                   "".join(f"_{b:02x}" for b in c.encode("utf-8")) for c in last)
+
+
+def _kernel_unit(fn, s, debug, fastmath, line_info, bounds, link, api):
     from .kernel import Kernel  # imports _core: only when a kernel is compiled
 
-    if s.return_type is not None:
-        raise CompileError(f"compile_ptx(): a kernel (device=False) must not return a value "
-                           f"(got {s.return_type})")
+    if s.return_type is not None and s.return_type is not void:
+        raise CompileError(f"{api}: CUDA kernel must have void return type: a kernel "
+                           f"(device=False) must not return a value (got {s.return_type})")
     try:
-        k = Kernel(fn, [Signature(None, s.args)])
+        tk = translate_kernel(fn, s.args, line_info=line_info, internal_linkage=True)
     except CompileError as exc:
         if "returns a value" not in str(exc):
             raise
         rt = translate(fn, s.args).return_type
-        raise CompileError(f"compile_ptx(): a kernel (device=False) must not return a value "
-                           f"(got {rt})") from None
-    return k._source(0, False), void
+        raise CompileError(f"{api}: CUDA kernel must have void return type: a kernel "
+                           f"(device=False) must not return a value (got {rt})") from None
+    k = Kernel(fn, debug=debug, fastmath=fastmath, link=link)
+    source = k._source(k._add(tk), False)
+    entry = source.rindex("NU_KERNEL_ENTRY(")
+    before = ""
+    if bounds is not None:
+        before += f"#undef NU_LAUNCH_BOUNDS\n#define NU_LAUNCH_BOUNDS __launch_bounds__({bounds})\n"
+    if line_info:
+        # The entry point is the Python kernel: its own code (the prologue, the return)
+        # maps to the def line, as the rest of the kernel maps to the lines of its body.
+        src = load_source(fn)
+        before += line_directive(src.filename, src.node.lineno + src.line_offset) + "\n"
+    return source[:entry] + before + source[entry:], void, tk.links
 
 
-def compile_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=True,
-                               fastmath=False, opt=True, abi="c", abi_info=None,
-                               output="ptx", **options):
+def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True,
+                               fastmath=False, opt=None, abi=None, abi_info=None,
+                               output="ptx", forceinline=False, launch_bounds=None):
     """``compile`` for the current device's compute capability (sm_90 without one)."""
     return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
                    fastmath=fastmath, cc=_default_cc(), opt=opt, abi=abi, abi_info=abi_info,
-                   output=output, **options)
+                   output=output, forceinline=forceinline, launch_bounds=launch_bounds)
 
 
-def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
-                cc=None, opt=True, abi="numba", abi_info=None, **options):
+def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
+                cc=None, opt=None, abi="numba", abi_info=None, forceinline=False,
+                launch_bounds=None, **options):
     """Numba's ``cuda.compile_ptx``: ``(ptx, return_type)``. ``device=False`` (Numba's
     default) compiles a kernel (return type ``void``; it must not return a value),
     ``device=True`` a ``.visible .func``. No GPU is needed."""
-    bad = set(options) - {"output", "forceinline", "launch_bounds"}
+    bad = set(options) - {"output"}
     if bad:
         raise TypeError(f"compile_ptx(): unexpected keyword argument '{min(bad)}'")
-    if options.pop("output", "ptx") != "ptx":
+    if options.get("output", "ptx") != "ptx":
         raise TypeError("compile_ptx(): only output='ptx' is supported (use cuda.compile "
                         "for LTO IR or CUBIN)")
-    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
-                   fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
-                   output="ptx", **options)
+    c = _compile("compile_ptx()", pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
+                 abi, abi_info, "ptx", forceinline, launch_bounds)
+    return c.code, c.resty
 
 
-def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False,
-                                   fastmath=False, opt=True, abi="numba", abi_info=None,
-                                   **options):
+def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False,
+                                   fastmath=False, opt=None, abi="numba", abi_info=None,
+                                   forceinline=False, launch_bounds=None, **options):
     """``compile_ptx`` for the current device's compute capability."""
     return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
                        fastmath=fastmath, cc=_default_cc(), opt=opt, abi=abi,
-                       abi_info=abi_info, **options)
+                       abi_info=abi_info, forceinline=forceinline,
+                       launch_bounds=launch_bounds, **options)

@@ -13,10 +13,9 @@ import re
 
 import numpy as np
 import pytest
+from conftest import HAVE_GPU
 
 from numbacuda_ufunc import _sass, cuda, guvectorize
-
-from conftest import HAVE_GPU
 
 
 def _matmul_body(a, b, c):

@@ -208,6 +208,17 @@ from numba.cuda import libdevice
 assert libdevice is numbacuda_ufunc.cuda.libdevice
 from numba.cuda.libdevicefuncs import create_signature, functions
 assert len(functions) == 317 and len(create_signature(*functions["__nv_sincos"]).return_type) == 2
+from numba.cuda.cudadrv import nvrtc
+assert nvrtc is numbacuda_ufunc.cuda.cudadrv.nvrtc and numba.cuda.cudadrv.nvrtc is nvrtc
+from numba.cuda.core.callconv import CUDACallConv
+try:
+    CUDACallConv(None)
+except NotImplementedError as exc:
+    assert "no counterpart" in str(exc)
+else:
+    raise AssertionError("CUDACallConv made")
+from numba.cuda import compile_all
+assert compile_all is numbacuda_ufunc.cuda.compile_all
 for missing in ("numba.cuda.core.controlflow", "numba.cuda.cudadrv.nvvm", "numba.core.ir"):
     try:
         __import__(missing)

@@ -10,10 +10,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import HAVE_GPU
 
 from numbacuda_ufunc import _core, cuda, guvectorize, vectorize
-
-from conftest import HAVE_GPU
 
 BIG = 1 << 21  # float32 elements: 8 MiB, above the 4 MiB threshold
 

@@ -16,7 +16,7 @@ import textwrap
 
 from ..errors import CompileError
 
-__all__ = ["BytecodeSource", "FunctionSource", "error_at", "load_source"]
+__all__ = ["BytecodeSource", "FunctionSource", "error_at", "line_directive", "load_source"]
 
 
 class FunctionSource:
@@ -52,6 +52,18 @@ class BytecodeSource(FunctionSource):
     def text(self) -> str:
         c = self.code
         return repr((c.co_code, c.co_consts, c.co_names, c.co_varnames, c.co_firstlineno))
+
+
+def line_directive(filename: str, line: int) -> str:
+    """``#line line "filename"``, the name escaped as a C string (quotes, backslashes and
+    control characters would end or break the directive)."""
+    def escape(c):
+        if c in '"\\':
+            return "\\" + c
+        if c.isprintable():
+            return c
+        return "".join(f"\\{b:03o}" for b in c.encode("utf-8"))
+    return f'#line {line} "{"".join(map(escape, filename))}"'
 
 
 def error_at(src: FunctionSource, node, message: str) -> CompileError:

@@ -45,7 +45,7 @@ from ._library import (
     lookup_global_function,
 )
 from ._literal_args import literal_params
-from ._source import error_at, load_source
+from ._source import error_at, line_directive, load_source
 from ._types import (
     BOTTOM,
     WEAK_BOOL,
@@ -256,6 +256,11 @@ class FunctionTranslator:
     def _body_or_lambda(self, body):
         if body is None:  # lambda: a single expression
             v = self.expr(self.node.body)
+            if v.type is None:  # lambda: None, lambda: cuda.syncthreads(): returns None
+                if v.code:
+                    self.emit(f"{v.code};")
+                self.ret, self.returns_none = None, True
+                return
             self._return_value(self.node.body, v)
         else:
             if not self._always_returns(body) and not isinstance(self.ret, Bottom) \
@@ -306,13 +311,13 @@ class FunctionTranslator:
                                 f"{cast_code(Val('p_' + _cname(name), t), final)};")
         decls = [f"    {ctype(t)} {_cname(n)}{{}};" for n, t in self.vars.items()
                  if n not in self.arg_names and not isinstance(t, Ref)]
-        self.record.prototype = (f"__device__ {ctype(ret)} {self.record.name}"
+        linkage = "static " if self.ctx.internal_linkage else ""
+        self.record.prototype = (f"{linkage}__device__ {ctype(ret)} {self.record.name}"
                                  f"({', '.join(params)})")
         tail = [] if ret is None or not self._needs_tail else [
             "    return nullptr;" if isinstance(ret, Record) else f"    return {ctype(ret)}{{}};"]
-        return "\n".join([self.record.prototype + " {"] + prologue + decls + self.storage
-                         + self.lines + tail
-                         + ["}"])
+        head = self._line_directives(self.node) + [self.record.prototype + " {"]
+        return "\n".join(head + prologue + decls + self.storage + self.lines + tail + ["}"])
 
     @property
     def _needs_tail(self):
@@ -365,6 +370,13 @@ class FunctionTranslator:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
+    def _line_directives(self, node) -> list:
+        """``[#line]`` mapping what follows to ``node``'s Python line (lineinfo/debug
+        builds), else ``[]``; so does a node without a line (a rewrite's)."""
+        if not self.ctx.line_info or not getattr(node, "lineno", None):
+            return []
+        return [line_directive(self.src.filename, node.lineno + self.src.line_offset)]
+
     def emit(self, line):
         if self.emitting:
             self.lines.append("    " * self.depth + line)
@@ -400,6 +412,8 @@ class FunctionTranslator:
 
     def stmt(self, s):
         kind = type(s).__name__
+        if self.emitting:
+            self.lines.extend(self._line_directives(s))
         if kind in _UNSUPPORTED_STMT:
             raise self.error(s, f"unsupported construct '{_UNSUPPORTED_STMT[kind]}'")
         handler = getattr(self, "stmt_" + kind, None)
@@ -589,6 +603,8 @@ class FunctionTranslator:
             saved, self.lines = self.lines, []
             test = self.expr(s.test)
             before, self.lines = self.lines, saved
+            if test.type is None and not test.code:  # `if None:` (a None global): never taken
+                test = Val("false", bool_, False)
             self._numeric(s.test, test, "if condition")
             if (keyword == "if" and closes == 1 and test.const is not None
                     and not isinstance(test.type, (Ref, TupleType))):
@@ -879,8 +895,6 @@ class FunctionTranslator:
             raise self.error(node, str(exc)) from None
         if v is not None:
             return v
-        if value is None:  # a global or closure None: as the literal (alignment=None)
-            return Val("", None)
         if isinstance(value, str):  # a global or closure string: compile-time, as a literal is
             return Val("", StringRef(value))
         if tuples.is_namedtuple_class(value):
@@ -917,6 +931,8 @@ class FunctionTranslator:
             return Val("", PyFuncRef(py, tuple(sigs) if isinstance(sigs, list) else ()))
         if isinstance(value, pytypes.FunctionType):
             return Val("", PyFuncRef(value))
+        if value is None:  # a global or closure None: the None constant
+            return Val("", None)
         if getattr(builtins, name, None) is value:
             raise self.error(node, f"builtin '{name}' is not supported")
         raise self.error(node, f"'{name}' has unsupported type {type(value).__name__} "

@@ -22,15 +22,18 @@ from ..errors import CompileError
 from ..types import Array, CPointer, Record, Scalar, parse_signature
 from . import _records, _tuples
 from ._foreign import declared_source
-from ._source import error_at, load_source
+from ._source import error_at, line_directive, load_source
 from ._translator import FunctionTranslator
 from ._types import BOTTOM, TupleType, strong, typecode
 from ._webs import split_webs
 
-__all__ = ["HEADER", "KERNEL_HEADER", "TranslatedFunction", "TranslatedKernel", "translate",
-           "translate_kernel"]
+__all__ = ["HEADER", "KERNEL_HEADER", "LINE_RESET", "line_directives", "TranslatedFunction",
+           "TranslatedKernel", "translate", "translate_kernel"]
 
 HEADER = '#include "nu_array.cuh"\n'
+# Ends the Python lines of a definition translated with line_info=True: whoever assembles
+# the whole translation unit replaces it with a #line naming the unit (line_directives()).
+LINE_RESET = "// nu: end of python lines"
 KERNEL_HEADER = '#include "kernel.cuh"\n'
 _LOCAL_LIMIT = 512 * 1024  # bytes of local memory a CUDA thread may have
 
@@ -72,8 +75,13 @@ class _Context:
     def _translate(self, fn, src, arg_types, rec, declared_return):
         return _translate_split(self, fn, src, arg_types, rec, declared_return)
 
-    def __init__(self, kernel=False):
+    def __init__(self, kernel=False, line_info=False, internal_linkage=False):
         self.records = {}
+        # ``#line`` directives that map the C++ back to the Python source (lineinfo/debug).
+        self.line_info = line_info
+        # ``static`` functions: units compiled on their own and linked together later
+        # (cuda.compile) must not each export the helpers they share.
+        self.internal_linkage = internal_linkage
         self.order = []  # callees before callers
         self.stack = []
         # @cuda.jit kernels (src/compiler/_kernel_api.py): what the launch must know.
@@ -216,12 +224,14 @@ def _includes(ctx) -> str:
     return '#include "nu_libdevice.cuh"\n' if ctx.libdevice else ""
 
 
-def _source_of(records) -> str:
+def _source_of(records, line_info=False) -> str:
     protos = [r.prototype + ";" for r in records]
     # Guards let many translated functions share one translation unit (tests and loops
-    # batch them) even when they call the same helper.
+    # batch them) even when they call the same helper. With line information, what follows
+    # a definition maps back to the unit itself (see LINE_RESET).
+    reset = f"\n{LINE_RESET}" if line_info else ""
     defs = [f"#ifndef NU_DEFINED_{r.name}\n#define NU_DEFINED_{r.name}\n{r.definition}\n#endif"
-            for r in records]
+            f"{reset}" for r in records]
     body = "\n".join(protos) + "\n\n" + "\n\n".join(defs) + "\n"
     # the structs of record dtypes and of tuples longer than 8 items used
     return _records.definitions(body) + _tuples.long_tuple_definitions(body) + body
@@ -274,12 +284,16 @@ def _as_types(arg_types, kernel=False):
     return tuple(out)
 
 
-def translate(pyfunc, arg_types, return_type=None) -> TranslatedFunction:
+def translate(pyfunc, arg_types, return_type=None, line_info=False,
+              internal_linkage=False) -> TranslatedFunction:
     """Translate ``pyfunc`` for the given argument types.
 
     ``return_type`` (a scalar type) makes the C++ function return that type, casting each
-    returned value as NumPy would; by default the return type is inferred. Raises
-    CompileError (a TypeError) for anything outside the supported subset.
+    returned value as NumPy would; by default the return type is inferred. ``line_info``
+    adds ``#line`` directives naming the Python file and lines (for NVRTC's ``-lineinfo``
+    and ``-G``; the unit must then go through ``line_directives``); ``internal_linkage``
+    makes every translated function ``static``. Raises CompileError (a TypeError) for
+    anything outside the supported subset.
     """
     fn = _python_function(pyfunc, "translate()")
     types = _as_types(arg_types)
@@ -287,18 +301,21 @@ def translate(pyfunc, arg_types, return_type=None) -> TranslatedFunction:
         raise CompileError(f"translate(): return_type must be a scalar type (got "
                            f"{return_type!r})")
 
+    line_info, internal_linkage = bool(line_info), bool(internal_linkage)
+
     def build():
-        ctx = _Context()
+        ctx = _Context(line_info=line_info, internal_linkage=internal_linkage)
         rec = ctx.function(fn, types, declared_return=return_type)
         ret = rec.return_type
         return TranslatedFunction(
             name=rec.name, py_name=fn.__name__, arg_types=types,
             return_type=strong(ret) if ret is not None else None,
-            source=_includes(ctx) + declared_source(ctx) + _source_of(ctx.order),
+            source=_includes(ctx) + declared_source(ctx) + _source_of(ctx.order, line_info),
             helpers=tuple(r.name for r in ctx.order[:-1]), foreign=tuple(ctx.foreign),
             links=tuple(ctx.links))
 
-    return _memoized(fn, (types, return_type), build)
+    options = (("lines",) if line_info else ()) + (("static",) if internal_linkage else ())
+    return _memoized(fn, (types, return_type) + options, build)
 
 
 @dataclass(frozen=True)
@@ -324,17 +341,22 @@ class TranslatedKernel:
         return KERNEL_HEADER + self.source
 
 
-def translate_kernel(pyfunc, arg_types) -> TranslatedKernel:
+def translate_kernel(pyfunc, arg_types, line_info=False,
+                     internal_linkage=False) -> TranslatedKernel:
     """Translate ``pyfunc`` as a @cuda.jit kernel for the given argument types (scalars,
     arrays, 0-d arrays, tuples and CPointer addresses). Raises CompileError for anything outside the
-    subset, for a kernel that returns a value, and for misuse of the ``cuda`` intrinsics."""
+    subset, for a kernel that returns a value, and for misuse of the ``cuda`` intrinsics.
+    ``line_info``, ``internal_linkage``: as for ``translate``."""
     fn = _python_function(pyfunc, "cuda.jit()")
     types = _as_types(arg_types, kernel=True)
-    return _memoized(fn, ("kernel", types), lambda: _kernel_of(fn, types))
+    line_info, internal_linkage = bool(line_info), bool(internal_linkage)
+    options = (("lines",) if line_info else ()) + (("static",) if internal_linkage else ())
+    return _memoized(fn, ("kernel", types) + options,
+                     lambda: _kernel_of(fn, types, line_info, internal_linkage))
 
 
-def _kernel_of(fn, types) -> TranslatedKernel:
-    ctx = _Context(kernel=True)
+def _kernel_of(fn, types, line_info=False, internal_linkage=False) -> TranslatedKernel:
+    ctx = _Context(kernel=True, line_info=line_info, internal_linkage=internal_linkage)
     rec = ctx.function(fn, types)
     if rec.return_type is not None:
         src = load_source(fn)
@@ -349,11 +371,21 @@ def _kernel_of(fn, types) -> TranslatedKernel:
     scope = "\n".join(ctx.file_scope + [_includes(ctx) + declared_source(ctx)])
     return TranslatedKernel(
         name=rec.name, py_name=fn.__name__, arg_types=types,
-        source=(scope + "\n\n" if scope.strip() else "") + _source_of(ctx.order),
+        source=(scope + "\n\n" if scope.strip() else "") + _source_of(ctx.order, line_info),
         cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
         grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()),
         captured=tuple(ctx.captured), foreign=tuple(ctx.foreign), links=tuple(ctx.links),
         exceptions=tuple(ctx.exceptions))
 
 
-__all__ += ["error_at"]
+def line_directives(unit: str, unit_name: str = "nu_module.cu") -> str:
+    """A whole translation unit with each LINE_RESET replaced by the ``#line`` that gives
+    the lines after it their own numbers in ``unit_name`` again."""
+    lines = unit.split("\n")
+    for i, text in enumerate(lines):
+        if text == LINE_RESET:
+            lines[i] = line_directive(unit_name, i + 2)
+    return "\n".join(lines)
+
+
+__all__ += ["error_at", "line_directive"]

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _core
 from .._compile import (
     compile,
+    compile_all,
     compile_for_current_device,
     compile_ptx,
     compile_ptx_for_current_device,
@@ -94,7 +95,7 @@ __all__ = [
     "memory_stats", "current_context", "is_emulated", "jit", "Kernel", "compile_ptx",
     "declare_device", "LinkableCode", "CUSource", "PTXSource", "Cubin", "Fatbin", "LTOIR",
     "Object", "Archive",
-    "compile", "compile_for_current_device", "compile_ptx_for_current_device",
+    "compile", "compile_all", "compile_for_current_device", "compile_ptx_for_current_device",
     "reduce", "Reduce", "vectorize", "guvectorize", "random", "bf16", "is_bfloat16_supported",
     # memory
     "mapped_array", "mapped_array_like", "managed_array", "pinned_array_like", "pinned",

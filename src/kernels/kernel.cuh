@@ -1020,11 +1020,15 @@ NU_COLD void report_out_of_bounds(long long index, int axis, long long size) {
                                        message_size, int(COOPERATIVE));                          \
     }
 #else
+// Empty, or __launch_bounds__(...) when cuda.compile(launch_bounds=...) redefines it before
+// the entry point (expanded where NU_KERNEL_ENTRY is used, so after this header).
+#define NU_LAUNCH_BOUNDS
 #define NU_KERNEL_ENTRY(name, function, WORDS, COOPERATIVE, ...)                                   \
     using name##_signature = nu::detail::kernel_signature<__VA_ARGS__>;                            \
     static_assert(name##_signature::k_words == (WORDS),                                            \
                   "NU_KERNEL_ENTRY(" #name "): WORDS does not match the karg list");               \
-    extern "C" __global__ void name(const nu::kernel_params<(WORDS) + ((COOPERATIVE) == 2)> p) {   \
+    extern "C" __global__ void NU_LAUNCH_BOUNDS name(                                              \
+        const nu::kernel_params<(WORDS) + ((COOPERATIVE) == 2)> p) {                               \
         nu::detail::enter_launch<(COOPERATIVE) == 2>(p.w + (WORDS));                               \
         name##_signature::run<function>(p.w);                                                      \
     }

@@ -2,7 +2,7 @@
 
 from ...errors import CompileError, CudaError, CudaSupportError, LinkerError
 
-__all__ = ["CudaDriverError", "CudaRuntimeError", "CudaSupportError", "LinkerError",
+__all__ = ["CCSupportError", "CudaDriverError", "CudaRuntimeError", "CudaSupportError", "LinkerError",
            "NvrtcCompilationError", "NvrtcError", "NvrtcSupportError"]
 
 CudaDriverError = CudaError
@@ -10,3 +10,4 @@ CudaRuntimeError = CudaError
 NvrtcError = CompileError
 NvrtcCompilationError = CompileError
 NvrtcSupportError = CudaSupportError
+CCSupportError = CudaSupportError  # a compute capability NVRTC cannot target
