@@ -177,13 +177,9 @@ def _compile(api, pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, 
     links = tuple(dict.fromkeys(links + more))
     if line_info:
         source = line_directives(source)
-    if output == "ptx":
-        code = core().compile_ptx(source, (major, minor), fastmath, extra)
-    else:
-        if output == "ltoir":
-            extra += [o for o in ("-rdc=true", "-dlto") if o not in extra]
-        code = core().compile_cubin(source, (major, minor), fastmath, extra)
-    return _Compiled(code, resty, links)
+    if output == "ltoir":
+        extra += [o for o in ("-rdc=true", "-dlto") if o not in extra]
+    return _Compiled(_nvrtc(output, source, (major, minor), fastmath, extra), resty, links)
 
 
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
@@ -263,9 +259,55 @@ def compile_cuda_source(source, name, cc, output, lineinfo=False, debug=False, o
         if folder:
             extra.append("-I" + folder)
     source = line_directive(name, 1) + "\n" + source
-    if output == "ptx":
-        return core().compile_ptx(source, (major, minor), False, extra)
-    return core().compile_cubin(source, (major, minor), False, extra)
+    return _nvrtc(output, source, (major, minor), False, extra)
+
+
+def _nvrtc(output, source, cc, fastmath, extra):
+    """NVRTC through the kernel cache: PTX text for ``output="ptx"``, else CUBIN or LTO IR
+    bytes. A ``-G`` build without ``-dopt=on`` runs in a child process: NVRTC 13.0 carries
+    its unoptimised device code generation into every later build of the process (a
+    reduction built after one spilled 424 bytes per thread to local memory and stopped
+    inlining its functions), so it must never run in ours."""
+    if "-G" in extra and "-dopt=on" not in extra:
+        return _nvrtc_in_child(output, source, cc, fastmath, extra)
+    return _nvrtc_here(output, source, cc, fastmath, extra)
+
+
+def _nvrtc_here(output, source, cc, fastmath, extra):
+    build = core().compile_ptx if output == "ptx" else core().compile_cubin
+    return build(source, tuple(cc), fastmath, list(extra))
+
+
+def _nvrtc_in_child(output, source, cc, fastmath, extra):
+    import pickle
+    import subprocess
+    import sys
+
+    request = pickle.dumps((output, source, tuple(cc), fastmath, list(extra)))
+    run = subprocess.run([sys.executable, "-c", "from numbacuda_ufunc._compile import "
+                          "_nvrtc_child_main; _nvrtc_child_main()"],
+                         input=request, capture_output=True, check=False)
+    try:
+        status, value, log = pickle.loads(run.stdout)
+    except Exception as e:
+        raise CompileError(f"NVRTC -G build in a child process failed (exit code "
+                           f"{run.returncode}): {run.stderr.decode(errors='replace')[-2000:]}") from e
+    if status != "ok":
+        raise CompileError(value, log)
+    return value
+
+
+def _nvrtc_child_main():
+    """The child of ``_nvrtc_in_child``: one build, its result or error pickled to stdout."""
+    import pickle
+    import sys
+
+    output, source, cc, fastmath, extra = pickle.load(sys.stdin.buffer)
+    try:
+        result = ("ok", _nvrtc_here(output, source, cc, fastmath, extra), "")
+    except CompileError as e:
+        result = ("error", str(e), getattr(e, "log", ""))
+    sys.stdout.buffer.write(pickle.dumps(result))
 
 
 def _toolkit_include_dir():

@@ -7,7 +7,10 @@ outputs of ``compile_all`` are linked by nvJitLink to prove they fit together.""
 
 import inspect
 import math
+import os
 import re
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -502,3 +505,34 @@ def test_opt_false_and_unknown_options():
         cuda.compile(sum_of_sines, sig, max_registers=32)
     with pytest.raises(TypeError, match="lto"):
         cuda.compile_ptx(sum_of_sines, sig, device=True, lto=True)
+
+
+_AFTER_DEBUG_BUILD = r"""
+import sys
+from numbacuda_ufunc import _core, cuda, float64, reduce
+
+@reduce
+def add(a, b):
+    return a + b
+
+if sys.argv[1] == "debug-first":
+    def f(x):
+        return x + 1.0
+    cuda.compile(f, float64(float64), debug=True, opt=False, output="cubin")
+src = add.inspect_cuda("float64")
+sys.stdout.buffer.write(_core.compile_cubin(src, (9, 0), False, _core.Reducer._nvrtc_extra()))
+"""
+
+
+@pytest.mark.skipif(not _core.cub_include_dir(), reason="no CUB headers (CUDA toolkit)")
+def test_a_debug_build_does_not_change_later_builds_of_the_process(tmp_path):
+    # NVRTC 13.0 carried an unoptimised -G build's code generation into every later build
+    # of its process: a reduction then used 424 bytes of local memory per thread and called
+    # its functions instead of inlining them. Such builds run in a child process.
+    env = dict(os.environ, NUMBACUDA_UFUNC_DISABLE_CACHE="1")
+    script = tmp_path / "after_debug.py"
+    script.write_text(_AFTER_DEBUG_BUILD)
+    clean, after = (subprocess.run([sys.executable, str(script), mode], env=env, check=True,
+                                   capture_output=True).stdout
+                    for mode in ("clean", "debug-first"))
+    assert clean[:4] == b"\x7fELF" and after == clean

@@ -160,7 +160,8 @@ bool disk_cache_enabled() { return !env_is("NUMBACUDA_UFUNC_DISABLE_CACHE", "1")
 std::string cache_key(const std::string& kind, const std::string& source,
                       const std::vector<std::string>& options, const std::string& toolchain) {
     sha256 h;
-    h.update_field("numbacuda_ufunc kernel cache v1").update_field(NU_VERSION);
+    // v2: drops CUBINs that NVRTC built unoptimised after a -G build in the same process.
+    h.update_field("numbacuda_ufunc kernel cache v2").update_field(NU_VERSION);
     h.update_field(kind).update_field(source).update_field(toolchain);
     h.update_field(headers_digest());
     for (const auto& o : options) h.update_field(o);
