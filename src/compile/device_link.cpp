@@ -83,7 +83,7 @@ std::string link_kernel_cubin(const std::string& source, const std::vector<link_
     // file was fused with the kernel's add at link time on an H100 (1 ulp off x*x + 1).
     const bool fma = target.fastmath;
     const std::string key = cache_key(ptx ? "nvjitlink-ptx" : "nvjitlink-cubin", h.hex_digest(),
-                                      {"-arch=sm_" + std::to_string(cc), "-lto", fma ? "-fma=1" : "-fma=0"},
+                                      {"-arch=sm_" + std::to_string(cc), "-lto", fma ? "-fma=1" : "-fma=0 -Xptxas=-fmad=false"},
                                       nvjitlink_library_path());
     return cached_artifact(key, [&] { return nvjitlink_link(inputs, cc, true, ptx, fma); });
 }

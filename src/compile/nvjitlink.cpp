@@ -96,7 +96,12 @@ std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool l
     const nvjitlink_api& n = api();
     std::vector<std::string> options = {"-arch=sm_" + std::to_string(cc)};
     if (lto) options.push_back("-lto");
-    if (lto && !fma) options.push_back("-fma=0");
+    if (lto && !fma) {
+        options.push_back("-fma=0");
+        // -fma=0 governs the LTO IR only: ptxas still fused the kernel's own unrounded
+        // mul.f16/add.f16 (inline PTX, src/kernels/nu_half.cuh) into HFMA2 without this.
+        options.push_back("-Xptxas=-fmad=false");
+    }
     if (ptx) options.push_back("-ptx");
     std::vector<const char*> argv;
     for (const auto& o : options) argv.push_back(o.c_str());

@@ -21,8 +21,9 @@ struct link_input {
 // std::runtime_error when no libnvJitLink can be loaded.
 // The linked program for sm_<cc>: a CUBIN, or with `ptx` its PTX (an LTO link's
 // optimised whole program, Numba's inspect_lto_ptx).
-// `fma` false: no multiply-add contraction in link-time code generation (-fma=0), the
-// rule of a kernel without fastmath (NVRTC's --fmad=false does not survive LTO IR).
+// `fma` false: no multiply-add contraction in link-time code generation (-fma=0) nor in
+// ptxas (-Xptxas=-fmad=false), the rule of a kernel without fastmath (NVRTC's
+// --fmad=false does not survive LTO IR).
 std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool lto, bool ptx = false,
                            bool fma = true);
 

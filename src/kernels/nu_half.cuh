@@ -8,9 +8,9 @@
 //
 // Conversions are bit-exact with NumPy and ml_dtypes: round to nearest even, NaN payloads
 // kept as NumPy keeps them; float64 -> float16 rounds once (npy_double_to_half), while
-// everything else reaches bfloat16 through float32 (ml_dtypes' casts), and integers reach
-// float16 through float32 (NumPy's casts; the same result, since any integer beyond 2^24
-// overflows half anyway). No CUDA header is needed: cuda_fp16.h would cost every NVRTC
+// everything else reaches bfloat16 through float32 (ml_dtypes' casts). NumPy casts integers
+// to float16 through float32; one rounding straight to half (cvt.rn.f16.<int> on the GPU)
+// gives the same value, since any integer beyond 2^24 overflows half to inf either way. No CUDA header is needed: cuda_fp16.h would cost every NVRTC
 // build its parse time, and the toolkit's conversions differ from NumPy's on NaN payloads.
 #pragma once
 
@@ -141,6 +141,38 @@ NU_DEVICE double widen_f16_f64(u16 h) {
     return f64_from_bits(u);
 }
 
+// Integer (or bool) -> float16 bits, rounded to nearest even. On sm_53 and later one
+// cvt.rn.f16.{s,u}{8,16,32,64}: IEEE rounding, so a value beyond half's range becomes inf, as
+// NumPy's cast through float32 does.
+template <class I>
+NU_DEVICE u16 int_to_f16(I x) {
+#if !defined(NU_HOST_BUILD) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+    u16 h;
+    if constexpr (!is_int<I>) {  // bool, or a type with a conversion to float
+        return narrow_f32_f16(float(x));
+    } else if constexpr (sizeof(I) == 1 && is_signed<I>) {
+        asm("cvt.rn.f16.s8 %0, %1;" : "=h"(h) : "h"((short)x));
+    } else if constexpr (sizeof(I) == 1) {
+        asm("cvt.rn.f16.u8 %0, %1;" : "=h"(h) : "h"((unsigned short)x));
+    } else if constexpr (sizeof(I) == 2 && is_signed<I>) {
+        asm("cvt.rn.f16.s16 %0, %1;" : "=h"(h) : "h"((short)x));
+    } else if constexpr (sizeof(I) == 2) {
+        asm("cvt.rn.f16.u16 %0, %1;" : "=h"(h) : "h"((unsigned short)x));
+    } else if constexpr (sizeof(I) == 4 && is_signed<I>) {
+        asm("cvt.rn.f16.s32 %0, %1;" : "=h"(h) : "r"((int)x));
+    } else if constexpr (sizeof(I) == 4) {
+        asm("cvt.rn.f16.u32 %0, %1;" : "=h"(h) : "r"((unsigned int)x));
+    } else if constexpr (sizeof(I) == 8 && is_signed<I>) {
+        asm("cvt.rn.f16.s64 %0, %1;" : "=h"(h) : "l"((long long)x));
+    } else {
+        asm("cvt.rn.f16.u64 %0, %1;" : "=h"(h) : "l"((unsigned long long)x));
+    }
+    return h;
+#else
+    return narrow_f32_f16(float(x));
+#endif
+}
+
 }  // namespace half_detail
 
 struct bf16;
@@ -151,9 +183,9 @@ struct f16 {
     f16() = default;
     explicit NU_DEVICE f16(float x) : bits(half_detail::narrow_f32_f16(x)) {}
     explicit NU_DEVICE f16(double x) : bits(half_detail::narrow<10, 5, 52, 11>(half_detail::f64_bits(x))) {}
-    // Integers, bool and bfloat16 go through float32 (exact for every value that fits).
+    // Integers round once to half (one cvt.rn.f16 instruction on the GPU).
     template <class I>
-    explicit NU_DEVICE f16(I x) : f16(float(x)) {}
+    explicit NU_DEVICE f16(I x) : bits(half_detail::int_to_f16(x)) {}
     explicit NU_DEVICE f16(bf16 x);
     NU_DEVICE operator float() const { return half_detail::widen_f16(bits); }
     static NU_DEVICE f16 from_bits(u16 b) {
@@ -186,6 +218,8 @@ NU_DEVICE f16::f16(bf16 x) : bits(half_detail::narrow<10, 5, 23, 8>(half_detail:
     if ((x.bits & 0x7f80u) == 0x7f80u && (x.bits & 0x7fu) != 0) bits = u16((x.bits & 0x8000u) | 0x7e00u);
 }
 
+template <class T> constexpr bool is_f16 = false;
+template <> constexpr bool is_f16<f16> = true;
 template <class T> constexpr bool is_half = false;
 template <> constexpr bool is_half<f16> = true;
 template <> constexpr bool is_half<bf16> = true;
@@ -197,17 +231,31 @@ template <> constexpr bool is_float<bf16> = true;
 // 24 >= 2 * 11 + 2 significant bits, so rounding its exact-enough sum, difference or
 // product to float16 equals rounding the exact one (only NaN payloads may differ, which
 // the GPU's float32 arithmetic does not keep either).
+//
+// add.f16, sub.f16 and mul.f16 carry no rounding modifier (as CUDA's __hadd and Numba
+// emit them), so fastmath may contract a*b+c into one fma.f16, as it does for float32.
+// Without fastmath nothing is contracted: NVRTC builds the CUBIN with --fmad=false, which
+// reaches ptxas, and a link through nvJitLink passes -Xptxas=-fmad=false (measured: SASS
+// HMUL2 + HADD2 instead of HFMA2 for sm_90, tests/test_float16_native.py). PTX that the
+// driver compiles at load time (a GPU newer than this NVRTC) gets no such option, so the
+// engine builds it with NU_F16_EXPLICIT_RN, which spells .rn on each instruction.
 #if !defined(NU_HOST_BUILD) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+#ifdef NU_F16_EXPLICIT_RN
+#define NU_F16_RND ".rn"
+#else
+#define NU_F16_RND ""
+#endif
 #define NU_F16_NATIVE_OP(op, instr)                                                             \
     NU_DEVICE f16 operator op(f16 a, f16 b) {                                                    \
         u16 r;                                                                                   \
-        asm(instr " %0, %1, %2;" : "=h"(r) : "h"(a.bits), "h"(b.bits));                          \
+        asm(instr NU_F16_RND ".f16 %0, %1, %2;" : "=h"(r) : "h"(a.bits), "h"(b.bits));           \
         return f16::from_bits(r);                                                                \
     }
-NU_F16_NATIVE_OP(+, "add.rn.f16")  // .rn: never contracted into an fma (IEEE, as NumPy)
-NU_F16_NATIVE_OP(-, "sub.rn.f16")
-NU_F16_NATIVE_OP(*, "mul.rn.f16")
+NU_F16_NATIVE_OP(+, "add")
+NU_F16_NATIVE_OP(-, "sub")
+NU_F16_NATIVE_OP(*, "mul")
 #undef NU_F16_NATIVE_OP
+#undef NU_F16_RND
 // Comparisons: ordered (a NaN gives false), except != (true), as in float32.
 #define NU_F16_NATIVE_CMP(op, cmp)                                                              \
     NU_DEVICE bool operator op(f16 a, f16 b) {                                                   \
@@ -272,8 +320,28 @@ NU_DEVICE f16 hadd(f16 a, f16 b) { return a + b; }
 NU_DEVICE f16 hsub(f16 a, f16 b) { return a - b; }
 NU_DEVICE f16 hmul(f16 a, f16 b) { return a * b; }
 NU_DEVICE f16 hdiv(f16 a, f16 b) { return a / b; }
-NU_DEVICE f16 hneg(f16 a) { return -a; }
-NU_DEVICE f16 habs(f16 a) { return f16::from_bits(u16(a.bits & 0x7fffu)); }
+// CUDA's __hneg and __habs: neg.f16 and abs.f16 on the GPU (one HADD2 with operand
+// modifiers on sm_90), whose NaN result PTX leaves unspecified, so a NaN may come back
+// without its payload or sign. The operators -x and abs(x) flip or clear the sign bit
+// instead, as NumPy does, NaN included.
+NU_DEVICE f16 hneg(f16 a) {
+#if !defined(NU_HOST_BUILD) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+    u16 r;
+    asm("neg.f16 %0, %1;" : "=h"(r) : "h"(a.bits));
+    return f16::from_bits(r);
+#else
+    return -a;
+#endif
+}
+NU_DEVICE f16 habs(f16 a) {
+#if !defined(NU_HOST_BUILD) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+    u16 r;
+    asm("abs.f16 %0, %1;" : "=h"(r) : "h"(a.bits));
+    return f16::from_bits(r);
+#else
+    return f16::from_bits(u16(a.bits & 0x7fffu));
+#endif
+}
 // a*b is exact in float64 (22 significant bits) and the sum rounds once more to half: the
 // correctly rounded fused result.
 // On the GPU fma.rn.f16 computes that very result in one instruction.

@@ -115,6 +115,32 @@ NU_DEVICE To float_to_int(F x) {
     }
 }
 
+// float16 -> int: every finite half (|x| <= 65504) is in range of the 32-bit conversion, so
+// only inf and NaN take float_to_int's x86 values (the integer indefinite of the conversion
+// width; for uint64, +inf - 2^63 is still out of range and flips to 0); the rest truncate
+// toward zero, one cvt.rzi on the GPU (NumPy truncates; Numba's cvt.rni rounds to nearest).
+template <class To>
+NU_DEVICE To half_to_int(f16 x) {
+    if ((x.bits & 0x7c00u) == 0x7c00u) {
+        if constexpr (sizeof(To) == 8 && !is_signed<To>) return x.bits == 0x7c00u ? To(0) : To(u64(1) << 63);
+        else if constexpr (sizeof(To) == 8 || (sizeof(To) == 4 && !is_signed<To>)) return To(u64(min_of<i64>));
+        else return To(u32(min_of<i32>));
+    }
+#if !defined(NU_HOST_BUILD) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+    if constexpr (sizeof(To) == 8 || (sizeof(To) == 4 && !is_signed<To>)) {
+        i64 r;  // as float_to_int: through a 64-bit conversion, keeping the low bits
+        asm("cvt.rzi.s64.f16 %0, %1;" : "=l"(r) : "h"(x.bits));
+        return To(u64(r));
+    } else {
+        i32 r;
+        asm("cvt.rzi.s32.f16 %0, %1;" : "=r"(r) : "h"(x.bits));
+        return To(u32(r));
+    }
+#else
+    return float_to_int<To>(float(x));
+#endif
+}
+
 template <class To, class From>
 NU_DEVICE To cast(From x) {
     if constexpr (is_complex<To>) {
@@ -128,6 +154,8 @@ NU_DEVICE To cast(From x) {
         return cast<To>(x.re);  // NumPy drops the imaginary part (ComplexWarning)
     } else if constexpr (is_bool<To>) {
         return x != From(0);  // NaN is true, as in NumPy
+    } else if constexpr (is_int<To> && is_f16<From>) {
+        return half_to_int<To>(x);
     } else if constexpr (is_int<To> && is_float<From>) {
         return float_to_int<To>(x);
     } else if constexpr (is_half<From> && is_float<To> && sizeof(To) == 8) {
@@ -378,17 +406,28 @@ template <class A, class B> NU_DEVICE bool lt(A a, B b) {
     if constexpr (is_int<A> || is_bool<A>) return int_less(a, b);
     else return a < b;
 }
-template <class A, class B> NU_DEVICE bool gt(A a, B b) { return lt(b, a); }
+// Floats use the operator asked for (setp.gt, setp.neu ... rather than a swapped or negated
+// one): the same result, IEEE's unordered != included, and the PTX reads as the source.
+template <class A, class B> NU_DEVICE bool gt(A a, B b) {
+    if constexpr (is_float<A>) return a > b;
+    else return lt(b, a);
+}
 template <class A, class B> NU_DEVICE bool le(A a, B b) {
     if constexpr (is_int<A> || is_bool<A>) return !int_less(b, a);
     else return a <= b;
 }
-template <class A, class B> NU_DEVICE bool ge(A a, B b) { return le(b, a); }
+template <class A, class B> NU_DEVICE bool ge(A a, B b) {
+    if constexpr (is_float<A>) return a >= b;
+    else return le(b, a);
+}
 template <class A, class B> NU_DEVICE bool eq(A a, B b) {
     if constexpr (is_int<A> || is_bool<A>) return int_equal(a, b);
     else return a == b;
 }
-template <class A, class B> NU_DEVICE bool ne(A a, B b) { return !eq(a, b); }
+template <class A, class B> NU_DEVICE bool ne(A a, B b) {
+    if constexpr (is_float<A>) return a != b;
+    else return !eq(a, b);
+}
 
 // Python's min/max keep the first of equal candidates and never pick a later NaN:
 // min(a, b) is b only when b < a.

@@ -60,6 +60,9 @@ kernel_module build_module(const std::string& source, bool host, bool fastmath,
         m.cuda_module = b.load_module(link_kernel_cubin(source, links, opts));
         return m;
     }
+    // PTX for the driver to compile at load time: the driver's JIT takes no --fmad=false, so
+    // float16 arithmetic spells its rounding (src/kernels/nu_half.cuh).
+    if (!opts.cubin && !fastmath) opts.extra.push_back("-DNU_F16_EXPLICIT_RN");
     m.cuda_module = b.load_module(nvrtc_build(source, opts));
     return m;
 }
