@@ -20,6 +20,7 @@ from ._linking import link_paths, read_link_files
 from ._pickling import function_ref, global_name
 from .compiler import translate_kernel
 from .compiler._enums import member_type_of
+from .compiler._source import line_directive, load_source
 from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import _NO_LLVM, DeviceFunction
 from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
@@ -29,8 +30,8 @@ from .ufunc import _take_identity_of
 __all__ = ["Kernel", "jit"]
 
 # Numba options that change nothing here (NVRTC always optimises; the cache is always on).
-_IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "max_registers",
-                    "boundscheck", "lto", "launch_bounds"}
+_IGNORED_OPTIONS = {"inline", "cache", "opt", "forceinline", "max_registers", "boundscheck",
+                    "lto"}
 # Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
 _THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
 _EMULATED_GRID_SYNC_BLOCKS = 1024  # the host backend runs each block of such a kernel on a thread
@@ -42,13 +43,16 @@ class Kernel(_core.Kernel):
     threads. Host NumPy arrays are copied to the device and back, as in Numba."""
 
     def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=(),
-                 link=()):
+                 link=(), lineinfo=False, launch_bounds=None):
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
         super().__init__(pyfunc.__name__, bool(debug), bool(fastmath))
         _take_identity_of(self, pyfunc)
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
+        self.lineinfo = bool(lineinfo)
+        self.launch_bounds = launch_bounds
+        self._set_device_codegen(*_device_codegen(pyfunc, self.lineinfo, launch_bounds))
         self.extensions = list(extensions or ())
         self.link = link_paths(link, f"cuda.jit({pyfunc.__name__!r})")
         self._specs = []  # index -> TranslatedKernel
@@ -57,9 +61,12 @@ class Kernel(_core.Kernel):
         self._tuple_types = {}  # spec index -> argument types with tuples (_resolve_tuples)
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
-            self._declared.append((sig, self._add(translate_kernel(pyfunc, sig.args))))
+            self._declared.append((sig, self._add(self._translate(pyfunc, sig.args))))
 
     # ---- specializations ------------------------------------------------------------------
+    def _translate(self, fn, types):
+        return translate_kernel(fn, types, line_info=self.lineinfo)
+
     def _add(self, tk) -> int:
         params = [_param(t) for t in tk.arg_types]
         paths = self._link_paths(tk)
@@ -101,7 +108,7 @@ class Kernel(_core.Kernel):
             for index, tk in enumerate(self._specs):
                 if index not in self._tuple_types and _same_types(tk.arg_types, types):
                     return index
-            return self._add(translate_kernel(self.py_func, types))
+            return self._add(self._translate(self.py_func, types))
 
     def _resolve_tuples(self, descr) -> int:
         """A launch with tuple or enum arguments. The engine passes a tuple's items as
@@ -120,9 +127,9 @@ class Kernel(_core.Kernel):
                     return index
             if any(isinstance(t, TupleType) for t in types):
                 wrapper, flat = _flat_wrapper(self.py_func, types)
-                index = self._add(translate_kernel(wrapper, flat))
+                index = self._add(self._translate(wrapper, flat))
             else:  # enum members only: the kernel itself takes them
-                index = self._add(translate_kernel(self.py_func, types))
+                index = self._add(self._translate(self.py_func, types))
             self._tuple_types[index] = types
             return index
 
@@ -208,7 +215,7 @@ class Kernel(_core.Kernel):
             for index, tk in enumerate(self._specs):
                 if index not in self._tuple_types and _same_types(tk.arg_types, sig.args):
                     return KernelOverload(self, index)
-            index = self._add(translate_kernel(self.py_func, sig.args))
+            index = self._add(self._translate(self.py_func, sig.args))
             if self._declared:
                 self._declared.append((sig, index))
         return KernelOverload(self, index)
@@ -216,9 +223,10 @@ class Kernel(_core.Kernel):
     def specialize(self, *args) -> Kernel:
         """A kernel compiled only for the types of ``args`` (Numba's ``specialize``)."""
         k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,
-                       extensions=self.extensions, link=self.link)
+                       extensions=self.extensions, link=self.link, lineinfo=self.lineinfo,
+                       launch_bounds=self.launch_bounds)
         types = tuple(_type_of(a) for a in args)
-        k._declared.append((Signature(None, types), k._add(translate_kernel(self.py_func, types))))
+        k._declared.append((Signature(None, types), k._add(k._translate(self.py_func, types))))
         return k
 
     # ---- launching ------------------------------------------------------------------------
@@ -290,7 +298,8 @@ class Kernel(_core.Kernel):
 
     def _ptx(self, index, cc):
         return _core.compile_ptx(self._source(index, False), tuple(cc), self.fastmath,
-                                 ["-rdc=true"] if self._specs[index].foreign else [])
+                                 (["-rdc=true"] if self._specs[index].foreign else [])
+                                 + self._nvrtc_extra)
 
     inspect_asm = inspect_ptx
 
@@ -349,7 +358,8 @@ class Kernel(_core.Kernel):
         cc = _sass.inspection_cc() if cc is None else tuple(cc)
         files = self._link_files(index)
         if files is None:
-            return _sass.cubin_of(self._source(index, False), self.fastmath, cc=cc)
+            return _sass.cubin_of(self._source(index, False), self.fastmath,
+                                  options=self._nvrtc_extra, cc=cc)
         return _core.link_kernel_cubin(self._source(index, False), files, cc, self.fastmath)
 
     def _usage(self, signature, key, api):
@@ -395,7 +405,8 @@ class Kernel(_core.Kernel):
         # signatures and options (_pickling.py). Rebuilt, it compiles again on first use.
         return global_name(self) or (_rebuild_kernel, (
             type(self), function_ref(self.py_func), [sig for sig, _ in self._declared],
-            self.debug, self.fastmath, self.extensions, self.link))
+            self.debug, self.fastmath, self.extensions, self.link, self.lineinfo,
+            self.launch_bounds))
 
 
 class _ExtensionLauncher:
@@ -583,9 +594,29 @@ def _namedtuple_class(fields):
     return collections.namedtuple("NamedTupleArgument", fields)
 
 
-def _rebuild_kernel(cls, pyfunc, signatures, debug, fastmath, extensions, link):
+def _rebuild_kernel(cls, pyfunc, signatures, debug, fastmath, extensions, link, lineinfo=False,
+                    launch_bounds=None):
     return cls(pyfunc, signatures, debug=debug, fastmath=fastmath, extensions=extensions,
-               link=link)
+               link=link, lineinfo=lineinfo, launch_bounds=launch_bounds)
+
+
+def _device_codegen(pyfunc, lineinfo, launch_bounds):
+    """What Numba's ``lineinfo=`` and ``launch_bounds=`` change in a kernel's device build:
+    the text before its entry point (``__launch_bounds__``; a ``#line`` that maps the entry
+    point's own code to the ``def`` line) and NVRTC's options (``-lineinfo``: ``.loc``
+    directives naming the Python file, code generation unchanged)."""
+    from ._compile import _launch_bounds
+
+    prefix, max_threads = "", 0
+    if launch_bounds is not None:
+        bounds = _launch_bounds(launch_bounds, f"cuda.jit({pyfunc.__name__!r})")
+        max_threads = int(bounds.split(",")[0])
+        prefix += (f"#undef NU_LAUNCH_BOUNDS\n"
+                   f"#define NU_LAUNCH_BOUNDS __launch_bounds__({bounds})\n")
+    if lineinfo:
+        src = load_source(pyfunc)
+        prefix += line_directive(src.filename, src.node.lineno + src.line_offset) + "\n"
+    return prefix, ["-lineinfo"] if lineinfo else [], max_threads
 
 
 def _kernel_signature(sig, name) -> Signature:
@@ -689,6 +720,14 @@ def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
                       stacklevel=2)
     extensions = options.pop("extensions", None) or ()
     link = options.pop("link", None)
+    lineinfo = bool(options.pop("lineinfo", False))
+    launch_bounds = options.pop("launch_bounds", None)
+    if debug and lineinfo:
+        warnings.warn("debug and lineinfo are mutually exclusive. Use debug to get full debug "
+                      "info (this disables some optimizations), or lineinfo for line info only "
+                      "with code generation unaffected.", NumbaInvalidConfigWarning, stacklevel=2)
+    # A device function has no launch: like Numba, its launch_bounds (and lineinfo, which
+    # the calling kernel decides) change nothing.
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
         raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
@@ -696,14 +735,14 @@ def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
         if device:
             return DeviceFunction(func_or_sig, fastmath=fastmath, link=link)
         return Kernel(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
-                      link=link)
+                      link=link, lineinfo=lineinfo, launch_bounds=launch_bounds)
     sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
             return DeviceFunction(fn, sigs, fastmath=fastmath, link=link)
         return Kernel(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
-                      link=link)
+                      link=link, lineinfo=lineinfo, launch_bounds=launch_bounds)
 
     return decorate
 
