@@ -59,6 +59,12 @@ void jit_kernel::set_device_codegen(std::string entry_prefix, std::vector<std::s
     m_bounds_threads = max_threads;
 }
 
+void jit_kernel::set_carveout(int percent) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_built.empty()) throw value_error("kernel '" + m_name + "': the carveout is set before the first build");
+    m_carveout = percent;
+}
+
 namespace {
 
 // Translated code with line information (#line to the Python file) ends each function with
@@ -155,6 +161,7 @@ const jit_kernel::built& jit_kernel::build(int index, bool host) {
                                  "kernel '" + m_name + "'", emulation_host_options());
     }
     b->function = module_entry(b->module, entry(index));
+    if (m_carveout && !host) active_backend().set_function_carveout(b->function, *m_carveout);
     b->max_threads = host ? (m_bounds_threads > 0 ? m_bounds_threads : 1024)
                           : active_backend().function_max_threads(b->function);
     std::lock_guard<std::mutex> lock(m_mutex);

@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +62,9 @@ public:
     // which the host backend checks as a GPU would. Set once, before the first build.
     void set_device_codegen(std::string entry_prefix, std::vector<std::string> nvrtc_extra,
                             int max_threads);
+    // Numba's shared_memory_carveout (percent, -1 the driver's default), applied to each
+    // function as it is loaded on a GPU. Set once, before the first build.
+    void set_carveout(int percent);
     const std::vector<std::string>& nvrtc_extra() const { return m_nvrtc_extra; }
 
     // Specializations are appended from Python; a call's type key maps to one of them
@@ -98,6 +102,7 @@ private:
     std::string m_entry_prefix;
     std::vector<std::string> m_nvrtc_extra;
     int m_bounds_threads = 0;
+    std::optional<int> m_carveout;
     mutable std::mutex m_mutex;  // guards everything below: launches may come from threads
     std::deque<kernel_spec> m_specs;
     std::unordered_map<std::string, int> m_keys;
