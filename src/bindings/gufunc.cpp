@@ -156,7 +156,7 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     std::vector<py::object> results(nout);
     for (std::size_t k = 0; k < nout; ++k) {
         if (!outs[k].is_none()) {
-            results[k] = outs[k];
+            results[k] = returned_output(outs[k], out_ops[k]);
             continue;
         }
         results[k] = new_result(who, plan.out_shapes[k], l.types[nin + k], 'C', on_device, is_cupy, s, &out_ops[k]);
