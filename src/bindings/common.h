@@ -154,6 +154,9 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
 // synchronization); CuPy's current stream waits for `s` with an event. Call it after the
 // call's work is queued on `s`.
 py::object as_cupy(py::object device_result, const nu::stream_ref& s);
+// Numba's low-occupancy NumbaPerformanceWarning (config.CUDA_LOW_OCCUPANCY_WARNINGS) for a
+// launch of `blocks` blocks (kernel.cpp; gufunc calls report theirs).
+void warn_low_occupancy(std::int64_t blocks);
 // The object a call returns for the `out=` it was given (its DeviceNDArray view for a
 // foreign non-CuPy __cuda_array_interface__ object, else `out` itself).
 py::object returned_output(py::object out, const nu::operand& op);
