@@ -185,7 +185,9 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync, b
         // the legacy stream synchronizes with every blocking stream, so no wait is needed.
         const bool wait = sync && g_cai_sync && handle != 1;
         if (wait || adopt_stream) {
-            stream = handle == 1   ? nu::legacy_default_stream()
+            // The legacy stream (1) is our default stream (handle 0) under another name:
+            // the view keeps the default, so it behaves as one made here (stream 0).
+            stream = handle == 1   ? nu::default_stream()
                      : handle == 2 ? nu::per_thread_default_stream()
                                    : nu::external_stream(reinterpret_cast<nu::stream_handle>(handle));
         }
