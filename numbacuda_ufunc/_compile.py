@@ -267,7 +267,8 @@ def _nvrtc(output, source, cc, fastmath, extra):
     bytes. A ``-G`` build without ``-dopt=on`` runs in a child process: NVRTC 13.0 carries
     its unoptimised device code generation into every later build of the process (a
     reduction built after one spilled 424 bytes per thread to local memory and stopped
-    inlining its functions), so it must never run in ours."""
+    inlining its functions; NVIDIA Warp reports the same process-wide state for 13.1+,
+    github.com/NVIDIA/warp/pull/1933), so it must never run in ours."""
     if "-G" in extra and "-dopt=on" not in extra:
         return _nvrtc_in_child(output, source, cc, fastmath, extra)
     return _nvrtc_here(output, source, cc, fastmath, extra)

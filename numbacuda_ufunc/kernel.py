@@ -20,17 +20,18 @@ from ._linking import link_paths, read_link_files
 from ._pickling import function_ref, global_name
 from .compiler import translate_kernel
 from .compiler._enums import member_type_of
+from .compiler._source import line_directive, load_source
 from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import _NO_LLVM, DeviceFunction
 from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
-from .types import Array, CPointer, Record, Signature, from_dtype, parse_signature_for
+from .types import Array, CPointer, Record, Signature, Type, from_dtype, parse_signature_for
 from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]
 
 # Numba options that change nothing here (NVRTC always optimises; the cache is always on).
-_IGNORED_OPTIONS = {"inline", "lineinfo", "cache", "opt", "forceinline", "max_registers",
-                    "boundscheck", "lto", "launch_bounds"}
+_IGNORED_OPTIONS = {"inline", "cache", "opt", "forceinline", "max_registers", "boundscheck",
+                    "lto"}
 # Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
 _THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
 _EMULATED_GRID_SYNC_BLOCKS = 1024  # the host backend runs each block of such a kernel on a thread
@@ -42,13 +43,21 @@ class Kernel(_core.Kernel):
     threads. Host NumPy arrays are copied to the device and back, as in Numba."""
 
     def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=(),
-                 link=()):
+                 link=(), lineinfo=False, launch_bounds=None, shared_memory_carveout=None):
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
         super().__init__(pyfunc.__name__, bool(debug), bool(fastmath))
         _take_identity_of(self, pyfunc)
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
+        self.lineinfo = bool(lineinfo)
+        self.launch_bounds = launch_bounds
+        self._set_device_codegen(*_device_codegen(pyfunc, self.lineinfo, launch_bounds))
+        self.shared_memory_carveout = shared_memory_carveout
+        if shared_memory_carveout is not None:
+            self._set_carveout(_carveout_percent(shared_memory_carveout))
+        self._specialized = False  # compiled for one signature only (Numba's `specialized`)
+        self.specializations = {}  # (cc, argument types) -> Kernel, made by specialize()
         self.extensions = list(extensions or ())
         self.link = link_paths(link, f"cuda.jit({pyfunc.__name__!r})")
         self._specs = []  # index -> TranslatedKernel
@@ -57,9 +66,12 @@ class Kernel(_core.Kernel):
         self._tuple_types = {}  # spec index -> argument types with tuples (_resolve_tuples)
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
-            self._declared.append((sig, self._add(translate_kernel(pyfunc, sig.args))))
+            self._declared.append((sig, self._add(self._translate(pyfunc, sig.args))))
 
     # ---- specializations ------------------------------------------------------------------
+    def _translate(self, fn, types):
+        return translate_kernel(fn, types, line_info=self.lineinfo)
+
     def _add(self, tk) -> int:
         params = [_param(t) for t in tk.arg_types]
         paths = self._link_paths(tk)
@@ -101,7 +113,7 @@ class Kernel(_core.Kernel):
             for index, tk in enumerate(self._specs):
                 if index not in self._tuple_types and _same_types(tk.arg_types, types):
                     return index
-            return self._add(translate_kernel(self.py_func, types))
+            return self._add(self._translate(self.py_func, types))
 
     def _resolve_tuples(self, descr) -> int:
         """A launch with tuple or enum arguments. The engine passes a tuple's items as
@@ -120,9 +132,9 @@ class Kernel(_core.Kernel):
                     return index
             if any(isinstance(t, TupleType) for t in types):
                 wrapper, flat = _flat_wrapper(self.py_func, types)
-                index = self._add(translate_kernel(wrapper, flat))
+                index = self._add(self._translate(wrapper, flat))
             else:  # enum members only: the kernel itself takes them
-                index = self._add(translate_kernel(self.py_func, types))
+                index = self._add(self._translate(self.py_func, types))
             self._tuple_types[index] = types
             return index
 
@@ -135,8 +147,8 @@ class Kernel(_core.Kernel):
     def overloads(self) -> dict:
         """Argument types -> each specialization (a :class:`KernelOverload`), as Numba's
         ``overloads``."""
-        return {self._tuple_types.get(i, tk.arg_types): KernelOverload(self, i)
-                for i, tk in enumerate(self._specs)}
+        return _ByTypes((self._tuple_types.get(i, tk.arg_types), KernelOverload(self, i))
+                        for i, tk in enumerate(self._specs))
 
     @property
     def definitions(self) -> list:
@@ -208,18 +220,39 @@ class Kernel(_core.Kernel):
             for index, tk in enumerate(self._specs):
                 if index not in self._tuple_types and _same_types(tk.arg_types, sig.args):
                     return KernelOverload(self, index)
-            index = self._add(translate_kernel(self.py_func, sig.args))
+            index = self._add(self._translate(self.py_func, sig.args))
             if self._declared:
                 self._declared.append((sig, index))
         return KernelOverload(self, index)
 
+    @property
+    def specialized(self) -> bool:
+        """True for a kernel compiled for exactly one signature: ``cuda.jit(sig)`` (one
+        signature, not a list) or a ``specialize()`` result (Numba's ``specialized``)."""
+        return self._specialized
+
     def specialize(self, *args) -> Kernel:
-        """A kernel compiled only for the types of ``args`` (Numba's ``specialize``)."""
-        k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,
-                       extensions=self.extensions, link=self.link)
+        """A kernel compiled only for the types of ``args`` (values or types), made once
+        per types and device (``specializations``), as Numba's ``specialize``."""
+        from . import _sass
+
+        if self.specialized:
+            raise RuntimeError(f"Dispatcher already specialized: kernel '{self.__name__}' "
+                               f"is compiled for one signature only")
         types = tuple(_type_of(a) for a in args)
-        k._declared.append((Signature(None, types), k._add(translate_kernel(self.py_func, types))))
-        return k
+        key = (_sass.inspection_cc(), types)
+        with self._lock:
+            k = self.specializations.get(key)
+            if k is not None:
+                return k
+        k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,
+                       extensions=self.extensions, link=self.link, lineinfo=self.lineinfo,
+                       launch_bounds=self.launch_bounds,
+                       shared_memory_carveout=self.shared_memory_carveout)
+        k._declared.append((Signature(None, types), k._add(k._translate(self.py_func, types))))
+        k._specialized = True
+        with self._lock:
+            return self.specializations.setdefault(key, k)
 
     # ---- launching ------------------------------------------------------------------------
     def _extension_launch(self, launcher):
@@ -290,7 +323,8 @@ class Kernel(_core.Kernel):
 
     def _ptx(self, index, cc):
         return _core.compile_ptx(self._source(index, False), tuple(cc), self.fastmath,
-                                 ["-rdc=true"] if self._specs[index].foreign else [])
+                                 (["-rdc=true"] if self._specs[index].foreign else [])
+                                 + self._nvrtc_extra)
 
     inspect_asm = inspect_ptx
 
@@ -320,8 +354,16 @@ class Kernel(_core.Kernel):
     # here they come from the CUBIN NVRTC builds for the current device (sm_90 with no
     # device) and the toolkit's cuobjdump/nvdisasm, so they work without a GPU. With
     # ``signature`` one value; without, a dict keyed like inspect_ptx.
-    def _per_spec(self, signature, what):
-        return self._each(signature, lambda i: what(i, self._cubin(i)))
+    def _per_spec(self, signature, what, specialized_value=True):
+        """``what(index, cubin)`` as Numba's resource queries give it: for ``signature``,
+        or the one specialization of a specialized kernel, the value; else a dict keyed
+        like ``overloads`` (tuples of argument types). Numba's ``inspect_sass`` gives the
+        dict for a specialized kernel too (``specialized_value=False``)."""
+        if signature is not None or (specialized_value and self.specialized and self._specs):
+            i = self._selected(signature)[0] if signature is not None else 0
+            return what(i, self._cubin(i))
+        return _ByTypes((self._tuple_types.get(i, tk.arg_types), what(i, self._cubin(i)))
+                        for i, tk in enumerate(self._specs))
 
     def _each(self, signature, one):
         """``one(index)`` for the specialization of ``signature`` (its result), or for every
@@ -349,7 +391,8 @@ class Kernel(_core.Kernel):
         cc = _sass.inspection_cc() if cc is None else tuple(cc)
         files = self._link_files(index)
         if files is None:
-            return _sass.cubin_of(self._source(index, False), self.fastmath, cc=cc)
+            return _sass.cubin_of(self._source(index, False), self.fastmath,
+                                  options=self._nvrtc_extra, cc=cc)
         return _core.link_kernel_cubin(self._source(index, False), files, cc, self.fastmath)
 
     def _usage(self, signature, key, api):
@@ -369,7 +412,7 @@ class Kernel(_core.Kernel):
         """SASS of the kernel (``cuobjdump -sass`` of its CUBIN); no GPU needed."""
         from . import _sass
 
-        return self._per_spec(signature, lambda i, cubin: _sass.sass_of(cubin))
+        return self._per_spec(signature, lambda i, cubin: _sass.sass_of(cubin), False)
 
     def get_regs_per_thread(self, signature=None):
         """Registers each thread of the kernel uses."""
@@ -387,6 +430,22 @@ class Kernel(_core.Kernel):
         """Bytes of user constant memory (``cuda.const.array_like`` data)."""
         return self._usage(signature, "const", "get_const_mem_size()")
 
+    def get_max_threads_per_block(self, signature=None):
+        """Most threads per block a launch may use: 1024, or fewer where the kernel's
+        registers (read from its CUBIN, as the driver allocates them) or its
+        ``launch_bounds`` allow fewer."""
+        return self._per_spec(signature, lambda i, cubin: self._max_threads(i, cubin))
+
+    def _max_threads(self, index, cubin):
+        regs = self._usage_of(index, cubin, "regs", "get_max_threads_per_block()")
+        per_warp = -(-max(regs, 1) * 32 // 256) * 256  # allocated per warp, 256 at a time
+        threads = min(1024, 65536 // per_warp * 32)
+        if self.launch_bounds is not None:
+            bound = self.launch_bounds if isinstance(self.launch_bounds, int) \
+                else tuple(self.launch_bounds)[0]
+            threads = min(threads, bound)
+        return threads
+
     def __repr__(self):
         return f"<numbacuda_ufunc.Kernel '{self.__name__}' ({len(self._specs)} specializations)>"
 
@@ -395,7 +454,8 @@ class Kernel(_core.Kernel):
         # signatures and options (_pickling.py). Rebuilt, it compiles again on first use.
         return global_name(self) or (_rebuild_kernel, (
             type(self), function_ref(self.py_func), [sig for sig, _ in self._declared],
-            self.debug, self.fastmath, self.extensions, self.link))
+            self.debug, self.fastmath, self.extensions, self.link, self.lineinfo,
+            self.launch_bounds, self.shared_memory_carveout, self._specialized))
 
 
 class _ExtensionLauncher:
@@ -583,9 +643,50 @@ def _namedtuple_class(fields):
     return collections.namedtuple("NamedTupleArgument", fields)
 
 
-def _rebuild_kernel(cls, pyfunc, signatures, debug, fastmath, extensions, link):
-    return cls(pyfunc, signatures, debug=debug, fastmath=fastmath, extensions=extensions,
-               link=link)
+def _rebuild_kernel(cls, pyfunc, signatures, debug, fastmath, extensions, link, lineinfo=False,
+                    launch_bounds=None, shared_memory_carveout=None, specialized=False):
+    k = cls(pyfunc, signatures, debug=debug, fastmath=fastmath, extensions=extensions,
+            link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
+            shared_memory_carveout=shared_memory_carveout)
+    k._specialized = specialized
+    return k
+
+
+_CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
+
+
+def _carveout_percent(carveout) -> int:
+    """Numba's shared_memory_carveout: a percentage of the unified L1/shared storage (0 to
+    100, -1 the driver's default) or "default" / "MaxL1" / "MaxShared" (any case)."""
+    if isinstance(carveout, str):
+        if carveout.lower() not in _CARVEOUTS:
+            raise ValueError(f"Invalid carveout value: {carveout}. Must be -1 to 100 or one "
+                             f"of {['MaxL1', 'MaxShared', 'default']}")
+        return _CARVEOUTS[carveout.lower()]
+    if isinstance(carveout, (int, np.integer)) and not isinstance(carveout, bool):
+        if not -1 <= carveout <= 100:
+            raise ValueError(f"Carveout must be between -1 and 100 (got {carveout})")
+        return int(carveout)
+    raise TypeError(f"shared_memory_carveout must be str or int, got {type(carveout).__name__}")
+
+
+def _device_codegen(pyfunc, lineinfo, launch_bounds):
+    """What Numba's ``lineinfo=`` and ``launch_bounds=`` change in a kernel's device build:
+    the text before its entry point (``__launch_bounds__``; a ``#line`` that maps the entry
+    point's own code to the ``def`` line) and NVRTC's options (``-lineinfo``: ``.loc``
+    directives naming the Python file, code generation unchanged)."""
+    from ._compile import _launch_bounds
+
+    prefix, max_threads = "", 0
+    if launch_bounds is not None:
+        bounds = _launch_bounds(launch_bounds, f"cuda.jit({pyfunc.__name__!r})")
+        max_threads = int(bounds.split(",")[0])
+        prefix += (f"#undef NU_LAUNCH_BOUNDS\n"
+                   f"#define NU_LAUNCH_BOUNDS __launch_bounds__({bounds})\n")
+    if lineinfo:
+        src = load_source(pyfunc)
+        prefix += line_directive(src.filename, src.node.lineno + src.line_offset) + "\n"
+    return prefix, ["-lineinfo"] if lineinfo else [], max_threads
 
 
 def _kernel_signature(sig, name) -> Signature:
@@ -630,6 +731,30 @@ def _accepts(t, dtype, ndim) -> bool:
     return np.dtype(dtype).kind != "c" or t.dtype.kind == "c"
 
 
+class _ByTypes(dict):
+    """Argument types -> a value per specialization, keyed as Numba keys ``overloads``.
+    A specialization made from a launch serves every layout of its arrays (its arrays are
+    ``A``), so a lookup by the types Numba would have compiled (``float32[::1]`` for a
+    contiguous argument) finds it too."""
+
+    def __missing__(self, key):
+        if isinstance(key, tuple) and all(isinstance(t, Type) for t in key):
+            for types, value in self.items():
+                if _same_types(types, key):
+                    return value
+        raise KeyError(key)
+
+    def __contains__(self, key):
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
 def _same_types(a, b) -> bool:
     def key(t):
         return (t.dtype.name, t.ndim) if isinstance(t, Array) else (t.name,)
@@ -642,7 +767,9 @@ def _sig_text(types) -> str:
 
 def _type_of(value):
     """A launch argument's type as the engine keys it: Python ints are int64 (Numba),
-    other numbers and arrays keep their NumPy dtype."""
+    other numbers and arrays keep their NumPy dtype; a type (``float32[::1]``) is itself."""
+    if isinstance(value, Type):
+        return value
     if type(value) is int:
         return from_dtype(np.int64)
     arr = value if hasattr(value, "dtype") and hasattr(value, "ndim") else np.asarray(value)
@@ -689,6 +816,17 @@ def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
                       stacklevel=2)
     extensions = options.pop("extensions", None) or ()
     link = options.pop("link", None)
+    lineinfo = bool(options.pop("lineinfo", False))
+    launch_bounds = options.pop("launch_bounds", None)
+    carveout = options.pop("shared_memory_carveout", None)
+    if carveout is not None:
+        _carveout_percent(carveout)  # Numba checks it at decoration
+    if debug and lineinfo:
+        warnings.warn("debug and lineinfo are mutually exclusive. Use debug to get full debug "
+                      "info (this disables some optimizations), or lineinfo for line info only "
+                      "with code generation unaffected.", NumbaInvalidConfigWarning, stacklevel=2)
+    # A device function has no launch: like Numba, its launch_bounds (and lineinfo, which
+    # the calling kernel decides) change nothing.
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
         raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
@@ -696,14 +834,19 @@ def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
         if device:
             return DeviceFunction(func_or_sig, fastmath=fastmath, link=link)
         return Kernel(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
-                      link=link)
+                      link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
+                      shared_memory_carveout=carveout)
     sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
             return DeviceFunction(fn, sigs, fastmath=fastmath, link=link)
-        return Kernel(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
-                      link=link)
+        k = Kernel(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
+                   link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
+                   shared_memory_carveout=carveout)
+        # One signature (not a list of them) makes a specialized kernel, as in Numba.
+        k._specialized = sigs == (func_or_sig,)
+        return k
 
     return decorate
 

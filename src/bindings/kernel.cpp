@@ -489,6 +489,10 @@ void bind_kernel(py::module_& m) {
             }),
             py::arg("name"), py::arg("debug") = false, py::arg("fastmath") = false)
         .def("__getitem__", &configure)
+        .def("_set_device_codegen", &nu::jit_kernel::set_device_codegen, py::arg("entry_prefix"),
+             py::arg("nvrtc_extra"), py::arg("max_threads"))
+        .def_property_readonly("_nvrtc_extra", &nu::jit_kernel::nvrtc_extra)
+        .def("_set_carveout", &nu::jit_kernel::set_carveout, py::arg("percent"))
         .def("_forall", &configure_forall, py::arg("tasks"), py::arg("stream"), py::arg("sharedmem"))
         .def("_add_spec",
              [](nu::jit_kernel& k, const std::vector<std::tuple<py::object, int, std::string>>& params,

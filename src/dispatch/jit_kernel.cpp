@@ -50,6 +50,45 @@ std::string param_text(const kernel_param& p) {
 jit_kernel::jit_kernel(std::string name, bool debug, bool fastmath)
     : m_name(std::move(name)), m_debug(debug), m_fastmath(fastmath) {}
 
+void jit_kernel::set_device_codegen(std::string entry_prefix, std::vector<std::string> nvrtc_extra,
+                                    int max_threads) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_built.empty()) throw value_error("kernel '" + m_name + "': code generation options are set before the first build");
+    m_entry_prefix = std::move(entry_prefix);
+    m_nvrtc_extra = std::move(nvrtc_extra);
+    m_bounds_threads = max_threads;
+}
+
+void jit_kernel::set_carveout(int percent) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_built.empty()) throw value_error("kernel '" + m_name + "': the carveout is set before the first build");
+    m_carveout = percent;
+}
+
+namespace {
+
+// Translated code with line information (#line to the Python file) ends each function with
+// this marker; the lines after it are the unit's own again, numbered where they stand.
+constexpr const char* k_line_reset = "// nu: end of python lines";
+
+std::string reset_line_numbers(const std::string& unit) {
+    if (unit.find(k_line_reset) == std::string::npos) return unit;
+    std::string out;
+    std::size_t start = 0;
+    for (int line = 1; start <= unit.size(); ++line) {
+        std::size_t end = unit.find('\n', start);
+        if (end == std::string::npos) end = unit.size();
+        const std::string text = unit.substr(start, end - start);
+        out += text == k_line_reset ? "#line " + std::to_string(line + 1) + " \"nu_module.cu\"" : text;
+        if (end == unit.size()) break;
+        out += '\n';
+        start = end + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
 int jit_kernel::add_spec(kernel_spec spec) {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_specs.push_back(std::move(spec));
@@ -99,9 +138,10 @@ std::string jit_kernel::source(int index, bool host) {
     src += std::string("static constexpr bool nu_kernel_zero_division = ") +
            (m_debug && !m_fastmath ? "true" : "false") + ";\n\n";
     src += s.source + "\n";
+    if (!host) src += m_entry_prefix;
     src += "NU_KERNEL_ENTRY(" + entry(index) + ", " + s.function + ", " + std::to_string(words) +
            ", " + (s.grid_sync ? "2" : s.cooperative ? "1" : "0") + args + ")\n";
-    return src;
+    return reset_line_numbers(src);
 }
 
 const jit_kernel::built& jit_kernel::build(int index, bool host) {
@@ -117,11 +157,13 @@ const jit_kernel::built& jit_kernel::build(int index, bool host) {
     {
         blocking_section compiling;
         // On the host a @cuda.jit kernel is emulation (built at -O1, see kernel.h).
-        b->module = build_module(src, host, m_fastmath, {}, {entry(index)}, spec(index).links,
+        b->module = build_module(src, host, m_fastmath, host ? std::vector<std::string>{} : m_nvrtc_extra, {entry(index)}, spec(index).links,
                                  "kernel '" + m_name + "'", emulation_host_options());
     }
     b->function = module_entry(b->module, entry(index));
-    b->max_threads = host ? 1024 : active_backend().function_max_threads(b->function);
+    if (m_carveout && !host) active_backend().set_function_carveout(b->function, *m_carveout);
+    b->max_threads = host ? (m_bounds_threads > 0 ? m_bounds_threads : 1024)
+                          : active_backend().function_max_threads(b->function);
     std::lock_guard<std::mutex> lock(m_mutex);
     return *m_built.emplace(key, std::move(b)).first->second;
 }
@@ -159,7 +201,8 @@ void jit_kernel::check_shape(const built& b, const kernel_spec& spec, const laun
     if (threads > limit) {
         throw value_error(api() + ": " + std::to_string(threads) + " threads per block " + dims_text(shape.block) +
                           " is more than the " + std::to_string(limit) + " this kernel can be launched with" +
-                          (limit < info.max_threads_per_block ? " (its register use limits it)" : "") + " on " +
+                          (limit == m_bounds_threads ? " (its launch_bounds)"
+                           : limit < info.max_threads_per_block ? " (its register use limits it)" : "") + " on " +
                           (host ? "the host backend" : info.name));
     }
     const std::int64_t shared = spec.static_shared + shape.dynamic_shared;

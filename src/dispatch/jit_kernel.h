@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +56,16 @@ public:
 
     const std::string& name() const { return m_name; }
     bool debug() const { return m_debug; }
+    // Numba's lineinfo= and launch_bounds=: for device builds, text placed just before the
+    // entry point (a __launch_bounds__ definition, a #line to the def line) and NVRTC options
+    // (-lineinfo); for every launch, the most threads per block the bounds allow (0: none),
+    // which the host backend checks as a GPU would. Set once, before the first build.
+    void set_device_codegen(std::string entry_prefix, std::vector<std::string> nvrtc_extra,
+                            int max_threads);
+    // Numba's shared_memory_carveout (percent, -1 the driver's default), applied to each
+    // function as it is loaded on a GPU. Set once, before the first build.
+    void set_carveout(int percent);
+    const std::vector<std::string>& nvrtc_extra() const { return m_nvrtc_extra; }
 
     // Specializations are appended from Python; a call's type key maps to one of them
     // (its own, lazily compiled, or a declared signature the arguments convert to).
@@ -88,6 +99,10 @@ private:
     std::string m_name;
     bool m_debug;
     bool m_fastmath;
+    std::string m_entry_prefix;
+    std::vector<std::string> m_nvrtc_extra;
+    int m_bounds_threads = 0;
+    std::optional<int> m_carveout;
     mutable std::mutex m_mutex;  // guards everything below: launches may come from threads
     std::deque<kernel_spec> m_specs;
     std::unordered_map<std::string, int> m_keys;

@@ -108,6 +108,9 @@ public:
                                void* params) = 0;
     // Most threads per block `function` can be launched with (its registers decide).
     virtual int function_max_threads(void* function) = 0;
+    // The preferred shared memory carveout of `function` (percent of the unified L1/shared
+    // storage, -1: the driver's default); a preference the driver may round.
+    virtual void set_function_carveout(void* function, int percent) = 0;
     // Device address and size of the module's global variable `name` (debug launches read
     // the kernel's error record through it).
     virtual void* module_global(void* module, const std::string& name, std::size_t* bytes) = 0;

@@ -360,6 +360,12 @@ public:
         return n;
     }
 
+    void set_function_carveout(void* function, int percent) override {
+        make_current();
+        NU_CU(m_api, cuFuncSetAttribute, static_cast<CUfunction>(function),
+              CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent);
+    }
+
     void* module_global(void* module, const std::string& name, std::size_t* bytes) override {
         make_current();
         CUdeviceptr ptr = 0;

@@ -171,6 +171,7 @@ public:
         throw cuda_support_error("the host backend cannot launch CUDA kernels");
     }
     int function_max_threads(void*) override { return 1024; }
+    void set_function_carveout(void*, int) override {}  // no L1/shared split to prefer
     void* module_global(void*, const std::string&, std::size_t*) override {
         throw cuda_support_error("the host backend has no CUDA modules");
     }

@@ -1,0 +1,167 @@
+"""Numba's dispatcher surface of @cuda.jit kernels: ``specialized`` and ``specialize``
+(one kernel per types, kept in ``specializations``), the resource queries' forms (one value
+for a specialized kernel or a signature, else a dict keyed like ``overloads``),
+``get_max_threads_per_block`` and ``shared_memory_carveout``. No GPU is needed except
+where marked."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import cuda, float32, float64, int32, int64, void
+from numbacuda_ufunc.errors import CudaSupportError
+
+
+def pi_sin(x, n):
+    i = cuda.grid(1)
+    if i < n:
+        x[i] = 3.14 * math.sin(x[i])
+
+
+def tile_copy(x):
+    t = cuda.shared.array(100, float32)
+    i = cuda.threadIdx.x
+    if i < 100:
+        t[i] = x[i]
+    cuda.syncthreads()
+    if i < 100:
+        x[i] = t[99 - i]
+
+
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = i + 1
+
+
+def test_one_signature_makes_a_specialized_kernel_and_a_list_does_not():
+    assert cuda.jit("void(float32[::1], int64)")(pi_sin).specialized
+    assert cuda.jit(void(float32[::1], int64))(pi_sin).specialized
+    assert cuda.jit((float32[::1], int64))(pi_sin).specialized
+    assert not cuda.jit(["void(float32[::1], int64)"])(pi_sin).specialized
+    assert not cuda.jit(pi_sin).specialized
+
+
+def test_specialize_is_made_once_per_types_and_refuses_a_specialized_kernel():
+    k = cuda.jit(pi_sin)
+    assert k.specializations == {}
+    f32 = k.specialize(float32[::1], int64)
+    assert f32.specialized and len(k.specializations) == 1
+    assert k.specialize(float32[::1], int64) is f32
+    f64 = k.specialize(np.zeros(4), 4)  # values are typed as a launch types them
+    assert f64 is not f32 and len(k.specializations) == 2
+    for done in (f32, cuda.jit("void(float32[::1], int64)")(pi_sin)):
+        with pytest.raises(RuntimeError, match="Dispatcher already specialized"):
+            done.specialize(float32[::1], int64)
+    x = np.linspace(-2, 2, 50).astype(np.float32)
+    expect = (np.float32(3.14) * np.sin(x.astype(np.float64)).astype(np.float32))
+    f32[1, 64](x, x.size)
+    np.testing.assert_allclose(x, expect, rtol=1e-6)
+
+
+def test_specialized_kernels_survive_pickling():
+    k = cuda.jit("void(float32[::1], int64)")(pi_sin)
+    again = pickle.loads(pickle.dumps(k))
+    assert again.specialized
+    assert not pickle.loads(pickle.dumps(cuda.jit(pi_sin))).specialized
+
+
+def test_resource_queries_give_a_value_for_a_specialized_kernel():
+    k = cuda.jit("void(float32[::1], int64)")(pi_sin)
+    for query in (k.get_regs_per_thread, k.get_shared_mem_per_block,
+                  k.get_local_mem_per_thread, k.get_const_mem_size, k.get_max_threads_per_block):
+        try:
+            value = query()
+        except CudaSupportError:  # no cuobjdump on this machine
+            pytest.skip("needs cuobjdump")
+        assert isinstance(value, int) and value >= 0, query
+        assert value == query(void(float32[::1], int64)), query
+
+
+def test_resource_queries_of_a_lazy_kernel_are_keyed_like_overloads():
+    k = cuda.jit(pi_sin)
+    k[1, 10](np.zeros(10, np.float32), 10)
+    k[1, 10](np.zeros(10, np.float64), 10)
+    try:
+        regs = k.get_regs_per_thread()
+    except CudaSupportError:
+        pytest.skip("needs cuobjdump")
+    assert len(regs) == 2 and set(regs) == set(k.overloads)
+    # Looked up by the types Numba compiles for contiguous arguments, or by a signature.
+    sig32, sig64 = void(float32[::1], int64), void(float64[::1], int64)
+    assert regs[sig32.args] == k.get_regs_per_thread(sig32) > 0
+    assert regs[sig64.args] == k.get_regs_per_thread(sig64) > 0
+    assert sig32.args in k.overloads and (int32[::1], int64) not in k.overloads
+    with pytest.raises(KeyError):
+        regs[(int32[::1], int64)]
+
+
+def test_max_threads_per_block_follows_launch_bounds_and_registers():
+    try:
+        assert cuda.jit("void(float32[::1], int64)")(pi_sin).get_max_threads_per_block() == 1024
+        assert cuda.jit("void(float32[::1], int64)", launch_bounds=128)(pi_sin) \
+            .get_max_threads_per_block() == 128
+        assert cuda.jit("void(float32[::1], int64)", launch_bounds=(96, 2))(pi_sin) \
+            .get_max_threads_per_block() == 96
+    except CudaSupportError:
+        pytest.skip("needs cuobjdump")
+
+
+def test_static_shared_memory_of_a_specialized_kernel():
+    k = cuda.jit("void(float32[::1])")(tile_copy)
+    try:
+        shared = k.get_shared_mem_per_block()
+    except CudaSupportError:
+        pytest.skip("needs cuobjdump")
+    assert shared in (400, 400 + 1024)  # sm_90 CUBINs add the 1 KiB reserved per block
+
+
+@pytest.mark.parametrize("carveout", ["MaxL1", "MaxShared", "default", "maxshared", 0, 50, 100, -1])
+@pytest.mark.parametrize("with_signature", [False, True])
+def test_valid_carveouts_launch(carveout, with_signature):
+    deco = cuda.jit("void(int32[:])", shared_memory_carveout=carveout) if with_signature \
+        else cuda.jit(shared_memory_carveout=carveout)
+    k = deco(add_one)
+    x = np.zeros(10, np.int32)
+    k[1, 16](x)
+    np.testing.assert_array_equal(x, np.arange(1, 11))
+    assert k.shared_memory_carveout == carveout
+
+
+@pytest.mark.parametrize("carveout, error, message", [
+    (150, ValueError, "must be between -1 and 100"),
+    (-2, ValueError, "must be between -1 and 100"),
+    (101, ValueError, "must be between -1 and 100"),
+    ("InvalidOption", ValueError, "Invalid carveout value: InvalidOption"),
+    (50.0, TypeError, "shared_memory_carveout must be str or int, got float"),
+    (True, TypeError, "got bool"),
+])
+def test_invalid_carveouts_are_refused_at_decoration(carveout, error, message):
+    with pytest.raises(error, match=message):
+        cuda.jit(shared_memory_carveout=carveout)(add_one)
+    with pytest.raises(error, match=message):
+        cuda.jit("void(int32[:])", shared_memory_carveout=carveout)(add_one)
+
+
+def test_specialize_keeps_the_carveout():
+    k = cuda.jit(shared_memory_carveout="MaxShared")(add_one)
+    s = k.specialize(np.zeros(4, np.int32))
+    assert s.shared_memory_carveout == "MaxShared"
+    x = np.zeros(4, np.int32)
+    s[1, 4](x)
+    np.testing.assert_array_equal(x, [1, 2, 3, 4])
+
+
+@pytest.mark.gpu
+def test_carveout_is_applied_on_the_gpu():
+    # cuFuncSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT) on each loaded function; a
+    # kernel with most of the shared memory still launches and computes.
+    for carveout in ("MaxShared", "MaxL1", 25):
+        k = cuda.jit("void(float32[::1])", shared_memory_carveout=carveout)(tile_copy)
+        x = np.arange(100, dtype=np.float32)
+        d = cuda.to_device(x)
+        k[1, 128](d)
+        np.testing.assert_array_equal(d.copy_to_host(), x[::-1])
+
