@@ -86,6 +86,34 @@ class Kernel(_core.Kernel):
         self._specs.append(tk)
         return index
 
+    def _resolve_launch(self, descr, launch, args) -> int:
+        """Called by the engine for a launch whose argument types are new: compiles through
+        ``_compile_for_args`` (Numba's hook, which code may wrap) with the launch's
+        configuration current (``cuda.launchconfig``). Returns the specialization."""
+        from .cuda import launchconfig
+
+        config = launchconfig.LaunchConfig(self, launch.griddim, launch.blockdim,
+                                           launch.stream, launch.sharedmem, args, launch)
+        with launchconfig._compiling(config, descr):
+            overload = self._compile_for_args(*args)
+        if not isinstance(overload, KernelOverload) or overload._kernel is not self:
+            raise TypeError(f"kernel '{self.__name__}': _compile_for_args() must return one "
+                            f"of this kernel's overloads (got {overload!r})")
+        return overload._index
+
+    def _compile_for_args(self, *args, **kws):
+        """Numba's hook: the specialization for these launch arguments, compiled when new
+        (during a launch, for the types the engine described; otherwise for the types of
+        ``args`` as a launch types them)."""
+        from .cuda import launchconfig
+
+        if kws:
+            raise TypeError(f"kernel '{self.__name__}' takes no keyword arguments")
+        descr = launchconfig._pending_descr(self)
+        if descr is None:
+            return self.compile(tuple(_type_of(a) for a in args))
+        return KernelOverload(self, self._resolve(descr))
+
     def _resolve(self, descr) -> int:
         """Called by the engine for a new tuple of argument types: ``descr`` holds
         (dtype, ndim) per argument, ndim -1 for scalars. Returns the specialization."""

@@ -10,7 +10,7 @@ import pickle
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import cuda, float32, float64, int32, int64, void
+from numbacuda_ufunc import cuda, float32, float64, int16, int32, int64, void
 from numbacuda_ufunc.errors import CudaSupportError
 
 
@@ -165,3 +165,64 @@ def test_carveout_is_applied_on_the_gpu():
         k[1, 128](d)
         np.testing.assert_array_equal(d.copy_to_host(), x[::-1])
 
+
+
+def one(x):
+    x[0] = 1
+
+
+def test_launch_config_is_current_while_a_launch_compiles():
+    from numbacuda_ufunc.cuda import launchconfig
+
+    k = cuda.jit(one)
+    seen = []
+    compile_for_args = k._compile_for_args
+
+    def wrapped(*args):
+        seen.append(launchconfig.ensure_current_launch_config())
+        return compile_for_args(*args)
+
+    k._compile_for_args = wrapped
+    arr = np.zeros(3, np.int32)
+    configured = k[2, (4, 2)]
+    configured(arr)
+    (cfg,) = seen
+    assert cfg.dispatcher is k and cfg.griddim == (2, 1, 1) and cfg.blockdim == (4, 2, 1)
+    assert cfg.sharedmem == 0 and cfg.args[0] is arr and arr[0] == 1
+    assert launchconfig.current_launch_config() is None and configured.args is None
+    with pytest.raises(RuntimeError, match="No launch config"):
+        launchconfig.ensure_current_launch_config()
+    k[1, 1](np.zeros(3, np.int32))  # the same types: nothing to compile
+    assert len(seen) == 1
+
+
+def test_capture_compile_config_records_and_restores():
+    from numbacuda_ufunc.cuda import launchconfig
+
+    k = cuda.jit(one)
+    with launchconfig.capture_compile_config(k) as capture:
+        k[3, 5, 0, 16](np.zeros(1, np.float64))
+    cfg = capture["config"]
+    assert cfg.dispatcher is k and cfg.griddim == (3, 1, 1) and cfg.blockdim == (5, 1, 1)
+    assert cfg.sharedmem == 16
+    assert "_compile_for_args" not in vars(k)
+    with launchconfig.capture_compile_config(k) as capture:
+        k[1, 1](np.zeros(1, np.float64))  # compiled already
+    assert capture["config"] is None
+    with pytest.raises(TypeError, match="dispatcher is required"):
+        with launchconfig.capture_compile_config(None):
+            pass
+
+
+def test_compile_for_args_outside_a_launch_compiles_for_the_values():
+    k = cuda.jit(one)
+    overload = k._compile_for_args(np.zeros(2, np.int16))
+    assert overload.arg_types[0] == int16[:]
+    assert len(k.overloads) == 1
+
+
+def test_a_compile_hook_must_return_an_overload_of_the_kernel():
+    k = cuda.jit(one)
+    k._compile_for_args = lambda *args: "not an overload"
+    with pytest.raises(TypeError, match="must return one of this kernel's overloads"):
+        k[1, 1](np.zeros(1))

@@ -39,6 +39,7 @@ from ..ufunc import vectorize
 from . import (
     _device_arrays,  # noqa: F401  (DeviceNDArray's Python-side attributes)
     args,
+    launchconfig,
     vector_types,
 )
 from ._device_arrays import IpcArrayHandle, open_ipc_array
@@ -107,7 +108,7 @@ __all__ = [
     "PinnedMemory", "MemoryInfo", "Context", "gpus", "profile_start", "profile_stop",
     "profiling",
     # events and kernel argument hints
-    "Event", "event", "event_elapsed_time", "In", "Out", "InOut", "args", "config",
+    "Event", "event", "event_elapsed_time", "In", "Out", "InOut", "args", "config", "launchconfig",
     "vector_types", *vector_types.vector_types, *vector_types.vector_type_aliases,
 ]
 

@@ -413,7 +413,9 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
         py::tuple descr(args.size());
         std::size_t next = 0;
         for (std::size_t i = 0; i < args.size(); ++i) descr[i] = describe_argument(args[i], kargs, next);
-        spec = l.owner.attr("_resolve")(descr).cast<int>();  // translates (or picks a signature)
+        // Translates (or picks a signature), with the launch configuration current
+        // (numba.cuda.launchconfig) while it compiles.
+        spec = l.owner.attr("_resolve_launch")(descr, self, args).cast<int>();
         k.bind_key(key, spec);
     }
     try {
@@ -452,6 +454,14 @@ void bind_kernel(py::module_& m) {
         })
         .def_property_readonly("sharedmem", [](const kernel_launcher& l) { return l.shape.dynamic_shared; })
         .def_property_readonly("stream", [](const kernel_launcher& l) { return l.stream_object; })
+        // Numba's: the arguments of the launch through this configuration that is compiling
+        // on this thread (numba.cuda.launchconfig), else None; never kept past the launch.
+        .def_property_readonly("args", [](py::object self) -> py::object {
+            py::object config = py::module_::import("numbacuda_ufunc.cuda.launchconfig")
+                                    .attr("current_launch_config")();
+            if (!config.is_none() && py::object(config.attr("_launch")).is(self)) return config.attr("args");
+            return py::none();
+        })
         .def_property_readonly(
             "pre_launch_callbacks",
             [](kernel_launcher& l) {
