@@ -149,3 +149,32 @@ def test_debug_with_opt_warns(monkeypatch):
     assert _caught(lambda: cuda.jit(_axpy)) == []
     k = cuda.jit(debug=True, opt=False)(_axpy)
     assert k.debug is True
+
+
+def test_gufunc_calls_warn_of_low_occupancy(warnings_on, monkeypatch):
+    # Numba's gufuncs are kernel launches and warn the same way: one block per 128 loop
+    # iterations here, so fewer than 128 * 128 iterations is a grid under 128 blocks.
+    from numbacuda_ufunc import guvectorize
+
+    def body(a, b, out):
+        for i in range(a.shape[0]):
+            out[i] = a[i] * b[i]
+
+    sig = ["void(float32[:], float32[:], float32[:])"]
+    dist = guvectorize(sig, "(n),(n)->(n)", target="cuda")(body)
+    rng = np.random.default_rng(3)
+    a, b = rng.random(4096, np.float32), rng.random(4096, np.float32)
+    with pytest.warns(NumbaPerformanceWarning, match=_OCCUPANCY):
+        got = dist(a, b)  # one loop iteration: a grid of one block
+    np.testing.assert_array_equal(got, a * b)
+    many_a, many_b = rng.random((128 * 128, 2), np.float32), rng.random((128 * 128, 2), np.float32)
+    quiet = []
+    quiet += _caught(lambda: np.testing.assert_array_equal(dist(many_a, many_b), many_a * many_b))
+    quiet += _caught(lambda: dist(a[:0].reshape(0, 0), b[:0].reshape(0, 0)))  # nothing launched
+    host_side = guvectorize(sig, "(n),(n)->(n)", target="cpu")(body)
+    quiet += _caught(lambda: host_side(a, b))
+    assert quiet == []
+    with pytest.warns(NumbaPerformanceWarning, match="Grid size 127 "):
+        dist(many_a[:127 * 128], many_b[:127 * 128])
+    monkeypatch.setattr(cuda.config, "CUDA_LOW_OCCUPANCY_WARNINGS", 0)
+    assert _caught(lambda: dist(a, b)) == []

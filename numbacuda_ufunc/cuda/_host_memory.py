@@ -8,6 +8,7 @@ import contextlib
 import numpy as np
 
 from .. import _core
+from .._interop import stream_handle
 from ..types import from_dtype
 
 __all__ = [
@@ -30,20 +31,40 @@ def _extent(arr: np.ndarray) -> tuple[int, int]:
     return start + lo, hi - lo + arr.itemsize
 
 
-def _interface(arr: np.ndarray, pointer: int) -> dict:
+def _interface(arr: np.ndarray, pointer: int, stream_handle: int = 0) -> dict:
     return {
         "shape": arr.shape,
         "strides": None if arr.flags.c_contiguous else arr.strides,
         "typestr": arr.dtype.str,
         "data": (pointer if arr.size else 0, False),
         "version": 3,
-        "stream": None,  # host memory: no stream work pending from us
+        # Numba's entry: the handle of the array's stream, None for the default stream.
+        "stream": stream_handle or None,
     }
+
+
+def _stream_of(stream, api: str):
+    """``stream=`` of mapped_array/managed_array: 0 or a stream (ours, CuPy's, Numba's)."""
+    if stream is None or stream == 0:
+        return 0
+    if stream_handle(stream) is None:
+        raise TypeError(f"{api}(): stream must be 0 or a CUDA stream (got {stream!r})")
+    return stream
 
 
 class _DeviceVisibleNDArray(np.ndarray):
     """A NumPy array in memory the device can address: ufuncs and kernels take it as a
     device array (``__cuda_array_interface__``) and use it in place, with no copy."""
+
+    _nu_stream = 0  # the stream= it was made with; views inherit it (__array_finalize__)
+
+    def __array_finalize__(self, obj):
+        self._nu_stream = getattr(obj, "_nu_stream", 0)
+
+    @property
+    def stream(self):
+        """The array's stream (Numba's attribute): 0 for the default stream."""
+        return self._nu_stream
 
     def _device_address(self, host: int) -> int:
         raise NotImplementedError
@@ -54,7 +75,8 @@ class _DeviceVisibleNDArray(np.ndarray):
         if self.size and _core.address_range(_extent(self)[0]) is None:
             # A view that left the mapped allocation (np.asarray of a copy, say).
             raise AttributeError("this array is no longer in device-visible memory")
-        return _interface(self, self._device_address(host) if self.size else 0)
+        return _interface(self, self._device_address(host) if self.size else 0,
+                          stream_handle(self._nu_stream))
 
     @property
     def device_ctypes_pointer(self):
@@ -96,8 +118,10 @@ def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, por
     it in place through its device pointer. ``portable``: usable from every context;
     ``wc``: write-combined (fast host writes, slow host reads)."""
     dt = _check_dtype(dtype, "mapped_array")
-    arr = _core.mapped_array(shape, dt, strides, order, bool(portable), bool(wc))
-    return arr.view(MappedNDArray)
+    stream = _stream_of(stream, "mapped_array")
+    arr = _core.mapped_array(shape, dt, strides, order, bool(portable), bool(wc)).view(MappedNDArray)
+    arr._nu_stream = stream
+    return arr
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
@@ -107,8 +131,10 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
     than asked for. Memory is always attached globally (``attach_global`` is accepted for
     Numba's signature; host-attached memory would only narrow who may touch it)."""
     dt = _check_dtype(dtype, "managed_array")
-    arr = _core.managed_array(shape, dt, strides, order)
-    return arr.view(ManagedNDArray)
+    stream = _stream_of(stream, "managed_array")
+    arr = _core.managed_array(shape, dt, strides, order).view(ManagedNDArray)
+    arr._nu_stream = stream
+    return arr
 
 
 def like_strides(ary) -> tuple:

@@ -79,7 +79,7 @@ py::dtype record_from_descr(py::handle descr, const std::string& typestr, const 
 
 }  // namespace
 
-nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
+nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync, bool adopt_stream) {
     py::object iface;
     try {
         iface = obj.attr("__cuda_array_interface__");
@@ -183,13 +183,20 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync) {
         // The producer's pending work on its stream must finish before we read. Work on
         // the legacy default stream (1, CuPy's default) is already ordered before ours:
         // the legacy stream synchronizes with every blocking stream, so no wait is needed.
-        if (sync && g_cai_sync && handle != 1) {
-            const nu::stream_ref producer_stream =
-                handle == 2 ? nu::per_thread_default_stream()
-                            : nu::external_stream(reinterpret_cast<nu::stream_handle>(handle));
-            py::gil_scoped_release nogil;
-            backend.synchronize_stream(producer_stream->handle);
+        const bool wait = sync && g_cai_sync && handle != 1;
+        if (wait || adopt_stream) {
+            // The legacy stream (1) is our default stream (handle 0) under another name:
+            // the view keeps the default, so it behaves as one made here (stream 0).
+            stream = handle == 1   ? nu::default_stream()
+                     : handle == 2 ? nu::per_thread_default_stream()
+                                   : nu::external_stream(reinterpret_cast<nu::stream_handle>(handle));
         }
+        if (wait) {
+            // Through Stream.synchronize, as Numba does: code that wraps or patches the
+            // method (Numba's tests count its calls) sees every synchronization.
+            py::cast(py_stream{stream}).attr("synchronize")();
+        }
+        if (!adopt_stream) stream = nu::default_stream();
     }
     // The owner object keeps the memory alive; drop it with the GIL held.
     auto* owner = new py::object(py::reinterpret_borrow<py::object>(obj));
@@ -337,11 +344,10 @@ py::dict cuda_array_interface(const nu::device_array& a) {
     }
     d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(v.size() ? v.data : nullptr), false);
     d["version"] = 3;
-    // CAI v3: 1 names the legacy default stream; None means "no synchronization needed".
-    const bool emulated = nu::active_backend().emulated();
+    // Numba's entry: the handle of the stream the array's work is on, None for the
+    // default (legacy) stream, which orders itself with every blocking stream anyway.
     const nu::stream_handle h = interface_stream(a);
-    d["stream"] = emulated ? py::object(py::none())
-                           : py::object(py::int_(h ? reinterpret_cast<std::uintptr_t>(h) : 1));
+    d["stream"] = h ? py::object(py::int_(reinterpret_cast<std::uintptr_t>(h))) : py::object(py::none());
     return d;
 }
 
@@ -582,7 +588,9 @@ void bind_array(py::module_& m) {
 
     m.def("as_cuda_array", [](py::handle obj, bool sync, const char* api) {
         if (is_device_array(obj)) return obj.cast<nu::device_array>();
-        return import_cuda_array(obj, api, sync);
+        // The view takes the producer's stream as its own (Numba's rule): its copies and
+        // launches with stream=0 are ordered after the producer's work.
+        return import_cuda_array(obj, api, sync, true);
     }, py::arg("obj"), py::arg("sync") = true, py::arg("api") = "as_cuda_array");
     m.def("set_cai_sync", [](bool on) { g_cai_sync = on; });
     m.def("cai_sync", [] { return g_cai_sync; });

@@ -99,7 +99,10 @@ bool has_cai(py::handle obj);
 bool is_device_array(py::handle obj);
 std::optional<nu::device_array> device_operand(py::handle obj, const char* api);
 // `sync`: wait for the producer's stream (CAI v3), unless the environment switch is off.
-nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync = true);
+// A DeviceNDArray over a __cuda_array_interface__ object's memory. `sync`: wait for the
+// producer's stream (unless config.CUDA_ARRAY_INTERFACE_SYNC is off); `adopt_stream`: the
+// array takes that stream as its own (cuda.as_cuda_array), else the default stream.
+nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync = true, bool adopt_stream = false);
 // Turns failures of frees that ran in destructors (backend::take_release_errors) into a
 // RuntimeWarning; call with the GIL held.
 void report_release_errors();
@@ -151,6 +154,12 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
 // synchronization); CuPy's current stream waits for `s` with an event. Call it after the
 // call's work is queued on `s`.
 py::object as_cupy(py::object device_result, const nu::stream_ref& s);
+// Numba's low-occupancy NumbaPerformanceWarning (config.CUDA_LOW_OCCUPANCY_WARNINGS) for a
+// launch of `blocks` blocks (kernel.cpp; gufunc calls report theirs).
+void warn_low_occupancy(std::int64_t blocks);
+// The object a call returns for the `out=` it was given (its DeviceNDArray view for a
+// foreign non-CuPy __cuda_array_interface__ object, else `out` itself).
+py::object returned_output(py::object out, const nu::operand& op);
 // After a call queued its work on `s`: device operands remember the use (frees wait for
 // it; the interface export names the last writer). Inputs are read, outputs written.
 void note_stream_uses(const std::vector<nu::operand>& inputs, const nu::operand* outputs,

@@ -102,7 +102,7 @@ std::vector<py::dtype>& record_dtypes() {
 nu::dtype record_id(std::size_t k) { return static_cast<nu::dtype>(nu::k_first_record + static_cast<int>(k)); }
 
 // A structured dtype: registered on first use, so dtypes NumPy calls equal (same fields,
-// offsets and itemsize) share an id. Every launch with a host record array comes here:
+// offsets and itemsize) and equally aligned share an id. Every launch with a host record array comes here:
 // the same dtype object (the common case) is found by identity, an equal one by NumPy's
 // C-level comparison; only a new layout pays for its description (repr() runs Python,
 // ~45 us per call measured on this 2-core machine).
@@ -111,10 +111,13 @@ nu::dtype record_of(const py::dtype& dt, const char* what) {
     for (std::size_t k = 0; k < table.size(); ++k) {
         if (table[k].ptr() == dt.ptr()) return record_id(k);
     }
+    // NumPy calls an aligned struct equal to a packed one of the same layout; Numba's
+    // record types differ by that flag (so do their kernels' signatures): so do our ids.
+    const bool aligned = py::bool_(dt.attr("isalignedstruct"));
     for (std::size_t k = 0; k < table.size(); ++k) {
         const int equal = PyObject_RichCompareBool(dt.ptr(), table[k].ptr(), Py_EQ);
         if (equal < 0) PyErr_Clear();
-        if (equal == 1) return record_id(k);
+        if (equal == 1 && py::bool_(table[k].attr("isalignedstruct")) == aligned) return record_id(k);
     }
     const std::string text = py::str(dt).cast<std::string>();
     if (py::bool_(dt.attr("hasobject"))) {

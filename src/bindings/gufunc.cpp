@@ -156,15 +156,17 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     std::vector<py::object> results(nout);
     for (std::size_t k = 0; k < nout; ++k) {
         if (!outs[k].is_none()) {
-            results[k] = outs[k];
+            results[k] = returned_output(outs[k], out_ops[k]);
             continue;
         }
         results[k] = new_result(who, plan.out_shapes[k], l.types[nin + k], 'C', on_device, is_cupy, s, &out_ops[k]);
     }
+    std::int64_t blocks = 0;
     {
         py::gil_scoped_release nogil;
-        g.execute(plan, ops, out_ops, s);
+        blocks = g.execute(plan, ops, out_ops, s);
     }
+    warn_low_occupancy(blocks);  // as Numba's gufuncs, whose launches are kernel launches
     note_stream_uses(ops, out_ops.data(), out_ops.size(), s);
     for (auto& [user_in, copy] : writable_back) {
         py::module_::import("numpy").attr("copyto")(user_in, copy, py::arg("casting") = "same_kind");

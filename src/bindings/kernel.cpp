@@ -80,6 +80,19 @@ void check_occupancy(const nu::launch_shape& shape) {
     }
 }
 
+}  // namespace
+
+void warn_low_occupancy(std::int64_t blocks) {
+    if (g_warn_low_occupancy && blocks > 0) {
+        nu::launch_shape shape{};
+        shape.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(blocks, 1 << 30));
+        shape.grid[1] = shape.grid[2] = 1;
+        check_occupancy(shape);
+    }
+}
+
+namespace {
+
 // Numba's `extensions` (a list on the Python kernel, which may be appended to at any
 // time): when it holds any, the launch goes through Python (Kernel._extension_launch) to
 // let them convert the arguments; kernels without extensions keep this C++ path.

@@ -184,6 +184,21 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
     return op;
 }
 
+// What a call returns for an `out=` the caller passed: the object itself (NumPy's rule),
+// except a foreign __cuda_array_interface__ object that is neither CuPy's nor a NumPy
+// array (mapped and managed arrays are): its DeviceNDArray view, as Numba returns, since
+// a bare interface exporter may have no API of its own (CuPy in, CuPy out; any other
+// device data, DeviceNDArray out; the same memory either way).
+py::object returned_output(py::object out, const nu::operand& op) {
+    if (op.where != nu::operand::kind::device || is_device_array(out) || py::isinstance<py::array>(out) ||
+        !has_cai(out)) {
+        return out;
+    }
+    const std::string module = py::str(py::type::handle_of(out).attr("__module__"));
+    if (module.rfind("cupy", 0) == 0) return out;
+    return py::cast(op.device);
+}
+
 void note_stream_uses(const std::vector<nu::operand>& inputs, const nu::operand* outputs,
                       std::size_t nout, const nu::stream_ref& s) {
     auto note = [&](const nu::operand& op, bool write) {

@@ -60,7 +60,10 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
 
     nu::operand out_op;
     py::object result = out;
-    if (!out.is_none()) out_op = output_operand(who, out, nin, "out");
+    if (!out.is_none()) {
+        out_op = output_operand(who, out, nin, "out");
+        result = returned_output(out, out_op);
+    }
     const nu::call_plan plan = uf.plan(ops, out.is_none() ? nullptr : &out_op);
     if (out.is_none()) {
         result = new_result(who, plan.shape, plan.out_type, plan.order,
@@ -119,7 +122,10 @@ py::object call_loop(py::handle self, py::tuple args, py::object out, int loop, 
     const nu::stream_ref s = as_stream(stream, uf.name().c_str());
     nu::operand out_op;
     py::object result = out;
-    if (!out.is_none()) out_op = output_operand(who, out, nin, "out");
+    if (!out.is_none()) {
+        out_op = output_operand(who, out, nin, "out");
+        result = returned_output(out, out_op);
+    }
     nu::call_plan plan = uf.plan_with(loop, ops, out.is_none() ? nullptr : &out_op, out_casting,
                                       masked ? &mask : nullptr);
     if (out.is_none()) {

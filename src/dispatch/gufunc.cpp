@@ -295,8 +295,8 @@ staging plan_staging(const std::vector<array_view>& views, const std::vector<sha
 
 }  // namespace
 
-void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
-                     const std::vector<operand>& outputs, const stream_ref& stream) {
+std::int64_t gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
+                             const std::vector<operand>& outputs, const stream_ref& stream) {
     const std::int64_t n = checked_size(plan.loop_shape, m_name.c_str());
     const gufunc_loop& l = loop_at(plan.loop);
     const bool emulated = cuda_target_emulated();
@@ -346,6 +346,7 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
             }
         }
     }
+    std::int64_t blocks = 0;
     if (n > 0) {
         // Loop dimensions: broadcast, then coalesced like an elementwise iteration space.
         shape_t shape = plan.loop_shape;
@@ -386,6 +387,8 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
             for (std::size_t j = 0; j < core; ++j) words.push_back(views[k].shape[first + j]);
             for (std::size_t j = 0; j < core; ++j) words.push_back(views[k].strides[first + j]);
         }
+        const std::int64_t block = st.block != 0 ? st.block : 128;
+        if (m_target == target::cuda) blocks = (n + block - 1) / block;
         if (st.block != 0) {
             words.insert(words.end(), st.words.begin(), st.words.end());
             launch_staged(kern, words.data(), n, st.block, st.bytes, s);
@@ -405,6 +408,7 @@ void gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs
             cast_into(outputs[k - m_nin].device, staged, stream);
         }
     }
+    return blocks;
 }
 
 }  // namespace nu

@@ -65,8 +65,10 @@ public:
                      const std::vector<const operand*>& outputs) const;
 
     // Runs the loop. Inputs and outputs already have the loop's dtypes (device arrays of
-    // another dtype are converted on the device); outputs are read-write.
-    void execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
+    // another dtype are converted on the device); outputs are read-write. Returns the
+    // blocks the cuda target's loop asks for (emulated or not), 0 when nothing was launched
+    // or the target is cpu/parallel: the caller's low-occupancy warning reads it.
+    std::int64_t execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
                  const std::vector<operand>& outputs, const stream_ref& stream);
 
     std::vector<std::pair<std::string, std::string>> kernel_sources();
