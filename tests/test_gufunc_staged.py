@@ -172,8 +172,9 @@ def test_staged_kernel_builds_for_sm90_with_vector_copies(dtype):
     assert "LDG.E.128" in ops and "STG.E.128" in ops, "16-byte global copies"
     assert "STS" in ops and "LDS" in ops and "BAR.SYNC" in ops
     assert "STL" not in ops and "LDL" not in ops, "no local memory traffic"
-    usage = _sass.resource_usage(cubin)[entry]
-    assert usage["regs"] <= 64, usage
+    if _sass.find_tool("cuobjdump") is not None:  # resource counts come from cuobjdump only
+        usage = _sass.resource_usage(cubin)[entry]
+        assert usage["regs"] <= 64, usage
 
 
 def test_staged_source_needs_one_loop_dimension():
