@@ -52,7 +52,9 @@ class Kernel(_core.Kernel):
         self.fastmath = bool(fastmath)
         self.lineinfo = bool(lineinfo)
         self.launch_bounds = launch_bounds
-        self._set_device_codegen(*_device_codegen(pyfunc, self.lineinfo, launch_bounds))
+        prefix, nvrtc_extra, self._bounds_threads = _device_codegen(pyfunc, self.lineinfo,
+                                                                     launch_bounds)
+        self._set_device_codegen(prefix, nvrtc_extra, self._bounds_threads)
         self.shared_memory_carveout = shared_memory_carveout
         if shared_memory_carveout is not None:
             self._set_carveout(_carveout_percent(shared_memory_carveout))
@@ -175,7 +177,11 @@ class Kernel(_core.Kernel):
     def overloads(self) -> dict:
         """Argument types -> each specialization (a :class:`KernelOverload`), as Numba's
         ``overloads``."""
-        return _ByTypes((self._tuple_types.get(i, tk.arg_types), KernelOverload(self, i))
+        return self._by_types(lambda i: KernelOverload(self, i))
+
+    def _by_types(self, value_of):
+        """``value_of(index)`` per specialization, keyed by argument types as ``overloads``."""
+        return _ByTypes((self._tuple_types.get(i, tk.arg_types), value_of(i))
                         for i, tk in enumerate(self._specs))
 
     @property
@@ -390,8 +396,7 @@ class Kernel(_core.Kernel):
         if signature is not None or (specialized_value and self.specialized and self._specs):
             i = self._selected(signature)[0] if signature is not None else 0
             return what(i, self._cubin(i))
-        return _ByTypes((self._tuple_types.get(i, tk.arg_types), what(i, self._cubin(i)))
-                        for i, tk in enumerate(self._specs))
+        return self._by_types(lambda i: what(i, self._cubin(i)))
 
     def _each(self, signature, one):
         """``one(index)`` for the specialization of ``signature`` (its result), or for every
@@ -468,11 +473,7 @@ class Kernel(_core.Kernel):
         regs = self._usage_of(index, cubin, "regs", "get_max_threads_per_block()")
         per_warp = -(-max(regs, 1) * 32 // 256) * 256  # allocated per warp, 256 at a time
         threads = min(1024, 65536 // per_warp * 32)
-        if self.launch_bounds is not None:
-            bound = self.launch_bounds if isinstance(self.launch_bounds, int) \
-                else tuple(self.launch_bounds)[0]
-            threads = min(threads, bound)
-        return threads
+        return min(threads, self._bounds_threads) if self._bounds_threads else threads
 
     def __repr__(self):
         return f"<numbacuda_ufunc.Kernel '{self.__name__}' ({len(self._specs)} specializations)>"

@@ -83,7 +83,7 @@ def _compiling(config, descr):
     """Engine use: ``config`` is current, and ``descr`` (the engine's description of the
     launch's arguments) pending, while a launch compiles on this thread."""
     before = getattr(_state, "config", None), getattr(_state, "descr", None)
-    _state.config, _state.descr = config, (config.dispatcher, descr)
+    _state.config, _state.descr = config, descr
     try:
         yield
     finally:
@@ -92,5 +92,5 @@ def _compiling(config, descr):
 
 def _pending_descr(dispatcher):
     """The argument description of the launch of ``dispatcher`` compiling on this thread."""
-    pending = getattr(_state, "descr", None)
-    return pending[1] if pending is not None and pending[0] is dispatcher else None
+    config = current_launch_config()
+    return _state.descr if config is not None and config.dispatcher is dispatcher else None
