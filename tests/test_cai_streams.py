@@ -117,9 +117,8 @@ def test_import_does_not_synchronize_without_reason(sync_calls, interface_sync):
     s = cuda.stream()
     cuda.as_cuda_array(Foreign(cuda.device_array(10)))            # no stream named
     cuda.as_cuda_array(Foreign(cuda.device_array(10, stream=s)), sync=False)
-    legacy = dict(cuda.device_array(10).__cuda_array_interface__, stream=1)
-    holder = Foreign(cuda.device_array(10))
-    holder.__cuda_array_interface__ = legacy
+    holder = Foreign(cuda.device_array(10))   # keeps its array alive, so the pointer stays valid
+    holder.__cuda_array_interface__ = dict(holder.__cuda_array_interface__, stream=1)
     assert cuda.as_cuda_array(holder).stream == 0  # the legacy stream is the default one
     config.CUDA_ARRAY_INTERFACE_SYNC = False
     cuda.as_cuda_array(Foreign(cuda.device_array(10, stream=s)))
