@@ -109,14 +109,19 @@ def builds(tmp_path_factory):
     futures = {("host", n): pool.submit(_host_build, n, out) for n in NAMES}
     have_nvcc = shutil.which(NVCC) is not None
     nvrtc = _nvrtc_library()
+    unchecked = {n: _unchecked_copy(n, out) for n in NAMES}
     for n in NAMES:
-        unchecked = _unchecked_copy(n, out)
         if have_nvcc:
             futures[("nvcc", n)] = pool.submit(_nvcc_ptx, UNITS / f"{n}.cu", out)
-            futures[("nvcc-unchecked", n)] = pool.submit(_nvcc_ptx, unchecked, out)
-        if nvrtc is not None:
+            futures[("nvcc-unchecked", n)] = pool.submit(_nvcc_ptx, unchecked[n], out)
+    # In-process NVRTC starts only when every compiler process has started and ended: a
+    # spawn (vfork on Linux) beside a thread inside NVRTC failed once in CI with EFAULT.
+    for f in list(futures.values()):
+        f.exception()
+    if nvrtc is not None:
+        for n in NAMES:
             futures[("nvrtc", n)] = pool.submit(_nvrtc_ptx, nvrtc, UNITS / f"{n}.cu")
-            futures[("nvrtc-unchecked", n)] = pool.submit(_nvrtc_ptx, nvrtc, unchecked)
+            futures[("nvrtc-unchecked", n)] = pool.submit(_nvrtc_ptx, nvrtc, unchecked[n])
     yield {k: f.result for k, f in futures.items()}
     pool.shutdown()
 
