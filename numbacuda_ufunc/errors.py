@@ -6,7 +6,7 @@ imports nothing from ``_core`` (the C++ engine imports it to raise these types).
 """
 
 __all__ = ["NumbaCudaUfuncError", "CompileError", "CudaSupportError", "CudaError",
-           "LinkerError", "NumbaWarning", "NumbaPerformanceWarning",
+           "LaunchConfigError", "LinkerError", "NumbaWarning", "NumbaPerformanceWarning",
            "NumbaInvalidConfigWarning"]
 
 
@@ -36,6 +36,14 @@ class CudaError(NumbaCudaUfuncError, RuntimeError):
         super().__init__(message)
         self.name = name
         self.call = call
+
+
+class LaunchConfigError(CudaError, ValueError):
+    """A launch configuration the device refuses (too many threads per block, a block or
+    grid dimension or shared memory above the limit), caught before the launch on every
+    backend. ``name`` is the CUDA error the driver gives for it (``CUDA_ERROR_INVALID_VALUE``,
+    or ``CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`` when registers limit the block), so
+    ``except CudaAPIError`` catches it as in Numba, and ``except ValueError`` too."""
 
 
 class LinkerError(NumbaCudaUfuncError, RuntimeError):

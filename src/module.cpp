@@ -21,6 +21,10 @@ void translate_exceptions() {
             PyErr_SetString(cls.ptr(), e.what());
         } catch (const nu::out_of_memory& e) {
             PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const nu::launch_config_error& e) {
+            py::object cls = py::module_::import("numbacuda_ufunc.errors").attr("LaunchConfigError");
+            py::object exc = cls(e.what(), e.name, "cuLaunchKernel");
+            PyErr_SetObject(cls.ptr(), exc.ptr());
         } catch (const nu::value_error& e) {
             PyErr_SetString(PyExc_ValueError, e.what());
         } catch (const nu::type_error& e) {

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from numbacuda_ufunc import cuda
+from numbacuda_ufunc.cuda.cudadrv.driver import CudaAPIError
 from numbacuda_ufunc.errors import NumbaInvalidConfigWarning
 
 SIG = "void(float64[:], float64[:])"
@@ -100,8 +101,12 @@ def test_launch_bounds_are_in_the_ptx(bounds, text):
 def test_launch_beyond_the_bounds_is_refused_naming_them():
     k = cuda.jit(launch_bounds=64)(scaled)
     x = np.ones(256)
-    with pytest.raises(ValueError, match=r"128 threads per block .* more than the 64 .*launch_bounds"):
+    with pytest.raises(ValueError, match=r"128 threads per block .* more than the 64 .*launch_bounds") as err:
         k[2, 128](x, np.zeros_like(x))
+    # Numba's launch fails in the driver: the error is also the CudaAPIError it raises
+    assert isinstance(err.value, CudaAPIError)
+    assert (err.value.name, err.value.call) == ("CUDA_ERROR_INVALID_VALUE", "cuLaunchKernel")
+    assert str(err.value).endswith("(CUDA_ERROR_INVALID_VALUE)")
     out = np.zeros_like(x)
     k[4, 64](x, out)
     np.testing.assert_array_equal(out, x * 2.5 - 1.0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from numbacuda_ufunc import cuda, float32, float64, int32
-from numbacuda_ufunc.errors import CompileError
+from numbacuda_ufunc.errors import CompileError, CudaError
 
 TPB = 16
 RNG = np.random.default_rng(20261122)
@@ -560,8 +560,11 @@ def test_too_many_threads_per_block():
 
 
 def test_shared_memory_beyond_the_device_limit():
-    with pytest.raises(ValueError, match="kernel 'reverse_dynamic': .*bytes of shared memory"):
+    with pytest.raises(ValueError, match="kernel 'reverse_dynamic': .*bytes of shared memory") as err:
         reverse_dynamic[1, 64, 0, 1 << 20](np.zeros(64, dtype=np.float32))
+    assert isinstance(err.value, CudaError) and err.value.name == "CUDA_ERROR_INVALID_VALUE"
+    with pytest.raises(CudaError, match=r"block dimension z is 65, .*\(CUDA_ERROR_INVALID_VALUE\)$"):
+        reverse_dynamic[1, (1, 1, 65), 0, 256](np.zeros(64, dtype=np.float32))
 
 
 def test_wrong_argument_count_and_types():

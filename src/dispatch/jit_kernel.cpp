@@ -185,21 +185,23 @@ void jit_kernel::check_shape(const built& b, const kernel_spec& spec, const laun
     const device_info& info = current_device_info();
     static const char* axis[] = {"x", "y", "z"};
     auto api = [this] { return "kernel '" + m_name + "'"; };  // built only for messages
+    const std::string invalid = "CUDA_ERROR_INVALID_VALUE";
     std::int64_t threads = 1;
     for (int k = 0; k < 3; ++k) {
         if (shape.block[k] > static_cast<unsigned>(info.max_block_dim[k])) {
-            throw value_error(api() + ": block dimension " + axis[k] + " is " + std::to_string(shape.block[k]) +
+            throw launch_config_error(invalid, api() + ": block dimension " + axis[k] + " is " + std::to_string(shape.block[k]) +
                               ", above the device's limit of " + std::to_string(info.max_block_dim[k]));
         }
         if (shape.grid[k] > static_cast<unsigned>(info.max_grid_dim[k])) {
-            throw value_error(api() + ": grid dimension " + axis[k] + " is " + std::to_string(shape.grid[k]) +
+            throw launch_config_error(invalid, api() + ": grid dimension " + axis[k] + " is " + std::to_string(shape.grid[k]) +
                               ", above the device's limit of " + std::to_string(info.max_grid_dim[k]));
         }
         threads *= shape.block[k];
     }
     const int limit = std::min(info.max_threads_per_block, b.max_threads > 0 ? b.max_threads : 1024);
     if (threads > limit) {
-        throw value_error(api() + ": " + std::to_string(threads) + " threads per block " + dims_text(shape.block) +
+        const bool registers = limit != m_bounds_threads && limit < info.max_threads_per_block;
+        throw launch_config_error(registers ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" : invalid, api() + ": " + std::to_string(threads) + " threads per block " + dims_text(shape.block) +
                           " is more than the " + std::to_string(limit) + " this kernel can be launched with" +
                           (limit == m_bounds_threads ? " (its launch_bounds)"
                            : limit < info.max_threads_per_block ? " (its register use limits it)" : "") + " on " +
@@ -207,7 +209,7 @@ void jit_kernel::check_shape(const built& b, const kernel_spec& spec, const laun
     }
     const std::int64_t shared = spec.static_shared + shape.dynamic_shared;
     if (shared > info.shared_per_block_optin) {
-        throw value_error(api() + ": " + std::to_string(shared) + " bytes of shared memory per block (" +
+        throw launch_config_error(invalid, api() + ": " + std::to_string(shared) + " bytes of shared memory per block (" +
                           std::to_string(spec.static_shared) + " static + " + std::to_string(shape.dynamic_shared) +
                           " dynamic) is more than the device's limit of " +
                           std::to_string(info.shared_per_block_optin));

@@ -43,6 +43,13 @@ struct type_error : error {
 struct index_error : error {
     using error::error;
 };
+// -> numbacuda_ufunc.errors.LaunchConfigError (a CudaError and a ValueError): a launch the
+// driver would refuse, caught before it is made; `name` is the CUresult it would return.
+struct launch_config_error : value_error {
+    launch_config_error(std::string name, const std::string& message)
+        : value_error(message + " (" + name + ")"), name(std::move(name)) {}
+    std::string name;
+};
 // -> OverflowError: a Python integer that the chosen type cannot hold (NumPy 2, NEP 50).
 struct overflow_error : error {
     using error::error;
