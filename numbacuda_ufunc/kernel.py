@@ -24,7 +24,8 @@ from .compiler._source import line_directive, load_source
 from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import _NO_LLVM, DeviceFunction
 from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
-from .types import Array, CPointer, Record, Signature, Type, from_dtype, parse_signature_for
+from .types import (EXACT, Array, CPointer, NPDatetime, Record, Scalar, Signature, Type,
+                    best_signatures, conversion_kind, from_dtype, parse_signature_for)
 from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]
@@ -131,19 +132,36 @@ class Kernel(_core.Kernel):
         if any(isinstance(d, (list, dict)) for d in descr):
             return self._resolve_tuples(descr)
         if self._declared:
-            for sig, index in self._declared:
-                if all(_accepts(t, dtype, ndim) for t, (dtype, ndim) in zip(sig.args, descr)):
-                    return index
-            got = ", ".join(_describe(dtype, ndim) for dtype, ndim in descr)
-            sigs = "; ".join(str(sig) for sig, _ in self._declared)
-            raise TypeError(f"kernel '{self.__name__}': no signature matches the arguments "
-                            f"({got}); the signatures are: {sigs}")
+            return self._choose_declared(descr)
         types = tuple(_array_or_scalar(dtype, ndim) for dtype, ndim in descr)
         with self._lock:  # two threads' first calls with the same types share one spec
             for index, tk in enumerate(self._specs):
                 if index not in self._tuple_types and _same_types(tk.arg_types, types):
                     return index
             return self._add(self._translate(self.py_func, types))
+
+    def _choose_declared(self, descr) -> int:
+        """The declared signature the arguments convert to best, as Numba's dispatcher
+        chooses: fewest unsafe, then safe conversions, then promotions; a tie between the
+        best two is an error, as is an argument that converts to no signature."""
+        candidates = []
+        for sig, index in self._declared:
+            if all(_accepts(t, dtype, ndim) for t, (dtype, ndim) in zip(sig.args, descr)):
+                kinds = [conversion_kind(dtype, t.dtype) if _is_number(t, ndim) else EXACT
+                         for t, (dtype, ndim) in zip(sig.args, descr)]
+                candidates.append(((sig, index), kinds))
+        best = best_signatures(candidates)
+        got = ", ".join(_describe(dtype, ndim) for dtype, ndim in descr)
+        if not best:
+            sigs = "; ".join(str(sig) for sig, _ in self._declared)
+            raise TypeError(f"kernel '{self.__name__}': No matching definition for argument "
+                            f"type(s) {got}; the signatures are: {sigs}")
+        if len(best) > 1:
+            raise TypeError(f"Ambiguous overloading for kernel '{self.__name__}' ({got}): "
+                            f"the signatures {best[0][0]} and {best[1][0]} convert the "
+                            f"arguments equally well; pass arguments of one signature's "
+                            f"types (np.float32(x), ...)")
+        return best[0][1]
 
     def _resolve_tuples(self, descr) -> int:
         """A launch with tuple or enum arguments. The engine passes a tuple's items as
@@ -741,6 +759,12 @@ def _param(t):
 
 def _describe(dtype, ndim) -> str:
     return str(np.dtype(dtype)) if ndim < 1 else f"{np.dtype(dtype)}[{', '.join([':'] * ndim)}]"
+
+
+def _is_number(t, ndim) -> bool:
+    """Whether a declared parameter takes a number that may convert (Numba's rules)."""
+    return ndim < 0 and isinstance(t, Scalar) and not isinstance(t, (Record, NPDatetime)) \
+        and np.dtype(t.dtype).kind in "biufc"
 
 
 def _accepts(t, dtype, ndim) -> bool:

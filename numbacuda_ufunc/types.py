@@ -365,6 +365,40 @@ _ALLOWED_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Subscript, a
                   ast.Tuple, ast.Constant)
 
 
+# Numba's conversion kinds for choosing among declared signatures, best first.
+EXACT, PROMOTE, SAFE, UNSAFE = range(4)
+
+
+def conversion_kind(src, dst) -> int | None:
+    """How a number of dtype ``src`` converts to ``dst`` by Numba's rules: EXACT, PROMOTE
+    (a wider type of the same kind: int8 to int16, float32 to float64), SAFE (every value
+    kept, with Numba's exception int64/uint64 to float64), UNSAFE (values may change:
+    float to int, int32 to float32), or None (complex to a real type never converts)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return EXACT
+    if src.kind == "c" and dst.kind != "c":
+        return None
+    if src.kind == dst.kind and src.kind in "iufc" and dst.itemsize > src.itemsize:
+        return PROMOTE
+    if np.can_cast(src, dst, "safe"):
+        return SAFE
+    return UNSAFE
+
+
+def best_signatures(candidates):
+    """``candidates`` are (signature, conversion kinds of its arguments) for the signatures
+    the arguments convert to. Returns those rated best as Numba rates them: fewest unsafe
+    conversions, then fewest safe ones, then fewest promotions. More than one is a tie."""
+    def rating(kinds):
+        return (kinds.count(UNSAFE), kinds.count(SAFE), kinds.count(PROMOTE))
+
+    if not candidates:
+        return []
+    best = min(rating(kinds) for _, kinds in candidates)
+    return [sig for sig, kinds in candidates if rating(kinds) == best]
+
+
 def from_dtype(dtype) -> Scalar:
     """The type of a NumPy dtype (a scalar type, or a :class:`Record` for a structured
     dtype, as Numba's ``from_dtype``); ``TypeError`` for dtypes kernels cannot use."""

@@ -322,7 +322,7 @@ def test_declared_record_signatures():
     a["y"] = np.arange(9)
     bump[1, 16](a, 5)
     np.testing.assert_array_equal(a["y"], np.arange(9) + 5)
-    with pytest.raises(TypeError, match="no signature matches"):
+    with pytest.raises(TypeError, match="No matching definition for argument type"):
         bump[1, 16](random_records(PACKED, 3), 5)
     assert len(bump.overloads) == 1
 

@@ -21,7 +21,8 @@ import types as pytypes
 
 import numpy as np
 
-from ..types import CPointer, Record, Scalar, bool_
+from ..types import (EXACT, CPointer, Record, Scalar, best_signatures, bool_,
+                     conversion_kind)
 from . import _arrays as arrays
 from . import _closures as closures
 from . import _datetime as datetimes
@@ -1485,9 +1486,10 @@ class FunctionTranslator:
 
     def call_with_signature(self, node, ref, args, kwargs):
         """A device function declared with signatures, as Numba's dispatchers call one
-        whose compilation is fixed: the signature the arguments match exactly, else the
-        first whose arity fits and to whose types every number converts (arrays must
-        match); the arguments are cast to it, and the result to its return type."""
+        whose compilation is fixed: of the signatures whose arity fits, whose arrays match
+        and to which every number converts, the one Numba rates best (fewest unsafe, then
+        safe conversions, then promotions; the first of a tie, as Numba resolves one);
+        the arguments are cast to it, and the result to its return type."""
         fn = ref.fn
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -1495,27 +1497,36 @@ class FunctionTranslator:
             raise self.error(node, f"wrong arguments for '{fn.__name__}': {exc}") from None
         vals = list(bound.args)
 
-        def fits(sig, exact):
+        def conversions(sig):
+            """The conversion kind of each argument, or None when one does not convert."""
             if len(sig.args) != len(vals):
-                return False
+                return None
+            kinds = []
             for v, t in zip(vals, sig.args):
                 if is_array(v.type) or is_array(t):
                     if not (is_array(v.type) and is_array(t) and v.type.ndim == t.ndim
                             and v.type.dtype == t.dtype):
-                        return False
+                        return None
+                    kinds.append(EXACT)
                 elif not isinstance(t, Scalar) or not is_numeric(v.type):
-                    return False
-                elif exact and strong(v.type) != t:
-                    return False
-            return True
+                    return None
+                elif strong(v.type) == t:
+                    kinds.append(EXACT)
+                else:  # numbers convert as in Numba's device calls, even unsafely
+                    kinds.append(conversion_kind(strong(v.type).dtype, t.dtype))
+                    if kinds[-1] is None:  # complex to a real type
+                        return None
+            return kinds
 
-        sig = next((s for s in ref.signatures if fits(s, True)), None) or \
-            next((s for s in ref.signatures if fits(s, False)), None)
-        if sig is None:
+        candidates = [(s, k) for s in ref.signatures if (k := conversions(s)) is not None]
+        best = best_signatures(candidates)
+        if not best:
             got = ", ".join(getattr(v.type, "name", str(v.type)) for v in vals)
             shown = "; ".join(str(s) for s in ref.signatures)
-            raise self.error(node, f"no signature of device function '{fn.__name__}' matches "
-                                   f"the arguments ({got}); its signatures: {shown}")
+            raise self.error(node, f"Invalid use of type(device function '{fn.__name__}') "
+                                   f"with parameters ({got}): no signature matches; its "
+                                   f"signatures are: {shown}")
+        sig = best[0]
         cast = [v if is_array(t) else Val(self.cast(node, v, t), t)
                 for v, t in zip(vals, sig.args)]
         r = self.call_function(node, fn, cast, {})
