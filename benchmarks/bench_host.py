@@ -151,3 +151,63 @@ def test_host_copies_64mib(benchmark, direction):
     np.testing.assert_array_equal(got if isinstance(got, np.ndarray) else got.copy_to_host(), host)
     benchmark.extra_info.update(kind=f"copy-{direction}", bytes=host.nbytes)
     benchmark.pedantic(run, rounds=15, iterations=1, warmup_rounds=1)
+
+
+TPB = 16
+
+
+def _block_max_kernel():
+    # The relaxation step of numba-cuda's Laplace test: every thread writes shared memory,
+    # then a max-reduction over the 16x16 block with a barrier after each of 8 halvings.
+    from numbacuda_ufunc import cuda, float64
+
+    @cuda.jit("void(float64[:, :], float64[:, :], float64[:, :])")
+    def relax(a, anew, error):
+        err = cuda.shared.array((TPB, TPB), dtype=float64)
+        ty, tx = cuda.threadIdx.x, cuda.threadIdx.y
+        i, j = cuda.grid(2)
+        err[ty, tx] = 0.0
+        if 1 <= j < a.shape[0] - 1 and 1 <= i < a.shape[1] - 1:
+            anew[j, i] = 0.25 * (a[j, i + 1] + a[j, i - 1] + a[j - 1, i] + a[j + 1, i])
+            err[ty, tx] = abs(anew[j, i] - a[j, i])
+        cuda.syncthreads()
+        t = TPB // 2
+        while t > 0:
+            if ty < t:
+                err[ty, tx] = max(err[ty, tx], err[ty + t, tx])
+            t //= 2
+            cuda.syncthreads()
+        t = TPB // 2
+        while t > 0:
+            if tx < t and ty == 0:
+                err[ty, tx] = max(err[ty, tx], err[ty, tx + t])
+            t //= 2
+            cuda.syncthreads()
+        if tx == 0 and ty == 0:
+            error[cuda.blockIdx.y, cuda.blockIdx.x] = err[0, 0]
+
+    return relax
+
+
+@pytest.mark.benchmark(group="host")
+def test_host_emulated_barrier_kernel(benchmark):
+    # A cuda.jit kernel with barriers on the host backend (no GPU): 256 blocks of 16x16
+    # threads, each thread a fiber switched at 9 barriers (65,536 threads, ~600k switches).
+    from numbacuda_ufunc import cuda
+
+    relax = _block_max_kernel()
+    n = 256
+    a = np.zeros((n, n))
+    a[:, 0] = 1.0
+    da, danew, derr = cuda.to_device(a), cuda.to_device(a), cuda.device_array((16, 16))
+    grid = (n // TPB, n // TPB)
+
+    def run():
+        relax[grid, (TPB, TPB)](da, danew, derr)
+        cuda.synchronize()
+
+    run()
+    inner = np.abs(0.25 * (a[1:-1, 2:] + a[1:-1, :-2] + a[:-2, 1:-1] + a[2:, 1:-1]) - a[1:-1, 1:-1])
+    assert derr.copy_to_host().max() == inner.max()
+    benchmark.extra_info.update(kind="emulated-barriers", threads=n * n)
+    benchmark.pedantic(run, rounds=10, iterations=1)
