@@ -53,6 +53,7 @@ from ._types import (
     WEAK_FLOAT,
     WEAK_INT,
     Bottom,
+    OptionalType,
     PromotionError,
     TupleType,
     Weak,
@@ -264,11 +265,17 @@ class FunctionTranslator:
                 return
             self._return_value(self.node.body, v)
         else:
-            if not self._always_returns(body) and not isinstance(self.ret, Bottom) \
-                    and self.ret is not None and self.emitting:
+            reaches_end = not self._always_returns(body)
+            if reaches_end and not isinstance(self.ret, Bottom) and self.ret is not None \
+                    and self.emitting and self.record.entry:
                 raise self.error(body[-1], "the function can reach its end without returning "
                                            "a value (it would return None)")
             self.block(body)
+            if reaches_end and not isinstance(self.ret, Bottom) and self.ret is not None \
+                    and not self.record.entry:
+                self.returns_none = True  # the end returns None: an OptionalType result
+                if self.emitting:
+                    self._return_none()
 
     def _unresolved_return_message(self) -> str:
         """Why the return type stayed unknown, in Numba's words: a recursion that never
@@ -291,6 +298,12 @@ class FunctionTranslator:
             return self.declared_return
         if self.ret is None or isinstance(self.ret, Bottom):
             return self.ret
+        if self.record.entry and isinstance(self.ret, OptionalType):
+            return strong(self.ret.type)  # a kernel or ufunc returns the value
+        if self.returns_none and not self.record.entry:
+            # a value on some paths, None on others: Numba's Optional
+            return strong(self.ret) if isinstance(self.ret, OptionalType) \
+                else OptionalType(strong(self.ret))
         if not self.record.entry:
             # A Python function called from translated code returns what Python would: a
             # Python float stays weak beside float32 in the caller (NEP 50).
@@ -456,16 +469,25 @@ class FunctionTranslator:
 
     def stmt_Return(self, s):
         if s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None):
-            if self.ret is not None and not isinstance(self.ret, Bottom) and self.emitting:
+            if self.ret is not None and not isinstance(self.ret, Bottom) and self.emitting \
+                    and self.record.entry:
                 raise self.error(s, "the function returns a value on some paths and None on "
                                     "others")
             self.returns_none = True
             if self.declared_return is not None:
                 raise self.error(s, f"the function returns None but must return "
                                     f"{self.declared_return}")
-            self.emit("return;")
+            self._return_none()
             return
-        self._return_value(s, self.expr(s.value))
+        self._return_value(s, self.expr_raw(s.value))
+
+    def _return_none(self):
+        """``return``/``return None``/the end of the body: None, or an OptionalType's None
+        in a device function that also returns values."""
+        if self.emitting and isinstance(self.record.return_type, OptionalType):
+            self.emit(f"return {ctype(self.record.return_type)}{{}};")
+        else:
+            self.emit("return;")
 
     def _return_value(self, node, v):
         if isinstance(v.type, Bottom):
@@ -475,7 +497,7 @@ class FunctionTranslator:
         if is_array(v.type):
             raise self.error(node, f"cannot return an array ({v.type}); write the results "
                                    f"into an output array argument instead")
-        if self.returns_none:
+        if self.returns_none and self.record.entry:
             raise self.error(node, "the function returns a value on some paths and None on "
                                    "others")
         self.ret = self.promote(node, lambda: unify(self.ret, v.type)) \
@@ -568,7 +590,8 @@ class FunctionTranslator:
             if shape is not None:  # m, n = a.shape
                 arrays.unpack_shape(self, targets[0], shape)
                 return
-        v = self.expr(s.value)
+        single_name = len(targets) == 1 and isinstance(targets[0], ast.Name)
+        v = self.expr_raw(s.value) if single_name else self.expr(s.value)
         if len(targets) > 1 and not isinstance(v.type, Bottom) and v.const is None \
                 and not isinstance(v.type, (Ref, type(None))):
             tmp = self.temp()
@@ -758,6 +781,15 @@ class FunctionTranslator:
 
     # ---- expressions -----------------------------------------------------------------------
     def expr(self, e) -> Val:
+        """The value of ``e``; an OptionalType value reads as its value (Numba unwraps an
+        Optional where a value is needed). ``expr_raw`` keeps it, for names, returns and
+        ``is None``."""
+        v = self.expr_raw(e)
+        if isinstance(v.type, OptionalType):
+            return Val(f"({v.code}).value", v.type.type)
+        return v
+
+    def expr_raw(self, e) -> Val:
         kind = type(e).__name__
         if kind in _UNSUPPORTED_EXPR:
             raise self.error(e, f"unsupported construct '{_UNSUPPORTED_EXPR[kind]}'")
@@ -1201,7 +1233,15 @@ class FunctionTranslator:
                                     f"enum members)")
             ops.append(("is", "is") if isinstance(op, ast.Is) else
                        ("is not", "isnot") if isinstance(op, ast.IsNot) else _CMPOPS[type(op)])
-        vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
+        vals = [self.expr_raw(e.left)] + [self.expr_raw(c) for c in e.comparators]
+        if len(ops) == 1 and ops[0][1] in ("is", "isnot"):
+            # x is None for an OptionalType x (a device function's value-or-None result)
+            opt = [v for v in vals if isinstance(v.type, OptionalType)]
+            if len(opt) == 1 and any(v.type is None for v in vals):
+                present = f"({opt[0].code}).present"
+                return Val(f"(!{present})" if ops[0][1] == "is" else present, bool_)
+        vals = [Val(f"({v.code}).value", v.type.type) if isinstance(v.type, OptionalType)
+                else v for v in vals]
         if len(ops) == 1 and not any(isinstance(v.type, Bottom) for v in vals):
             r = enums.compare(self, e, ops[0][1], vals[0], vals[1])  # Enum members, is
             if r is not None:

@@ -58,6 +58,7 @@ __all__ = [
     "is_int_like",
     "is_numeric",
     "kind_of",
+    "OptionalType",
     "sample_value",
     "strong",
     "typecode",
@@ -134,6 +135,26 @@ class TupleType:
         return self.items[i]
 
 
+class OptionalType:
+    """A value or None (Numba's ``OptionalType``): what a device function returns when some
+    of its paths return a value and others None (or fall off the end). Held as
+    ``nu::optional<T>`` {value, present}; ``x is None`` reads ``present``, and any other
+    use of ``x`` reads the value (a default-constructed zero when it is None)."""
+
+    def __init__(self, type_):
+        self.type = type_
+        self.name = f"OptionalType({type_})"
+
+    def __repr__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, OptionalType) and other.type == self.type
+
+    def __hash__(self):
+        return hash(("optional", self.type))
+
+
 class FixedArray(Array):
     """A C-contiguous array whose shape is known at compile time: a ``cuda.local.array``,
     a static ``cuda.shared.array``, a frozen global NumPy array, or a copy of one.
@@ -191,6 +212,8 @@ def strong(t):
         return _WEAK_STRONG[t.kind]
     if isinstance(t, TupleType):
         return TupleType((strong(x) for x in t.items), t.names)
+    if isinstance(t, OptionalType):
+        return OptionalType(strong(t.type))
     return t
 
 
@@ -220,6 +243,8 @@ def ctype(t) -> str:
         return f"{prefix}{n}<" + ", ".join(ctype(x) for x in t.items) + ">"
     if t is None:
         return "void"
+    if isinstance(t, OptionalType):
+        return f"nu::optional<{ctype(t.type)}>"
     if isinstance(t, VectorType):  # CUDA's float4...: src/kernels/nu_vector.cuh
         return f"nu::{t.name}"
     if isinstance(t, NPDatetime):  # an int64 count of its unit (_datetime.py)
@@ -385,6 +410,9 @@ def unify(a, b):
         return b
     if isinstance(b, Bottom):
         return a
+    if isinstance(a, OptionalType) or isinstance(b, OptionalType):
+        inner = [t.type if isinstance(t, OptionalType) else t for t in (a, b) if t is not None]
+        return OptionalType(unify(*inner) if len(inner) == 2 else inner[0])
     if isinstance(a, Array) or isinstance(b, Array):
         # A name bound to views of different layouts holds the general (strided) one.
         if (isinstance(a, Array) and isinstance(b, Array) and a.dtype == b.dtype

@@ -13,6 +13,7 @@ from ._types import (
     WEAK_COMPLEX,
     WEAK_FLOAT,
     WEAK_INT,
+    OptionalType,
     PromotionError,
     TupleType,
     Weak,
@@ -251,6 +252,15 @@ def cast_code(v: Val, t) -> str:
     not fit an integer type is an error, as NumPy 2 raises OverflowError)."""
     if v.type == t:
         return v.code
+    if isinstance(v.type, OptionalType) and isinstance(t, OptionalType):
+        value = cast_code(Val("nu_o.value", v.type.type), t.type)
+        return f"([&]() {{ auto nu_o = {v.code}; return {ctype(t)}{{{value}, nu_o.present}}; }}())"
+    if isinstance(v.type, OptionalType):  # its value (zero when it is None)
+        return cast_code(Val(f"({v.code}).value", v.type.type), t)
+    if isinstance(t, OptionalType):
+        if v.type is None:
+            return f"{ctype(t)}{{}}"
+        return f"{ctype(t)}{{{cast_code(v, t.type)}, true}}"
     if isinstance(t, TupleType):
         if not isinstance(v.type, TupleType) or len(v.type.items) != len(t.items):
             raise PromotionError(f"cannot convert {v.type} to {t}")

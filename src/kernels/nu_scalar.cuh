@@ -434,6 +434,13 @@ template <class A, class B> NU_DEVICE bool ne(A a, B b) {
 template <class T> NU_DEVICE T py_min(T a, T b) { return lt(b, a) ? b : a; }
 template <class T> NU_DEVICE T py_max(T a, T b) { return lt(a, b) ? b : a; }
 
+// A value or None (OptionalType in the translator): a device function that returns a value
+// on some paths and None on others. {} is None.
+template <class T> struct optional {
+    T value;
+    bool present;
+};
+
 // ---- tuples (divmod, frexp, modf, tuple-valued locals and returns) --------------------------
 // Tuples of 0 to 8 values (kernel arguments may be any of these; the translator's own
 // results use 2 to 4).
