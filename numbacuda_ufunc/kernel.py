@@ -24,8 +24,20 @@ from .compiler._source import line_directive, load_source
 from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import _NO_LLVM, DeviceFunction
 from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
-from .types import (EXACT, Array, CPointer, NPDatetime, Record, Scalar, Signature, Type,
-                    best_signatures, conversion_kind, from_dtype, parse_signature_for)
+from .types import (
+    EXACT,
+    Array,
+    CPointer,
+    NPDatetime,
+    Record,
+    Scalar,
+    Signature,
+    Type,
+    best_signatures,
+    conversion_kind,
+    from_dtype,
+    parse_signature_for,
+)
 from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]

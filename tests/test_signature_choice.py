@@ -7,8 +7,7 @@ import pytest
 
 from numbacuda_ufunc import cuda
 from numbacuda_ufunc.errors import CompileError
-from numbacuda_ufunc.types import (EXACT, PROMOTE, SAFE, UNSAFE, best_signatures,
-                                   conversion_kind)
+from numbacuda_ufunc.types import EXACT, PROMOTE, SAFE, UNSAFE, best_signatures, conversion_kind
 
 
 @pytest.mark.parametrize("src,dst,kind", [

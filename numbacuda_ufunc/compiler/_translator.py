@@ -21,8 +21,7 @@ import types as pytypes
 
 import numpy as np
 
-from ..types import (EXACT, CPointer, Record, Scalar, best_signatures, bool_,
-                     conversion_kind)
+from ..types import EXACT, CPointer, Record, Scalar, best_signatures, bool_, conversion_kind
 from . import _arrays as arrays
 from . import _closures as closures
 from . import _datetime as datetimes
