@@ -769,6 +769,11 @@ def _namedtuple_class(fields):
 def _rebuild_kernel(cls, pyfunc, signatures, debug, fastmath, extensions, link, lineinfo=False,
                     launch_bounds=None, shared_memory_carveout=None, specialized=False,
                     cache=False):
+    if cache:
+        try:  # a worker may lack the source file the cache=True files go beside
+            FunctionCache(pyfunc, "cuda.jit()")
+        except RuntimeError:
+            cache = False
     k = cls(pyfunc, signatures, debug=debug, fastmath=fastmath, extensions=extensions,
             link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
             shared_memory_carveout=shared_memory_carveout, cache=cache)

@@ -160,6 +160,12 @@ def test_jit_cache_second_process_loads_without_translating_or_compiling(mod):
     assert {n: os.stat(pycache / n).st_mtime_ns for n in files(pycache)} == mtimes
 
 
+def test_jit_cache_guard_catches_a_translation(mod):
+    # the guard the hit tests rely on: on a cold cache the translator must run, and fails
+    proc = run(mod, ADD_TWICE, forbid_translation=True, expect_ok=False)
+    assert proc.returncode != 0 and "the translator ran" in proc.stderr
+
+
 def test_jit_cache_stats_in_process(mod):
     out = run(mod, '''
         kmod.call(kmod.add, 2, 3)
@@ -468,3 +474,35 @@ def test_jit_cache_poisoned_result_is_written(mod):
     finally:
         sys.path.remove(str(mod))
         sys.modules.pop("kmod", None)
+
+
+FACTORY_MODULE = textwrap.dedent('''
+    from numbacuda_ufunc import cuda
+
+
+    def make(v):
+        @cuda.jit(cache=True)
+        def k(r, x):
+            r[()] = x[()] * v
+        return k
+''')
+
+
+def test_jit_cache_kernel_unpickled_without_its_source_file_runs_uncached(tmp_path):
+    # A kernel made in a function pickles by value (Dask, multiprocessing), its code
+    # without a source file: the copy runs uncached instead of raising.
+    (tmp_path / "fmod.py").write_text(FACTORY_MODULE)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import fmod
+        k = fmod.make(3)
+        assert k.stats.cache_path == str(tmp_path / "__pycache__")
+        moved = pickle.loads(pickle.dumps(k))
+        assert moved.stats.cache_path is None
+        r = np.full((), -1.0)
+        moved[1, 1](r, np.asarray(2.5))
+        assert r[()] == 2.5 * 3
+        assert sum(moved.stats.cache_misses.values()) == 1
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("fmod", None)
