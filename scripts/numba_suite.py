@@ -169,7 +169,6 @@ The module IS numbacuda_ufunc.cuda.config, so assigning one of the settings it h
 CUDA_DEBUGINFO_DEFAULT, OPT, CACHE_DIR) changes numbacuda_ufunc's behaviour; Numba's other settings
 are added at their defaults and change nothing. ENABLE_CUDASIM is False: our host backend
 stands in for a GPU, so Numba's tests take their hardware paths."""
-import os
 import sys
 
 from numbacuda_ufunc.cuda import config as _ours
