@@ -13,7 +13,8 @@ one index per function, ``<module>.<qualname>-<line>.py<XY>.nui``, mapping keys 
 files ``<same>.<n>.nuc``, in the first of ``cuda.config.CACHE_DIR`` (``NUMBA_CACHE_DIR``),
 the ``__pycache__`` folder beside the source file, and ``<kernel cache>/jit``, that can
 be written. The index records the source file's modification time and size: any other
-value makes it empty (the file changed). A key covers the argument types, the function's
+value makes it empty (the file changed). A function whose source has no file (a notebook
+cell) is stamped by its source instead, in ``<kernel cache>/jit/interactive``. A key covers the argument types, the function's
 bytecode and the values its closure holds (Numba's key), and the translator itself (every
 source file of this package), so a new version of numbacuda_ufunc never loads an old
 translation. Globals are frozen at translation, as Numba documents: a hit keeps the values
@@ -80,26 +81,40 @@ def refuse_links(link, name: str) -> None:
 
 class FunctionCache:
     """The cache files of one ``cache=True`` function. Made at decoration: a function
-    without a source file (``exec``, ``python -c``) raises ``RuntimeError`` there, as in
-    Numba. The folder is chosen at first use."""
+    without source (``exec``, ``python -c``) raises ``RuntimeError`` there, as in Numba.
+    The folder is chosen at first use."""
 
     def __init__(self, py_func, api: str):
         self._py_func = py_func
         qualname = getattr(py_func, "__qualname__", py_func.__name__)
         try:
             self._source_file = inspect.getfile(py_func)
+        except TypeError:
+            self._source_file = "?"
+        self._interactive = not os.path.isfile(self._source_file)
+        if not self._interactive:
+            # Modification time and size, as Numba's stamp: some file systems keep whole
+            # seconds. The line tells functions of one name apart.
             st = os.stat(self._source_file)
-        except (TypeError, OSError):
-            where = getattr(getattr(py_func, "__code__", None), "co_filename", "?")
-            raise RuntimeError(f"{api}: cannot cache function {qualname!r}: no locator "
-                               f"available for file {where!r} (cache=True keeps its files "
-                               f"beside the function's source file, and it has none)") from None
-        # Modification time and size, as Numba's stamp: some file systems keep whole seconds.
-        self._stamp = (st.st_mtime, st.st_size)
+            self._stamp = (st.st_mtime, st.st_size)
+            disambiguator = str(py_func.__code__.co_firstlineno)
+        else:
+            # A notebook cell (or another source linecache holds, with no file): stamped
+            # by its source, told apart by its first two lines (Numba's IPython locator).
+            try:
+                source = inspect.getsource(py_func).encode()
+            except (OSError, TypeError):
+                raise RuntimeError(f"{api}: cannot cache function {qualname!r}: no locator "
+                                   f"available for file {self._source_file!r} (cache=True "
+                                   f"keeps its files beside the function's source file, and "
+                                   f"it has none)") from None
+            self._stamp = hashlib.sha256(source).hexdigest()
+            first = b"".join(source.splitlines(True)[:2])
+            disambiguator = hashlib.sha256(first).hexdigest()[:10]
         module = os.path.splitext(os.path.basename(self._source_file))[0]
         fullname = f"{module}.{qualname}".replace("<", "").replace(">", "")
         abiflags = getattr(sys, "abiflags", "")
-        self._base = (f"{fullname}-{py_func.__code__.co_firstlineno}.py"
+        self._base = (f"{fullname}-{disambiguator}.py"
                       f"{sys.version_info[0]}{sys.version_info[1]}{abiflags}")
         self._path = None
         self._located = False
@@ -126,9 +141,12 @@ class FunctionCache:
         sub = f"{os.path.basename(folder)}_{hashlib.sha1(folder.encode()).hexdigest()}"
         candidates = []
         user_dir = getattr(config, "CACHE_DIR", "")
-        if user_dir:
-            candidates.append(os.path.join(os.fspath(user_dir), sub))
-        candidates.append(os.path.join(folder, "__pycache__"))
+        if self._interactive:
+            sub = "interactive"
+        else:
+            if user_dir:
+                candidates.append(os.path.join(os.fspath(user_dir), sub))
+            candidates.append(os.path.join(folder, "__pycache__"))
         try:
             from ._compile import core
 

@@ -431,6 +431,29 @@ def test_jit_cache_needs_a_source_file():
     cuda.jit(cache=False)(namespace["f"])  # without cache=True it is fine
 
 
+CELL = '''
+    import linecache
+    src = "@cuda.jit(cache=True)\\ndef cell(r, x):\\n    r[()] = x[()] * {factor}\\n"
+    name = "<ipython-input-7-0123456789ab>"  # as IPython names a cell: no such file
+    linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+    ns = {{"cuda": cuda}}
+    exec(compile(src, name, "exec"), ns)
+    out["path"] = ns["cell"].stats.cache_path
+    out["r"] = kmod.call(ns["cell"], 3)
+    out["hm"] = hm(ns["cell"])
+'''
+
+
+def test_jit_cache_notebook_cell_is_stamped_by_its_source(mod):
+    first = run(mod, CELL.format(factor=4))
+    assert first["path"] == str(mod / "engine_cache" / "jit" / "interactive")
+    assert first["r"] == 12 and first["hm"] == [0, 1]
+    again = run(mod, CELL.format(factor=4), forbid_translation=True)
+    assert again["r"] == 12 and again["hm"] == [1, 0]
+    changed = run(mod, CELL.format(factor=5))  # same first lines, another body
+    assert changed["r"] == 15 and changed["hm"] == [0, 1]
+
+
 def test_gpus_slice_is_a_list_of_devices():
     everything = cuda.gpus[:]
     assert isinstance(everything, list) and len(everything) == len(cuda.gpus)
