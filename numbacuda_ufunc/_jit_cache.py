@@ -33,13 +33,13 @@ import collections
 import hashlib
 import inspect
 import io
-import marshal
 import os
 import pickle
 import stat
 import sys
 import tempfile
 import threading
+import types
 import uuid
 import warnings
 
@@ -165,7 +165,7 @@ class FunctionCache:
         fn = self._py_func
         cells = tuple(_cell_value(c) for c in (fn.__closure__ or ()))
         h = hashlib.sha256(_translator_fingerprint())
-        h.update(_key_bytes((tuple(types), tuple(options), marshal.dumps(fn.__code__), cells)))
+        h.update(_key_bytes((tuple(types), tuple(options), _code_identity(fn.__code__), cells)))
         return h.hexdigest()
 
     # ---- files ------------------------------------------------------------------------------
@@ -312,6 +312,24 @@ def _read(path):
     if hashlib.sha256(payload).hexdigest().encode() != data[len(_MAGIC):head - 1]:
         return None
     return payload
+
+
+def _code_identity(code) -> tuple:
+    """What a code object computes, as plain values that pickle alike in every process
+    (marshal's bytes depend on reference counts, a frozenset's order on the hash seed).
+    Line numbers are left out: the source file's stamp covers them."""
+    def const(c):
+        if isinstance(c, types.CodeType):
+            return _code_identity(c)
+        if isinstance(c, tuple):
+            return tuple(const(x) for x in c)
+        if isinstance(c, frozenset):
+            return ("frozenset", tuple(sorted(repr(x) for x in c)))
+        return c
+
+    return (code.co_code, const(code.co_consts), code.co_names, code.co_varnames,
+            code.co_freevars, code.co_cellvars, code.co_argcount, code.co_posonlyargcount,
+            code.co_kwonlyargcount, code.co_flags, getattr(code, "co_exceptiontable", b""))
 
 
 _EMPTY_CELL = "<empty cell>"

@@ -62,6 +62,10 @@ MODULE = textwrap.dedent('''
             a[i] = a[i] * s + Z
 
 
+    def membership(x):  # a frozenset constant: its order follows the hash seed
+        return x in {"alpha", "beta", "gamma", "delta", "epsilon"}
+
+
     def call(k, *args):
         arrs = [np.asarray(a) for a in args]
         r = np.full((), -999, dtype=arrs[0].dtype)  # poisoned: an unwritten result shows
@@ -354,6 +358,18 @@ def test_jit_cache_data_file_of_another_key_is_refused(mod):
     two.write_bytes(one.read_bytes())  # intact, but the int64 entry in the float64 slot
     out = run(mod, ADD_TWICE)
     assert out["r"] == [6, 6.5] and out["add"] == [1, 1]
+
+
+def test_jit_cache_key_is_the_same_in_every_process(mod):
+    body = '''
+        from numbacuda_ufunc._jit_cache import FunctionCache
+        from numbacuda_ufunc import float64
+        out["key"] = FunctionCache(kmod.membership, "test").key((float64,))
+        out["order"] = list(kmod.membership.__code__.co_consts[-1])
+    '''
+    seeds = [run(mod, body, env={"PYTHONHASHSEED": str(seed)}) for seed in (1, 2, 3, 4)]
+    assert len({tuple(s["order"]) for s in seeds}) > 1  # the frozenset's order did change
+    assert len({s["key"] for s in seeds}) == 1
 
 
 def test_jit_cache_other_translator_misses(mod):
