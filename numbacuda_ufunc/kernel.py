@@ -9,6 +9,7 @@ Python runs only to translate a new specialization.
 
 from __future__ import annotations
 
+import collections
 import os
 import threading
 import warnings
@@ -16,13 +17,15 @@ import warnings
 import numpy as np
 
 from . import _core
+from ._jit_cache import CompileStats, FunctionCache, check_cachable, refuse_links
 from ._linking import link_paths, read_link_files
 from ._pickling import function_ref, global_name
-from .compiler import translate_kernel
+from .compiler import TranslatedKernel, translate_kernel
 from .compiler._enums import member_type_of
 from .compiler._source import line_directive, load_source
 from .compiler._types import TupleType, ctype, element_ctype
 from .compiler.device_function import _NO_LLVM, DeviceFunction
+from .compiler.translate import forget_translations
 from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
 from .types import (
     EXACT,
@@ -42,9 +45,8 @@ from .ufunc import _take_identity_of
 
 __all__ = ["Kernel", "jit"]
 
-# Numba options that change nothing here (NVRTC always optimises; the cache is always on).
-_IGNORED_OPTIONS = {"inline", "cache", "opt", "forceinline", "max_registers", "boundscheck",
-                    "lto"}
+# Numba options that change nothing here (NVRTC always optimises).
+_IGNORED_OPTIONS = {"inline", "opt", "forceinline", "max_registers", "boundscheck", "lto"}
 # Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
 _THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
 _EMULATED_GRID_SYNC_BLOCKS = 1024  # the host backend runs each block of such a kernel on a thread
@@ -53,10 +55,13 @@ _EMULATED_GRID_SYNC_BLOCKS = 1024  # the host backend runs each block of such a 
 class Kernel(_core.Kernel):
     """A @cuda.jit kernel. ``k[blocks, threads](*args)`` and ``k[blocks, threads, stream,
     shared_bytes](*args)`` launch it; ``k.forall(n)(*args)`` picks the shape for ``n``
-    threads. Host NumPy arrays are copied to the device and back, as in Numba."""
+    threads. Host NumPy arrays are copied to the device and back, as in Numba.
+    ``cache=True`` keeps each specialization's translation in files beside the source
+    (_jit_cache.py); ``stats`` counts the hits and misses, as Numba's."""
 
     def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=(),
-                 link=(), lineinfo=False, launch_bounds=None, shared_memory_carveout=None):
+                 link=(), lineinfo=False, launch_bounds=None, shared_memory_carveout=None,
+                 cache=False):
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
         super().__init__(pyfunc.__name__, bool(debug), bool(fastmath))
@@ -75,19 +80,68 @@ class Kernel(_core.Kernel):
         self.specializations = {}  # (cc, argument types) -> Kernel, made by specialize()
         self.extensions = list(extensions or ())
         self.link = link_paths(link, f"cuda.jit({pyfunc.__name__!r})")
+        self._cache_hits = collections.Counter()  # argument types -> count (Numba's stats)
+        self._cache_misses = collections.Counter()
+        self._disk = None  # the cache=True files
+        if cache:
+            refuse_links(self.link, pyfunc.__name__)
+            self._disk = FunctionCache(pyfunc, f"cuda.jit({pyfunc.__name__!r})")
         self._specs = []  # index -> TranslatedKernel
         self._lock = threading.Lock()
         self._declared = []  # (Signature, spec index): eager signatures, in order
         self._tuple_types = {}  # spec index -> argument types with tuples (_resolve_tuples)
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
-            self._declared.append((sig, self._add(self._translate(pyfunc, sig.args))))
+            self._declared.append((sig, self._add(self._translate_spec(sig.args))))
 
     # ---- specializations ------------------------------------------------------------------
     def _translate(self, fn, types):
         return translate_kernel(fn, types, line_info=self.lineinfo)
 
-    def _add(self, tk) -> int:
+    def _translate_spec(self, types):
+        """The kernel translated for ``types``: with cache=True loaded from its files when
+        they hold it (a hit), else translated (a miss) and saved there."""
+        types = tuple(types)
+        disk = self._disk
+        key = None
+        if disk is not None and disk.cache_path is not None:
+            key = disk.key(types, ("lineinfo",) if self.lineinfo else ())
+            tk = disk.load(key)
+            if isinstance(tk, TranslatedKernel) and _same_types(tk.arg_types, types):
+                self._cache_hits[types] += 1
+                return tk
+        self._cache_misses[types] += 1
+        tk = self._translate(self.py_func, types)
+        if disk is not None:
+            check_cachable(tk, self.__name__)
+            if key is not None:
+                disk.save(key, tk, self.__name__)
+        return tk
+
+    @property
+    def stats(self):
+        """Numba's compile statistics: ``cache_path`` (the folder of the cache=True files,
+        None without them), ``cache_hits`` and ``cache_misses`` (argument types -> count;
+        every specialization translated in this process is a miss)."""
+        path = self._disk.cache_path if self._disk is not None else None
+        return CompileStats(path, self._cache_hits, self._cache_misses)
+
+    def recompile(self) -> None:
+        """Translate and compile every specialization afresh (Numba's ``recompile``): the
+        globals it reads are read again, and with cache=True its files start afresh."""
+        with self._lock:
+            forget_translations(self.py_func)
+            if self._disk is not None:
+                self._disk.flush()
+            for index, tk in enumerate(self._specs):
+                types = self._tuple_types.get(index)
+                new = self._translate_spec(tk.arg_types) if types is None \
+                    else self._translate_tuples(types)
+                self._replace_spec(index, *self._spec_fields(new))
+                self._specs[index] = new
+
+    def _spec_fields(self, tk) -> tuple:
+        """What the engine's _add_spec/_replace_spec take for a translation."""
         params = [_param(t) for t in tk.arg_types]
         paths = self._link_paths(tk)
         if tk.foreign and not paths:
@@ -96,8 +150,11 @@ class Kernel(_core.Kernel):
                               f"but links no file that defines them: pass link=[...] to "
                               f"cuda.jit or to cuda.declare_device")
         links = read_link_files(paths, f"kernel '{self.__name__}'")
-        index = self._add_spec(params, tk.name, tk.source, tk.cooperative,
-                               tk.static_shared_bytes, tk.grid_sync, links)
+        return (params, tk.name, tk.source, tk.cooperative, tk.static_shared_bytes,
+                tk.grid_sync, links)
+
+    def _add(self, tk) -> int:
+        index = self._add_spec(*self._spec_fields(tk))
         self._specs.append(tk)
         return index
 
@@ -150,7 +207,7 @@ class Kernel(_core.Kernel):
             for index, tk in enumerate(self._specs):
                 if index not in self._tuple_types and _same_types(tk.arg_types, types):
                     return index
-            return self._add(self._translate(self.py_func, types))
+            return self._add(self._translate_spec(types))
 
     def _choose_declared(self, descr) -> int:
         """The declared signature the arguments convert to best, as Numba's dispatcher
@@ -190,13 +247,18 @@ class Kernel(_core.Kernel):
             for index, known in self._tuple_types.items():
                 if known == types:
                     return index
-            if any(isinstance(t, TupleType) for t in types):
-                wrapper, flat = _flat_wrapper(self.py_func, types)
-                index = self._add(self._translate(wrapper, flat))
-            else:  # enum members only: the kernel itself takes them
-                index = self._add(self._translate(self.py_func, types))
+            index = self._add(self._translate_tuples(types))
             self._tuple_types[index] = types
             return index
+
+    def _translate_tuples(self, types):
+        """The translation for tuple or enum arguments (never in the cache=True files: its
+        wrapper is made in each process)."""
+        self._cache_misses[types] += 1
+        if any(isinstance(t, TupleType) for t in types):
+            wrapper, flat = _flat_wrapper(self.py_func, types)
+            return self._translate(wrapper, flat)
+        return self._translate(self.py_func, types)  # enum members only: the kernel takes them
 
     @property
     def signatures(self) -> list:
@@ -284,7 +346,7 @@ class Kernel(_core.Kernel):
             for index, tk in enumerate(self._specs):
                 if index not in self._tuple_types and _same_types(tk.arg_types, sig.args):
                     return KernelOverload(self, index)
-            index = self._add(self._translate(self.py_func, sig.args))
+            index = self._add(self._translate_spec(sig.args))
             if self._declared:
                 self._declared.append((sig, index))
         return KernelOverload(self, index)
@@ -312,8 +374,9 @@ class Kernel(_core.Kernel):
         k = type(self)(self.py_func, debug=self.debug, fastmath=self.fastmath,
                        extensions=self.extensions, link=self.link, lineinfo=self.lineinfo,
                        launch_bounds=self.launch_bounds,
-                       shared_memory_carveout=self.shared_memory_carveout)
-        k._declared.append((Signature(None, types), k._add(k._translate(self.py_func, types))))
+                       shared_memory_carveout=self.shared_memory_carveout,
+                       cache=self._disk is not None)
+        k._declared.append((Signature(None, types), k._add(k._translate_spec(types))))
         k._specialized = True
         with self._lock:
             return self.specializations.setdefault(key, k)
@@ -514,7 +577,8 @@ class Kernel(_core.Kernel):
         return global_name(self) or (_rebuild_kernel, (
             type(self), function_ref(self.py_func), [sig for sig, _ in self._declared],
             self.debug, self.fastmath, self.extensions, self.link, self.lineinfo,
-            self.launch_bounds, self.shared_memory_carveout, self._specialized))
+            self.launch_bounds, self.shared_memory_carveout, self._specialized,
+            self._disk is not None))
 
 
 class _ExtensionLauncher:
@@ -703,10 +767,16 @@ def _namedtuple_class(fields):
 
 
 def _rebuild_kernel(cls, pyfunc, signatures, debug, fastmath, extensions, link, lineinfo=False,
-                    launch_bounds=None, shared_memory_carveout=None, specialized=False):
+                    launch_bounds=None, shared_memory_carveout=None, specialized=False,
+                    cache=False):
+    if cache:
+        try:  # a worker may lack the source file the cache=True files go beside
+            FunctionCache(pyfunc, "cuda.jit()")
+        except RuntimeError:
+            cache = False
     k = cls(pyfunc, signatures, debug=debug, fastmath=fastmath, extensions=extensions,
             link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
-            shared_memory_carveout=shared_memory_carveout)
+            shared_memory_carveout=shared_memory_carveout, cache=cache)
     k._specialized = specialized
     return k
 
@@ -881,6 +951,7 @@ def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
                       stacklevel=2)
     extensions = options.pop("extensions", None) or ()
     link = options.pop("link", None)
+    cache = bool(options.pop("cache", False))
     lineinfo = bool(options.pop("lineinfo", False))
     launch_bounds = options.pop("launch_bounds", None)
     carveout = options.pop("shared_memory_carveout", None)
@@ -897,18 +968,18 @@ def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
         raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
     if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
         if device:
-            return DeviceFunction(func_or_sig, fastmath=fastmath, link=link)
+            return DeviceFunction(func_or_sig, fastmath=fastmath, link=link, cache=cache)
         return Kernel(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
                       link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
-                      shared_memory_carveout=carveout)
+                      shared_memory_carveout=carveout, cache=cache)
     sigs = _signatures_of(func_or_sig)
 
     def decorate(fn):
         if device:
-            return DeviceFunction(fn, sigs, fastmath=fastmath, link=link)
+            return DeviceFunction(fn, sigs, fastmath=fastmath, link=link, cache=cache)
         k = Kernel(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
                    link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
-                   shared_memory_carveout=carveout)
+                   shared_memory_carveout=carveout, cache=cache)
         # One signature (not a list of them) makes a specialized kernel, as in Numba.
         k._specialized = sigs == (func_or_sig,)
         return k

@@ -166,10 +166,9 @@ scripts/numba_suite.py).
 
 The module IS numbacuda_ufunc.cuda.config, so assigning one of the settings it honours
 (CUDA_LOW_OCCUPANCY_WARNINGS, CUDA_WARN_ON_IMPLICIT_COPY, CUDA_ARRAY_INTERFACE_SYNC,
-CUDA_DEBUGINFO_DEFAULT, OPT) changes numbacuda_ufunc's behaviour; Numba's other settings
+CUDA_DEBUGINFO_DEFAULT, OPT, CACHE_DIR) changes numbacuda_ufunc's behaviour; Numba's other settings
 are added at their defaults and change nothing. ENABLE_CUDASIM is False: our host backend
 stands in for a GPU, so Numba's tests take their hardware paths."""
-import os
 import sys
 
 from numbacuda_ufunc.cuda import config as _ours
@@ -191,7 +190,6 @@ _NUMBA_ONLY = dict(
     DISABLE_JIT=0,
     DUMP_ASSEMBLY=0,
     CUDA_USE_NVIDIA_BINDING=1,
-    CACHE_DIR=os.environ.get("NUMBACUDA_UFUNC_CACHE_DIR", ""),
     CUDA_ENABLE_NRT=0,
     CUDA_DEBUG_POLY=0,
     CUDA_DEBUG_POLY_USE_TYPED_CONST=0,

@@ -7,9 +7,11 @@ oracle evaluates it).
 
 from __future__ import annotations
 
+import collections
 import functools
 import types as _pytypes
 
+from .._jit_cache import CompileStats, FunctionCache  # imports no _core
 from .._linking import link_paths
 from ..errors import CompileError
 from ..types import Signature, parse_signature
@@ -19,12 +21,20 @@ __all__ = ["DeviceFunction", "cpu_jit"]
 
 
 class DeviceFunction:
-    """A Python function marked for use on the device (``cuda.jit(device=True)``)."""
+    """A Python function marked for use on the device (``cuda.jit(device=True)``).
+    ``cache=True`` is Numba's: a device function is compiled into each kernel that calls
+    it, so it is cached inside those kernels' cache files, and its own ``stats`` count no
+    hits or misses."""
 
-    def __init__(self, py_func, signatures=(), fastmath=False, link=None):
+    def __init__(self, py_func, signatures=(), fastmath=False, link=None, cache=False):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise CompileError(f"cuda.jit(): expected a Python function (got {py_func!r})")
         self.py_func = py_func
+        self._disk = None
+        if cache:
+            self._disk = FunctionCache(py_func, f"cuda.jit({py_func.__name__!r}, device=True)")
+        self._cache_hits = collections.Counter()
+        self._cache_misses = collections.Counter()
         self.fastmath = fastmath
         # Files every kernel calling this function links (cuda.jit(device=True, link=...)).
         self.link = link_paths(link, f"cuda.jit({py_func.__name__!r}, device=True)")
@@ -46,6 +56,13 @@ class DeviceFunction:
             ov = DeviceOverload(self, sig)
             self._compiled[sig.args] = ov
         return ov
+
+    @property
+    def stats(self):
+        """Numba's compile statistics: ``cache_path`` (None without cache=True) and the
+        ``cache_hits`` / ``cache_misses`` counters, which stay empty for a device function."""
+        path = self._disk.cache_path if self._disk is not None else None
+        return CompileStats(path, self._cache_hits, self._cache_misses)
 
     @property
     def overloads(self) -> dict:

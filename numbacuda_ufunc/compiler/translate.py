@@ -28,7 +28,7 @@ from ._types import BOTTOM, TupleType, strong, typecode
 from ._webs import split_webs
 
 __all__ = ["HEADER", "KERNEL_HEADER", "LINE_RESET", "line_directives", "TranslatedFunction",
-           "TranslatedKernel", "translate", "translate_kernel"]
+           "TranslatedKernel", "forget_translations", "translate", "translate_kernel"]
 
 HEADER = '#include "nu_array.cuh"\n'
 # Ends the Python lines of a definition translated with line_info=True: whoever assembles
@@ -257,6 +257,13 @@ def _memoized(fn, key, build):
     made = build()
     with _cache_lock:
         return _cache.setdefault(fn, {}).setdefault(key, made)
+
+
+def forget_translations(pyfunc) -> None:
+    """Drop the translations of ``pyfunc`` made so far, so the next ones read its globals
+    again (Numba's ``recompile()``)."""
+    with _cache_lock:
+        _cache.pop(getattr(pyfunc, "py_func", pyfunc), None)
 
 
 def _as_types(arg_types, kernel=False):

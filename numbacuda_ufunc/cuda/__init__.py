@@ -221,14 +221,16 @@ class _DeviceContext:
 
 
 class _DeviceList:
-    """``cuda.gpus``: the devices, indexable and iterable; ``gpus.current`` is the device
-    in use."""
+    """``cuda.gpus``: the devices, indexable (by an integer or a slice) and iterable;
+    ``gpus.current`` is the device in use."""
 
     def __len__(self):
         return _core.device_count()
 
     def __getitem__(self, i):
         n = len(self)
+        if isinstance(i, slice):  # Numba's gpus is a list: a slice is a list of devices
+            return [_DeviceContext(k) for k in range(n)[i]]
         i = _index(i, "gpus", "index")
         if not -n <= i < n:
             raise IndexError(f"gpus[{i}]: no such device (this machine has {n})")

@@ -14,6 +14,8 @@ from then on.
 * ``CUDA_DEBUGINFO_DEFAULT`` (default 0) and ``OPT`` (default 3): ``cuda.jit``'s defaults
   for ``debug`` and ``opt``; ``debug`` and ``opt`` both on give Numba's
   ``NumbaInvalidConfigWarning``.
+* ``CACHE_DIR`` (default "", from ``NUMBA_CACHE_DIR`` only): where ``cuda.jit(cache=True)``
+  keeps its files instead of the ``__pycache__`` folder beside the source.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ import types
 
 from .. import _core
 
-__all__ = ["CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT", "CUDA_LOW_OCCUPANCY_WARNINGS",
-           "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
+__all__ = ["CACHE_DIR", "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT",
+           "CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
 
 
 def _from_environment(name, default):
@@ -49,6 +51,8 @@ CUDA_WARN_ON_IMPLICIT_COPY = _from_environment("CUDA_WARN_ON_IMPLICIT_COPY", 1)
 CUDA_ARRAY_INTERFACE_SYNC = _from_environment("CUDA_ARRAY_INTERFACE_SYNC", 1)
 CUDA_DEBUGINFO_DEFAULT = _from_environment("CUDA_DEBUGINFO_DEFAULT", 0)
 OPT = _from_environment("OPT", 3)
+# Numba's NUMBA_CACHE_DIR only: NUMBACUDA_UFUNC_CACHE_DIR is the engine's kernel cache.
+CACHE_DIR = os.environ.get("NUMBA_CACHE_DIR", "")
 
 _ENGINE_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
                     "CUDA_ARRAY_INTERFACE_SYNC")

@@ -437,6 +437,29 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
     return py::none();
 }
 
+// A specialization as Kernel._add (kernel.py) describes it: (dtype, ndim, C++ type) per
+// parameter, and the link files as (path, kind, contents).
+using spec_params = std::vector<std::tuple<py::object, int, std::string>>;
+using spec_links = std::vector<std::tuple<std::string, std::string, py::bytes>>;
+
+nu::kernel_spec make_spec(const spec_params& params, std::string function, std::string source,
+                          bool cooperative, std::int64_t static_shared, bool grid_sync, const spec_links& links) {
+    nu::kernel_spec s;
+    for (const auto& [path, kind, content] : links) {
+        nu::check_link_kind(path, kind);
+        s.links.push_back({path, kind, std::string(content)});
+    }
+    for (const auto& [dtype, ndim, ctype] : params) {
+        s.params.push_back({as_dtype(dtype, "cuda.jit"), ndim, ctype});
+    }
+    s.function = std::move(function);
+    s.source = std::move(source);
+    s.cooperative = cooperative;
+    s.grid_sync = grid_sync;
+    s.static_shared = static_shared;
+    return s;
+}
+
 }  // namespace
 
 void bind_kernel(py::module_& m) {
@@ -505,27 +528,26 @@ void bind_kernel(py::module_& m) {
         .def("_set_carveout", &nu::jit_kernel::set_carveout, py::arg("percent"))
         .def("_forall", &configure_forall, py::arg("tasks"), py::arg("stream"), py::arg("sharedmem"))
         .def("_add_spec",
-             [](nu::jit_kernel& k, const std::vector<std::tuple<py::object, int, std::string>>& params,
-                std::string function, std::string source, bool cooperative, std::int64_t static_shared,
-                bool grid_sync, const std::vector<std::tuple<std::string, std::string, py::bytes>>& links) {
-                 nu::kernel_spec s;
-                 for (const auto& [path, kind, content] : links) {
-                     nu::check_link_kind(path, kind);
-                     s.links.push_back({path, kind, std::string(content)});
-                 }
-                 for (const auto& [dtype, ndim, ctype] : params) {
-                     s.params.push_back({as_dtype(dtype, "cuda.jit"), ndim, ctype});
-                 }
-                 s.function = std::move(function);
-                 s.source = std::move(source);
-                 s.cooperative = cooperative;
-                 s.grid_sync = grid_sync;
-                 s.static_shared = static_shared;
-                 return k.add_spec(std::move(s));
+             [](nu::jit_kernel& k, const spec_params& params, std::string function, std::string source,
+                bool cooperative, std::int64_t static_shared, bool grid_sync, const spec_links& links) {
+                 return k.add_spec(make_spec(params, std::move(function), std::move(source), cooperative,
+                                             static_shared, grid_sync, links));
              },
              py::arg("params"), py::arg("function"), py::arg("source"), py::arg("cooperative"),
-             py::arg("static_shared"), py::arg("grid_sync"),
-             py::arg("links") = std::vector<std::tuple<std::string, std::string, py::bytes>>{})
+             py::arg("static_shared"), py::arg("grid_sync"), py::arg("links") = spec_links{})
+        .def("_replace_spec",
+             [](nu::jit_kernel& k, int index, const spec_params& params, std::string function,
+                std::string source, bool cooperative, std::int64_t static_shared, bool grid_sync,
+                const spec_links& links) {
+                 if (index < 0 || static_cast<std::size_t>(index) >= k.spec_count()) {
+                     throw py::index_error("kernel '" + k.name() + "': no specialization " + std::to_string(index));
+                 }
+                 k.replace_spec(index, make_spec(params, std::move(function), std::move(source), cooperative,
+                                                 static_shared, grid_sync, links));
+             },
+             py::arg("index"), py::arg("params"), py::arg("function"), py::arg("source"),
+             py::arg("cooperative"), py::arg("static_shared"), py::arg("grid_sync"),
+             py::arg("links") = spec_links{})
         .def("_source", &nu::jit_kernel::source, py::arg("index"), py::arg("host") = false,
              "The complete translation unit of specialization `index`.")
         .def("_entry", &nu::jit_kernel::entry)

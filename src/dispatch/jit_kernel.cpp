@@ -90,9 +90,23 @@ std::string reset_line_numbers(const std::string& unit) {
 }  // namespace
 
 int jit_kernel::add_spec(kernel_spec spec) {
+    auto shared = std::make_shared<const kernel_spec>(std::move(spec));
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_specs.push_back(std::move(spec));
+    m_specs.push_back(std::move(shared));
     return static_cast<int>(m_specs.size()) - 1;
+}
+
+void jit_kernel::replace_spec(int index, kernel_spec spec) {
+    auto shared = std::make_shared<const kernel_spec>(std::move(spec));
+    std::lock_guard<std::mutex> lock(m_mutex);
+    NU_ASSERT(index >= 0 && static_cast<std::size_t>(index) < m_specs.size());
+    m_specs[static_cast<std::size_t>(index)] = std::move(shared);
+    for (int host = 0; host < 2; ++host) {
+        auto it = m_built.find(index * 2 + host);
+        if (it == m_built.end()) continue;
+        m_retired.push_back(std::move(it->second));
+        m_built.erase(it);
+    }
 }
 
 void jit_kernel::bind_key(const std::string& key, int spec) {
@@ -107,9 +121,9 @@ int jit_kernel::find(const std::string& key) const {
     return it == m_keys.end() ? -1 : it->second;
 }
 
-const kernel_spec& jit_kernel::spec(int index) {
+std::shared_ptr<const kernel_spec> jit_kernel::spec(int index) {
     std::lock_guard<std::mutex> lock(m_mutex);
-    return m_specs.at(static_cast<std::size_t>(index));  // a deque: references stay valid
+    return m_specs.at(static_cast<std::size_t>(index));
 }
 
 std::size_t jit_kernel::spec_count() {
@@ -117,10 +131,11 @@ std::size_t jit_kernel::spec_count() {
     return m_specs.size();
 }
 
-std::string jit_kernel::entry(int index) { return spec(index).function + "_kernel"; }
+std::string jit_kernel::entry(int index) { return spec(index)->function + "_kernel"; }
 
-std::string jit_kernel::source(int index, bool host) {
-    const kernel_spec& s = spec(index);
+std::string jit_kernel::source(int index, bool host) { return source_of(*spec(index), host); }
+
+std::string jit_kernel::source_of(const kernel_spec& s, bool host) const {
     int words = 0;
     std::string args;
     for (const kernel_param& p : s.params) {
@@ -139,33 +154,43 @@ std::string jit_kernel::source(int index, bool host) {
            (m_debug && !m_fastmath ? "true" : "false") + ";\n\n";
     src += s.source + "\n";
     if (!host) src += m_entry_prefix;
-    src += "NU_KERNEL_ENTRY(" + entry(index) + ", " + s.function + ", " + std::to_string(words) +
+    src += "NU_KERNEL_ENTRY(" + s.function + "_kernel, " + s.function + ", " + std::to_string(words) +
            ", " + (s.grid_sync ? "2" : s.cooperative ? "1" : "0") + args + ")\n";
     return reset_line_numbers(src);
 }
 
-const jit_kernel::built& jit_kernel::build(int index, bool host) {
+const jit_kernel::built& jit_kernel::build(int index, const std::shared_ptr<const kernel_spec>& spec, bool host) {
     const int key = index * 2 + (host ? 1 : 0);
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         auto it = m_built.find(key);
-        if (it != m_built.end()) return *it->second;
+        if (it != m_built.end() && it->second->from == spec) return *it->second;
     }
     // Built without the lock (a build releases the GIL; see ufunc::kernel).
-    const std::string src = source(index, host);
+    const std::string src = source_of(*spec, host);
+    const std::string entry_name = spec->function + "_kernel";
     auto b = std::make_unique<built>();
+    b->from = spec;
     {
         blocking_section compiling;
         // On the host a @cuda.jit kernel is emulation (built at -O1, see kernel.h).
-        b->module = build_module(src, host, m_fastmath, host ? std::vector<std::string>{} : m_nvrtc_extra, {entry(index)}, spec(index).links,
+        b->module = build_module(src, host, m_fastmath, host ? std::vector<std::string>{} : m_nvrtc_extra, {entry_name}, spec->links,
                                  "kernel '" + m_name + "'", emulation_host_options());
     }
-    b->function = module_entry(b->module, entry(index));
+    b->function = module_entry(b->module, entry_name);
     if (m_carveout && !host) active_backend().set_function_carveout(b->function, *m_carveout);
     b->max_threads = host ? (m_bounds_threads > 0 ? m_bounds_threads : 1024)
                           : active_backend().function_max_threads(b->function);
     std::lock_guard<std::mutex> lock(m_mutex);
-    return *m_built.emplace(key, std::move(b)).first->second;
+    if (m_specs[static_cast<std::size_t>(index)] != spec) {  // replaced meanwhile: this launch only
+        m_retired.push_back(std::move(b));
+        return *m_retired.back();
+    }
+    std::unique_ptr<built>& slot = m_built[key];
+    if (slot && slot->from == spec) return *slot;  // another thread built it first
+    if (slot) m_retired.push_back(std::move(slot));
+    slot = std::move(b);
+    return *slot;
 }
 
 // Before the build: ptxas refuses more than 48 KiB of static __shared__ with a message of its
@@ -249,7 +274,8 @@ void jit_kernel::check_debug_record(const built& b, const stream_ref& stream) {
 
 void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const launch_shape& shape,
                         const stream_ref& stream) {
-    const kernel_spec& s = spec(index);
+    const std::shared_ptr<const kernel_spec> held = spec(index);  // recompile() may replace it
+    const kernel_spec& s = *held;
     auto api = [this] { return "kernel '" + m_name + "'"; };  // built only for messages
     if (args.size() != s.params.size()) {
         throw type_error(api() + " takes " + std::to_string(s.params.size()) + " argument(s) (got " +
@@ -258,7 +284,7 @@ void jit_kernel::launch(int index, const std::vector<kernel_arg>& args, const la
     const bool host = active_backend().emulated();
     const stream_handle live = live_handle(stream, m_name.c_str());
     check_static_shared(s);
-    const built& b = build(index, host);
+    const built& b = build(index, held, host);
     launch_shape sized = shape;
     if (shape.forall_tasks >= 0) {
         const unsigned tpb = static_cast<unsigned>(std::min(b.max_threads > 0 ? b.max_threads : 1024, 1024));

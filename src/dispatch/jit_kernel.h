@@ -69,10 +69,13 @@ public:
 
     // Specializations are appended from Python; a call's type key maps to one of them
     // (its own, lazily compiled, or a declared signature the arguments convert to).
+    // replace_spec (Numba's recompile()) swaps one for a new translation under the same
+    // index: launches already holding the old one finish with it and its build.
     int add_spec(kernel_spec spec);
+    void replace_spec(int index, kernel_spec spec);
     void bind_key(const std::string& key, int spec);
     int find(const std::string& key) const;
-    const kernel_spec& spec(int index);
+    std::shared_ptr<const kernel_spec> spec(int index);
     std::size_t spec_count();
     // The complete translation unit of a specialization for the host or the device.
     std::string source(int index, bool host);
@@ -87,11 +90,13 @@ public:
 
 private:
     struct built {
+        std::shared_ptr<const kernel_spec> from;  // the specialization it was built from
         kernel_module module;
         void* function = nullptr;  // CUfunction, or the host entry point
         int max_threads = 0;       // of this function on the device (its registers decide)
     };
-    const built& build(int index, bool host);
+    const built& build(int index, const std::shared_ptr<const kernel_spec>& spec, bool host);
+    std::string source_of(const kernel_spec& s, bool host) const;
     void check_static_shared(const kernel_spec& spec) const;
     void check_shape(const built& b, const kernel_spec& spec, const launch_shape& shape, bool host) const;
     void check_debug_record(const built& b, const stream_ref& stream);
@@ -104,9 +109,12 @@ private:
     int m_bounds_threads = 0;
     std::optional<int> m_carveout;
     mutable std::mutex m_mutex;  // guards everything below: launches may come from threads
-    std::deque<kernel_spec> m_specs;
+    std::deque<std::shared_ptr<const kernel_spec>> m_specs;
     std::unordered_map<std::string, int> m_keys;
     std::unordered_map<int, std::unique_ptr<built>> m_built;  // spec * 2 + host
+    // Builds of replaced specializations: a launch in flight may still run one, so they
+    // live as long as the kernel (one per recompile(), which is rare).
+    std::vector<std::unique_ptr<built>> m_retired;
 };
 
 }  // namespace nu

@@ -1,0 +1,394 @@
+"""``cuda.jit(cache=True)``: Numba's per-function cache files.
+
+Numba keeps a kernel compiled with ``cache=True`` in files beside its source, so that a new
+process loads it instead of compiling it again. Here the engine's kernel cache already
+serves every compiled binary by the SHA-256 of its generated source (src/compile/
+kernel_cache.cpp); what a new process would still redo is the translation of the Python
+function. These files hold that translation, so a kernel loaded from them goes straight
+to the kernel cache: no translation, and no NVRTC or host compiler when the binary is
+there.
+
+Layout, as Numba's (own suffixes, so that Numba's and our files never read each other):
+one index per function, ``<module>.<qualname>-<line>.py<XY>.nui``, mapping keys to data
+files ``<same>.<n>.nuc``, in the first of ``cuda.config.CACHE_DIR`` (``NUMBA_CACHE_DIR``),
+the ``__pycache__`` folder beside the source file, and ``<kernel cache>/jit``, that can
+be written. The index records the source file's modification time and size: any other
+value makes it empty (the file changed). A function whose source has no file (a notebook
+cell) is stamped by its source instead, in ``<kernel cache>/jit/interactive``. A key covers the argument types, the function's
+bytecode and the values its closure holds (Numba's key), and the translator itself (every
+source file of this package), so a new version of numbacuda_ufunc never loads an old
+translation. Globals are frozen at translation, as Numba documents: a hit keeps the values
+they had then until ``recompile()``.
+
+Each file is written to a temporary name and renamed, and carries a SHA-256 of its
+contents; a data file also carries its key. A file that is missing, truncated, corrupt,
+not a regular file, or that holds another key is a miss and is rewritten; nothing here
+raises for the file system (a folder that cannot be written just leaves the function
+uncached).
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import inspect
+import io
+import os
+import pickle
+import stat
+import sys
+import tempfile
+import threading
+import types
+import uuid
+import warnings
+
+import cloudpickle
+
+from .errors import NumbaWarning
+
+__all__ = ["CompileStats", "FunctionCache", "check_cachable"]
+
+CompileStats = collections.namedtuple("_CompileStats", ("cache_path", "cache_hits", "cache_misses"))
+
+_MAGIC = b"numbacuda_ufunc cache=True file 1\n"
+_MAX_FILE_BYTES = 256 << 20  # as the kernel cache: anything larger is not ours
+_DEVICE_ARRAYS = ("Cannot serialize kernels or device functions referencing global device "
+                  "arrays. Pass the array(s) as arguments to the kernel instead.")
+_LINKS = "Cannot pickle CUDACodeLibrary with linking files"
+
+
+def check_cachable(tk, name: str) -> None:
+    """Numba's refusals, for a translation about to be saved: a kernel holding the pointer
+    of a global or closure device array (stale in another process) raises
+    ``pickle.PicklingError``; one linking files (``link=``, ``declare_device(link=...)``)
+    ``RuntimeError``. Both with Numba's words."""
+    if tk.captured:
+        raise pickle.PicklingError(f"kernel '{name}' (cache=True) reads {len(tk.captured)} "
+                                   f"global or closure device array(s): {_DEVICE_ARRAYS}")
+    if tk.links:
+        raise RuntimeError(f"kernel '{name}' (cache=True) links {', '.join(map(str, tk.links))}: "
+                           f"{_LINKS}")
+
+
+def refuse_links(link, name: str) -> None:
+    """``cuda.jit(cache=True, link=[...])``: refused at decoration (Numba refuses it when it
+    saves the first compile)."""
+    if link:
+        raise RuntimeError(f"cuda.jit({name!r}): cache=True cannot cache a kernel that links "
+                           f"files (link={list(link)!r}): {_LINKS}")
+
+
+class FunctionCache:
+    """The cache files of one ``cache=True`` function. Made at decoration: a function
+    without source (``exec``, ``python -c``) raises ``RuntimeError`` there, as in Numba.
+    The folder is chosen at first use."""
+
+    def __init__(self, py_func, api: str):
+        self._py_func = py_func
+        qualname = getattr(py_func, "__qualname__", py_func.__name__)
+        try:
+            self._source_file = inspect.getfile(py_func)
+        except TypeError:
+            self._source_file = "?"
+        self._interactive = not os.path.isfile(self._source_file)
+        if not self._interactive:
+            # Modification time and size, as Numba's stamp: some file systems keep whole
+            # seconds. The line tells functions of one name apart.
+            st = os.stat(self._source_file)
+            self._stamp = (st.st_mtime, st.st_size)
+            disambiguator = str(py_func.__code__.co_firstlineno)
+        else:
+            # A notebook cell (or another source linecache holds, with no file): stamped
+            # by its source, told apart by its first two lines (Numba's IPython locator).
+            try:
+                source = inspect.getsource(py_func).encode()
+            except (OSError, TypeError):
+                raise RuntimeError(f"{api}: cannot cache function {qualname!r}: no locator "
+                                   f"available for file {self._source_file!r} (cache=True "
+                                   f"keeps its files beside the function's source file, and "
+                                   f"it has none)") from None
+            self._stamp = hashlib.sha256(source).hexdigest()
+            first = b"".join(source.splitlines(True)[:2])
+            disambiguator = hashlib.sha256(first).hexdigest()[:10]
+        module = os.path.splitext(os.path.basename(self._source_file))[0]
+        fullname = f"{module}.{qualname}".replace("<", "").replace(">", "")
+        abiflags = getattr(sys, "abiflags", "")
+        self._base = (f"{fullname}-{disambiguator}.py"
+                      f"{sys.version_info[0]}{sys.version_info[1]}{abiflags}")
+        self._path = None
+        self._located = False
+        self._lock = threading.Lock()
+
+    # ---- where ------------------------------------------------------------------------------
+    @property
+    def cache_path(self):
+        """The folder of this function's files, or None when none can be written (or
+        ``NUMBACUDA_UFUNC_DISABLE_CACHE=1``)."""
+        if os.environ.get("NUMBACUDA_UFUNC_DISABLE_CACHE") == "1":
+            return None
+        with self._lock:
+            if not self._located:
+                self._path = self._locate()
+                self._located = True
+            return self._path
+
+    def _locate(self):
+        from .cuda import config
+
+        folder = os.path.dirname(os.path.abspath(self._source_file))
+        # A folder per source folder: its name, then a hash of its path (Numba's layout).
+        sub = f"{os.path.basename(folder)}_{hashlib.sha1(folder.encode()).hexdigest()}"
+        candidates = []
+        user_dir = getattr(config, "CACHE_DIR", "")
+        if self._interactive:
+            sub = "interactive"
+        else:
+            if user_dir:
+                candidates.append(os.path.join(os.fspath(user_dir), sub))
+            candidates.append(os.path.join(folder, "__pycache__"))
+        try:
+            from ._compile import core
+
+            candidates.append(os.path.join(core().cache_dir(), "jit", sub))
+        except Exception:  # no engine cache folder (a read-only home): the others or none
+            pass
+        for path in candidates:
+            if _writable(path):
+                return path
+        return None
+
+    # ---- keys -------------------------------------------------------------------------------
+    def key(self, types, options=()) -> str:
+        """The index key of a specialization. Pickling the closure raises Numba's
+        ``PicklingError`` when it holds a device array."""
+        fn = self._py_func
+        cells = tuple(_cell_value(c) for c in (fn.__closure__ or ()))
+        h = hashlib.sha256(_translator_fingerprint())
+        h.update(_key_bytes((tuple(types), tuple(options), _code_identity(fn.__code__), cells)))
+        return h.hexdigest()
+
+    # ---- files ------------------------------------------------------------------------------
+    def load(self, key):
+        """The object saved under ``key``, or None (a miss) when there is none or its files
+        cannot be read back intact."""
+        path = self.cache_path
+        if path is None:
+            return None
+        name = self._entries(path).get(key)
+        if name is None:
+            return None
+        payload = _read(os.path.join(path, name))
+        if payload is None:
+            return None
+        try:
+            stored_key, obj = pickle.loads(payload)
+        except Exception:  # a class it names is gone, a module fails to import...
+            return None
+        return obj if stored_key == key else None
+
+    def save(self, key, obj, name: str) -> None:
+        """Saves ``obj`` under ``key``: its data file first, then the index, so a reader
+        never finds an entry without its data. An object pickle cannot write is left
+        uncached with a ``NumbaWarning``."""
+        path = self.cache_path
+        if path is None:
+            return
+        try:
+            payload = cloudpickle.dumps((key, obj))
+        except Exception as exc:
+            warnings.warn(f"kernel '{name}' (cache=True): not cached, its translation cannot "
+                          f"be pickled ({type(exc).__name__}: {exc}); it is translated again "
+                          f"in each process", NumbaWarning, stacklevel=4)
+            return
+        with self._lock:
+            try:
+                entries = self._entries(path)
+                data = entries.get(key) or self._free_name(entries)
+                _write(os.path.join(path, data), payload)
+                if entries.get(key) != data:
+                    entries[key] = data
+                    self._write_index(path, entries)
+            except OSError:  # the folder became read-only, the disk is full...: uncached
+                pass
+
+    def flush(self) -> None:
+        """Empties the index (Numba's ``recompile()`` starts afresh)."""
+        path = self.cache_path
+        if path is not None:
+            try:
+                self._write_index(path, {})
+            except OSError:
+                pass
+
+    def _index_path(self, path):
+        return os.path.join(path, self._base + ".nui")
+
+    def _entries(self, path) -> dict:
+        payload = _read(self._index_path(path))
+        if payload is None:
+            return {}
+        try:
+            index = pickle.loads(payload)
+            fresh = (index["stamp"] == self._stamp
+                     and index["translator"] == _translator_fingerprint())
+            entries = index["entries"] if fresh else {}
+            if not (isinstance(entries, dict)
+                    and all(isinstance(k, str) and isinstance(v, str) for k, v in entries.items())):
+                return {}
+        except Exception:
+            return {}
+        # Only names this function's files can have: an index never points elsewhere.
+        return {k: v for k, v in entries.items() if _is_data_name(v, self._base)}
+
+    def _write_index(self, path, entries):
+        index = {"stamp": self._stamp, "translator": _translator_fingerprint(),
+                 "entries": entries}
+        _write(self._index_path(path), pickle.dumps(index, protocol=4))
+
+    def _free_name(self, entries) -> str:
+        used = set(entries.values())
+        n = 1
+        while f"{self._base}.{n}.nuc" in used:
+            n += 1
+        return f"{self._base}.{n}.nuc"
+
+
+def _is_data_name(name, base) -> bool:
+    number = name[len(base) + 1:-len(".nuc")] if name.startswith(base + ".") else ""
+    return name.endswith(".nuc") and number.isdigit() and os.path.basename(name) == name
+
+
+def _writable(path) -> bool:
+    """Whether ``path`` exists (or can be made) as a folder one can write to (Numba probes
+    with a temporary file too: permissions alone do not tell, e.g. for root)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError:
+        return False
+    return True
+
+
+def _write(path, payload: bytes) -> None:
+    """``payload`` behind our header and its SHA-256, written to a temporary file and
+    renamed over ``path`` (readers see the old file or the new one, never a part)."""
+    tmp = f"{path}.tmp.{uuid.uuid4().hex[:16]}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read(path):
+    """The payload of a file ``_write`` made, or None: missing, not a regular file (a FIFO
+    is never waited on), too large, or not intact."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_FILE_BYTES:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = None
+            data = f.read(_MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        if fd is not None:
+            os.close(fd)
+    head = len(_MAGIC) + 65
+    if len(data) < head or not data.startswith(_MAGIC) or data[head - 1:head] != b"\n":
+        return None
+    payload = data[head:]
+    if hashlib.sha256(payload).hexdigest().encode() != data[len(_MAGIC):head - 1]:
+        return None
+    return payload
+
+
+def _code_identity(code) -> tuple:
+    """What a code object computes, as plain values that pickle alike in every process
+    (marshal's bytes depend on reference counts, a frozenset's order on the hash seed).
+    Line numbers are left out: the source file's stamp covers them."""
+    def const(c):
+        if isinstance(c, types.CodeType):
+            return _code_identity(c)
+        if isinstance(c, tuple):
+            return tuple(const(x) for x in c)
+        if isinstance(c, frozenset):
+            return ("frozenset", tuple(sorted(repr(x) for x in c)))
+        return c
+
+    return (code.co_code, const(code.co_consts), code.co_names, code.co_varnames,
+            code.co_freevars, code.co_cellvars, code.co_argcount, code.co_posonlyargcount,
+            code.co_kwonlyargcount, code.co_flags, getattr(code, "co_exceptiontable", b""))
+
+
+_EMPTY_CELL = "<empty cell>"
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet assigned
+        return _EMPTY_CELL
+
+
+class _KeyPickler(cloudpickle.CloudPickler):
+    """Numba's pickling of a key's closure values: device arrays are refused; a jitted
+    object (kernel, device function, ufunc) stands for its Python function, so what it
+    compiled meanwhile does not change the key."""
+
+    def reducer_override(self, obj):
+        try:
+            cai = getattr(obj, "__cuda_array_interface__", None)
+        except Exception:
+            cai = None
+        if cai is not None:
+            raise pickle.PicklingError(_DEVICE_ARRAYS)
+        fn = getattr(obj, "py_func", None) if not isinstance(obj, type) else None
+        if fn is not None and fn is not obj and hasattr(fn, "__code__"):
+            return _jitted, (type(obj).__qualname__, fn)
+        return super().reducer_override(obj)
+
+
+def _jitted(kind, fn):  # never called: keys are hashed, not loaded
+    return fn
+
+
+def _key_bytes(value) -> bytes:
+    buf = io.BytesIO()
+    _KeyPickler(buf, protocol=4).dump(value)
+    return buf.getvalue()
+
+
+_fingerprint = None
+
+
+def _translator_fingerprint() -> bytes:
+    """SHA-256 of every source file of this package (and the Python version): a cached
+    translation is only ever loaded by the translator that made it. About 2 ms, once."""
+    global _fingerprint
+    if _fingerprint is None:
+        h = hashlib.sha256(f"{sys.version_info[:2]}".encode())
+        root = os.path.dirname(os.path.abspath(__file__))
+        for folder, _, files in sorted(os.walk(root)):
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    full = os.path.join(folder, name)
+                    h.update(os.path.relpath(full, root).encode() + b"\0")
+                    try:
+                        with open(full, "rb") as f:
+                            h.update(f.read())
+                    except OSError:
+                        pass
+        _fingerprint = h.digest()
+    return _fingerprint
