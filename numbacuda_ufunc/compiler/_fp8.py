@@ -2,8 +2,9 @@
 
 ``fp8_e4m3(x)``, ``fp8_e5m2(x)``, ``fp8_e8m0(x)`` build a value from a number (float16,
 bfloat16, float32/64, an integer or bool); ``float32(v)``, ``int64(v)``, ``float16(v)``,
-``bfloat16(v)``... convert one back (also implicitly, when stored into an array or
-returned with a declared type). FP8 values are not numbers in arithmetic, as in Numba.
+``bfloat16(v)``, ``bool_(v)``... convert one back. As in Numba, conversions are explicit:
+FP8 values are not numbers in arithmetic, stores or returns (they may be held in
+variables and passed to and returned from device functions).
 The ``cvt_*`` functions take the saturation, interpretation and rounding arguments as
 members of :class:`saturation_t`, :class:`fp8_interpretation_t` and ``cudaRoundMode``
 (cuda-python's, or ours) and return raw bytes (uint8) or a :data:`BF16_RAW` value, whose

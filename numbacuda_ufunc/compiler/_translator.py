@@ -27,8 +27,8 @@ from . import _closures as closures
 from . import _datetime as datetimes
 from . import _enums as enums
 from . import _exceptions as exceptions
-from . import _fp8 as fp8
 from . import _foreign as foreign
+from . import _fp8 as fp8
 from . import _iteration as iteration
 from . import _kernel_api as kernel_api
 from . import _overloads as overloads
