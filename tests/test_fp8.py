@@ -581,3 +581,21 @@ def test_fp8_errors():
 
     with pytest.raises(TypeError, match="only inside a @cuda.jit kernel"):
         fp8_e4m3(1.0)
+
+
+def test_fp8_in_vectorize_functions():
+    """FP8 conversions in a ufunc's scalar function (cuda target: CUDA's cuda_fp8.h)."""
+    from numbacuda_ufunc import vectorize
+
+    @vectorize(["float32(float32)"], target="cuda")
+    def through_e5m2(x):
+        return float32(fp8_e5m2(x)) + float32(fp8_e8m0(2)) * 0 + float32(fp8_e4m3(True)) * 0
+
+    x = np.concatenate([halfway_points("e5m2").astype(np.float32), dense_f32()[:5000]])
+    want = fp8_oracle(x.astype(np.float64), "e5m2", True, "float").view(ml_dtypes.float8_e5m2)
+    with np.errstate(invalid="ignore"):
+        want = want.astype(np.float32)
+    got = through_e5m2(x)
+    np.testing.assert_array_equal(got, want)  # NaNs compare equal here
+    ptx = "".join(through_e5m2.inspect_ptx(cc=(9, 0)).values())
+    assert "cvt.rn.satfinite.e5m2x2.f32" in ptx
