@@ -20,9 +20,13 @@ from numbacuda_ufunc.cuda.fp8 import (  # noqa: E402
     cudaRoundMode,
     cvt_bfloat16raw_to_e8m0,
     cvt_bfloat16raw_to_fp8,
+    cvt_double2_to_e8m0x2,
+    cvt_double2_to_fp8x2,
     cvt_double_to_e8m0,
     cvt_double_to_fp8,
     cvt_e8m0_to_bf16raw,
+    cvt_float2_to_e8m0x2,
+    cvt_float2_to_fp8x2,
     cvt_float_to_e8m0,
     cvt_float_to_fp8,
     fp8_e4m3,
@@ -33,6 +37,11 @@ from numbacuda_ufunc.cuda.fp8 import (  # noqa: E402
     fp8_e8m0_from_bits,
     fp8_interpretation_t,
     fp8_to_bits,
+    fp8x2_e4m3,
+    fp8x2_e8m0,
+    fp8x4_e4m3,
+    fp8x4_e5m2,
+    fp8x4_e8m0,
     saturation_t,
 )
 from numbacuda_ufunc.errors import CompileError  # noqa: E402
@@ -599,3 +608,85 @@ def test_fp8_in_vectorize_functions():
     np.testing.assert_array_equal(got, want)  # NaNs compare equal here
     ptx = "".join(through_e5m2.inspect_ptx(cc=(9, 0)).values())
     assert "cvt.rn.satfinite.e5m2x2.f32" in ptx
+
+
+# ---- pairs and quadruples -------------------------------------------------------------------
+@cuda.jit
+def vec_kernel(x, out, back):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        f4 = cuda.float32x4(x[i, 0], x[i, 1], x[i, 2], x[i, 3])
+        d4 = cuda.float64x4(float64(x[i, 0]), float64(x[i, 1]), float64(x[i, 2]),
+                            float64(x[i, 3]))
+        f2 = cuda.float32x2(x[i, 0], x[i, 1])
+        d2 = cuda.float64x2(float64(x[i, 0]), float64(x[i, 1]))
+        p = fp8x4_e4m3(f4)
+        out[i, 0] = p.__x
+        out[i, 1] = fp8x4_e5m2(d4).__x
+        out[i, 2] = fp8x4_e8m0(f4).__x
+        out[i, 3] = fp8x2_e4m3(d2).__x
+        out[i, 4] = cvt_float2_to_fp8x2(f2, NOSAT, E5M2)
+        out[i, 5] = cvt_double2_to_e8m0x2(d2, NOSAT, RZ)
+        out[i, 6] = cvt_float2_to_e8m0x2(f2, SAT, RP)
+        out[i, 7] = cvt_double2_to_fp8x2(d2, SAT, E4M3)
+        b = cuda.float32x4(p)
+        back[i, 0] = b.x
+        back[i, 1] = b.y
+        back[i, 2] = b.z
+        back[i, 3] = b.w
+        b2 = cuda.float32x2(fp8x2_e8m0(f2))
+        back[i, 4] = b2.x
+        back[i, 5] = b2.y
+
+
+def packed(*cols):
+    """Bytes packed with the first in the low byte, as cuda_fp8.h packs x, y, z, w."""
+    return sum(c.astype(np.uint64) << np.uint64(8 * k) for k, c in enumerate(cols))
+
+
+def test_fp8_pairs_and_quadruples():
+    v = np.concatenate([halfway_points("e4m3"), halfway_points("e5m2")]).astype(np.float32)
+    v = np.concatenate([v, rng.permutation(v), dense_f32()[:40000]])
+    v = v[: v.size // 4 * 4]
+    x = v.reshape(-1, 4)
+    out = np.zeros((x.shape[0], 8), np.uint32)
+    back = np.full((x.shape[0], 6), 7, np.float32)
+    launch(vec_kernel, x.shape[0], x, out, back)
+    with np.errstate(invalid="ignore"):
+        c = [x[:, k].astype(np.float64) for k in range(4)]
+    e4 = [fp8_oracle(ck, "e4m3", True, "float") for ck in c]
+    np.testing.assert_array_equal(out[:, 0], packed(*e4))
+    np.testing.assert_array_equal(out[:, 1], packed(*[fp8_oracle(ck, "e5m2", True) for ck in c]))
+    np.testing.assert_array_equal(out[:, 2], packed(*[e8m0_oracle(ck, RP, True) for ck in c]))
+    np.testing.assert_array_equal(out[:, 3], packed(*[fp8_oracle(ck, "e4m3", True) for ck in c[:2]]))
+    np.testing.assert_array_equal(out[:, 4], packed(*[fp8_oracle(ck, "e5m2", False, "float")
+                                                      for ck in c[:2]]))
+    np.testing.assert_array_equal(out[:, 5], packed(*[e8m0_oracle(ck, RZ, False, "double")
+                                                      for ck in c[:2]]))
+    np.testing.assert_array_equal(out[:, 6], packed(*[e8m0_oracle(ck, RP, True) for ck in c[:2]]))
+    np.testing.assert_array_equal(out[:, 7], packed(*[fp8_oracle(ck, "e4m3", True) for ck in c[:2]]))
+    with np.errstate(invalid="ignore"):
+        want = np.stack([b.view(ml_dtypes.float8_e4m3fn).astype(np.float32) for b in e4], 1)
+        e8 = np.stack([e8m0_oracle(ck, RP, True).view(ml_dtypes.float8_e8m0fnu).astype(np.float32)
+                       for ck in c[:2]], 1)
+    np.testing.assert_array_equal(back[:, :4], want)
+    np.testing.assert_array_equal(back[:, 4:], e8)
+    ptx = compiles(vec_kernel)[0]
+    assert "cvt.rn.satfinite.e4m3x2.f32" in ptx
+
+
+def test_fp8_pair_errors():
+    def wrong_width(o):
+        o[0] = fp8x2_e4m3(cuda.float32x4(1, 2, 3, 4)).__x
+    with pytest.raises(CompileError, match=r"fp8x2_e4m3\(\) takes a float32x2 or float64x2"):
+        _run(wrong_width, np.zeros(1, np.uint32))
+
+    def wrong_vec(o):
+        o[0] = cvt_float2_to_fp8x2(cuda.float64x2(1, 2), NOSAT, E4M3)
+    with pytest.raises(CompileError, match="argument 'x' must be a float32x2"):
+        _run(wrong_vec, np.zeros(1, np.uint32))
+
+    def wrong_back(o):
+        o[0] = cuda.float32x4(fp8x2_e4m3(cuda.float32x2(1, 2))).x
+    with pytest.raises(CompileError, match="cannot convert fp8x2_e4m3 to float32x4"):
+        _run(wrong_back, np.zeros(1, np.float32))

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ..types import Scalar, Type, bool_, uint8, uint16
+from ..types import Scalar, Type, bool_, uint8, uint16, uint32
 from ._types import BOTTOM, Bottom, is_numeric, kind_of
 from ._values import Ref, Val
 
-__all__ = ["BF16_RAW", "FP8_FUNCTIONS", "Fp8Type", "Fp8CtorRef", "Fp8Stub", "attribute",
+__all__ = ["BF16_RAW", "FP8_FUNCTIONS", "Fp8Type", "Fp8VecType", "Fp8CtorRef", "Fp8Stub", "attribute",
            "call", "cast", "construct", "ctor_of", "cudaRoundMode", "fp8_interpretation_t",
            "is_fp8_value", "saturation_t"]
 
@@ -66,15 +66,31 @@ class _Bf16RawType(Type):
     nu_ctype = "nu::bf16_raw"
 
 
+class Fp8VecType(Type):
+    """Two or four FP8 values of one kind (``fp8x2_e4m3``..., CUDA's ``__nv_fp8x2_e4m3``):
+    built from a float32x2/float64x2 (x4: float32x4/float64x4), converted to float32x2
+    (float32x4) by ``cuda.float32x2(v)``; ``v.__x`` reads the packed bytes."""
+
+    def __init__(self, name: str, count: int):
+        super().__init__(name)
+        self.nu_ctype = f"nu::{name}"
+        self.count = count
+        self.kind = name.split("_")[1]
+        self.bitwidth = 8 * count
+
+
 FP8_TYPES = {n: Fp8Type(n) for n in ("fp8_e4m3", "fp8_e5m2", "fp8_e8m0")}
+FP8_VEC_TYPES = {f"fp8x{c}_{k}": Fp8VecType(f"fp8x{c}_{k}", c)
+                 for c in (2, 4) for k in ("e4m3", "e5m2", "e8m0")}
 BF16_RAW = _Bf16RawType("bfloat16_raw")
 _KIND = {"fp8_e4m3": 0, "fp8_e5m2": 1, "fp8_e8m0": 2}  # nu::fp8::value<K>
+_VKIND = {"e4m3": 0, "e5m2": 1, "e8m0": 2}
 
 
 def is_fp8_value(t) -> bool:
-    """An FP8 value or a bfloat16_raw: values that are not numbers but may be held,
-    passed to device functions and converted."""
-    return isinstance(t, Fp8Type) or t is BF16_RAW or isinstance(t, _Bf16RawType)
+    """An FP8 value (or pair, quadruple) or a bfloat16_raw: values that are not numbers but
+    may be held, passed to device functions and converted."""
+    return isinstance(t, (Fp8Type, Fp8VecType, _Bf16RawType))
 
 
 class Fp8Stub:
@@ -88,13 +104,13 @@ class Fp8Stub:
                         f"or device function (on the host use ml_dtypes' float8 types)")
 
 
-def _stub(name):
-    return type(name, (Fp8Stub,), {"_nu_fp8_type": FP8_TYPES[name], "__module__":
+def _stub(name, t):
+    return type(name, (Fp8Stub,), {"_nu_fp8_type": t, "__module__":
                                    "numbacuda_ufunc.cuda.fp8", "__doc__":
                                    f"CUDA's __nv_{name} (cuda_fp8.h) in kernels."})
 
 
-STUBS = {n: _stub(n) for n in FP8_TYPES}
+STUBS = {n: _stub(n, t) for n, t in {**FP8_TYPES, **FP8_VEC_TYPES}.items()}
 
 
 class Fp8CtorRef(Ref):
@@ -120,12 +136,21 @@ def construct(tr, node, ref: Fp8CtorRef, args, kwargs) -> Val:
     """``fp8_e4m3(x)``: CUDA's constructor (round to nearest even, saturating to the
     largest finite value; e8m0: rounded up to a power of two)."""
     ft = ref.ftype
-    if kwargs or len(args) != 1:
-        raise tr.error(node, f"{ft.name}() takes one argument, a number (got "
-                             f"{len(args) + len(kwargs)})")
+    if kwargs or len(args) > 1:
+        raise tr.error(node, f"{ft.name}() takes one argument (got {len(args) + len(kwargs)})")
+    if not args:  # CUDA leaves the bits unset; ours are 0
+        _uses_fp8(tr)
+        return Val(f"{ft.nu_ctype}{{}}", ft)
     v = args[0]
     if isinstance(v.type, Bottom):
         return Val("0", BOTTOM)
+    if isinstance(ft, Fp8VecType):
+        want = [f"float32x{ft.count}", f"float64x{ft.count}"]
+        if getattr(v.type, "name", None) not in want:
+            raise tr.error(node, f"{ft.name}() takes a {' or '.join(want)} (got "
+                                 f"{getattr(v.type, 'name', v.type)})")
+        _uses_fp8(tr)
+        return Val(f"nu::fp8::make_vec<{_VKIND[ft.kind]}, {ft.count}>({v.code})", ft)
     if is_fp8_value(v.type) or not is_numeric(v.type) or kind_of(v.type) == "c":
         raise tr.error(node, f"{ft.name}() takes a real number: float16, bfloat16, float32, "
                              f"float64, an integer or bool (got {getattr(v.type, 'name', v.type)})")
@@ -150,12 +175,17 @@ def cast(v: Val, t) -> str | None:
             return f"nu::fp8::to<{ctype(t)}>({v.code})"
         raise TypeError(f"cannot convert {v.type.name} to {getattr(t, 'name', t)} (FP8 values "
                         f"convert to float16, bfloat16, float32, float64, integers and bool)")
+    if isinstance(v.type, Fp8VecType):
+        if getattr(t, "name", None) == f"float32x{v.type.count}":
+            return f"nu::fp8::to_floats({v.code})"
+        raise TypeError(f"cannot convert {v.type.name} to {getattr(t, 'name', t)} (it converts "
+                        f"to float32x{v.type.count})")
     if isinstance(v.type, _Bf16RawType):
         if getattr(t, "name", None) == "bfloat16":
             return f"nu::fp8::bf16_of({v.code})"
         raise TypeError(f"cannot convert bfloat16_raw to {getattr(t, 'name', t)} (read its "
                         f"bits as .x, or convert it to bfloat16)")
-    if isinstance(t, (Fp8Type, _Bf16RawType)):
+    if isinstance(t, (Fp8Type, Fp8VecType, _Bf16RawType)):
         if isinstance(t, _Bf16RawType) and getattr(v.type, "name", None) == "bfloat16":
             return f"nu::fp8::raw_of({v.code})"
         raise TypeError(f"cannot convert {getattr(v.type, 'name', v.type)} to {t.name} "
@@ -167,7 +197,11 @@ def attribute(tr, node, base: Val, attr: str) -> Val:
     """``raw.x``: a bfloat16_raw's bits. FP8 values have no attributes (as in Numba)."""
     if isinstance(base.type, _Bf16RawType) and attr == "x":
         return Val(f"({base.code}).x", uint16)
-    has = "it has .x" if isinstance(base.type, _Bf16RawType) else "convert it first, e.g. float32(v)"
+    if isinstance(base.type, Fp8VecType) and attr == "__x":
+        return Val(f"({base.code}).bits", uint16 if base.type.count == 2 else uint32)
+    has = ("it has .x" if isinstance(base.type, _Bf16RawType) else
+           "it has .__x, the packed bytes" if isinstance(base.type, Fp8VecType) else
+           "convert it first, e.g. float32(v)")
     raise tr.error(node, f"{base.type.name} has no attribute '.{attr}' ({has})")
 
 
@@ -180,11 +214,16 @@ FP8_FUNCTIONS = {
     "cvt_float_to_e8m0": ("float32", ("saturation_t", "cudaRoundMode"), "uint8"),
     "cvt_double_to_e8m0": ("float64", ("saturation_t", "cudaRoundMode"), "uint8"),
     "cvt_e8m0_to_bf16raw": ("uint8", (), "bf16raw"),
+    "cvt_float2_to_fp8x2": ("float32x2", ("saturation_t", "fp8_interpretation_t"), "uint16"),
+    "cvt_double2_to_fp8x2": ("float64x2", ("saturation_t", "fp8_interpretation_t"), "uint16"),
+    "cvt_float2_to_e8m0x2": ("float32x2", ("saturation_t", "cudaRoundMode"), "uint16"),
+    "cvt_double2_to_e8m0x2": ("float64x2", ("saturation_t", "cudaRoundMode"), "uint16"),
 }
 # numbacuda_ufunc's own: the storage byte of an FP8 value, and a value from one.
 EXTENSIONS = {"fp8_to_bits": None, "fp8_e4m3_from_bits": "fp8_e4m3",
               "fp8_e5m2_from_bits": "fp8_e5m2", "fp8_e8m0_from_bits": "fp8_e8m0"}
-_PARAMS = {"float32": "x", "float64": "x", "bf16raw": "x", "uint8": "x",
+_PARAMS = {"float32": "x", "float64": "x", "bf16raw": "x", "uint8": "x", "float32x2": "x",
+           "float64x2": "x",
            "saturation_t": "saturate", "fp8_interpretation_t": "fp8_interpretation",
            "cudaRoundMode": "rounding"}
 
@@ -232,6 +271,11 @@ def call(tr, node, name, args, kwargs, bind) -> Val:
             raise tr.error(node, f"{api}: argument 'x' must be a bfloat16_raw (from "
                                  f"cvt_e8m0_to_bf16raw) or a bfloat16 (got "
                                  f"{getattr(x.type, 'name', x.type)})")
+    elif first in ("float32x2", "float64x2"):
+        if getattr(x.type, "name", None) != first:
+            raise tr.error(node, f"{api}: argument 'x' must be a {first} (got "
+                                 f"{getattr(x.type, 'name', x.type)})")
+        code = x.code
     else:
         if is_fp8_value(x.type):
             raise tr.error(node, f"{api}: argument 'x' must be a {first} number (got "
@@ -244,4 +288,5 @@ def call(tr, node, name, args, kwargs, bind) -> Val:
         code = tr.cast(node, x, getattr(types, first))
     codes = [code] + [_enum_arg(tr, node, api, v, c) for v, c in zip(vals[1:], enums)]
     _uses_fp8(tr)
-    return Val(f"nu::fp8::{name}({', '.join(codes)})", BF16_RAW if result == "bf16raw" else uint8)
+    rt = {"bf16raw": BF16_RAW, "uint8": uint8, "uint16": uint16}[result]
+    return Val(f"nu::fp8::{name}({', '.join(codes)})", rt)

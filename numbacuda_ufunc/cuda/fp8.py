@@ -13,6 +13,11 @@ Numba's module. In a kernel or device function:
   ``cvt_float_to_e8m0(x, saturation_t.SATFINITE, cudaRoundMode.cudaRoundPosInf)``,
   ``cvt_double_to_e8m0``, ``cvt_bfloat16raw_to_e8m0`` the e8m0 byte;
   ``cvt_e8m0_to_bf16raw(b)`` a bfloat16_raw whose ``.x`` is its uint16 bits.
+* ``fp8x2_e4m3(v)`` ... ``fp8x4_e8m0(v)`` pack two (four) values from a float32x2 or
+  float64x2 (float32x4, float64x4), converted as the scalar constructors do;
+  ``cuda.float32x2(p)`` (``float32x4``) converts back and ``p.__x`` is the packed bytes
+  (x in the low byte); ``cvt_float2_to_fp8x2``, ``cvt_double2_to_fp8x2``,
+  ``cvt_float2_to_e8m0x2``, ``cvt_double2_to_e8m0x2`` return the two bytes as a uint16.
 * ours, not Numba's: ``fp8_to_bits(v)`` (the storage byte) and ``fp8_e4m3_from_bits(b)``,
   ``fp8_e5m2_from_bits(b)``, ``fp8_e8m0_from_bits(b)`` (a value from its byte).
 
@@ -33,12 +38,15 @@ from ..compiler._fp8 import (
 )
 from ..compiler.intrinsics import Intrinsic
 
-__all__ = ["fp8_e4m3", "fp8_e5m2", "fp8_e8m0", "saturation_t", "fp8_interpretation_t",
+__all__ = ["fp8_e4m3", "fp8_e5m2", "fp8_e8m0", "fp8x2_e4m3", "fp8x2_e5m2", "fp8x2_e8m0",
+           "fp8x4_e4m3", "fp8x4_e5m2", "fp8x4_e8m0", "saturation_t", "fp8_interpretation_t",
            "cudaRoundMode", "is_fp8_supported", *FP8_FUNCTIONS, *EXTENSIONS]
 
 fp8_e4m3 = STUBS["fp8_e4m3"]
 fp8_e5m2 = STUBS["fp8_e5m2"]
 fp8_e8m0 = STUBS["fp8_e8m0"]
+fp8x2_e4m3, fp8x2_e5m2, fp8x2_e8m0 = (STUBS[f"fp8x2_{k}"] for k in ("e4m3", "e5m2", "e8m0"))
+fp8x4_e4m3, fp8x4_e5m2, fp8x4_e8m0 = (STUBS[f"fp8x4_{k}"] for k in ("e4m3", "e5m2", "e8m0"))
 
 for _name in (*FP8_FUNCTIONS, *EXTENSIONS):
     globals()[_name] = Intrinsic(f"fp8.{_name}")

@@ -44,6 +44,9 @@ using half_detail::f32_from_bits;
 using half_detail::f64_bits;
 using half_detail::f64_from_bits;
 
+template <bool B, class T, class F> struct pick { using type = T; };  // no <type_traits>
+template <class T, class F> struct pick<false, T, F> { using type = F; };
+
 #ifdef NU_HOST_BUILD
 // ---- host software ------------------------------------------------------------------------
 namespace soft {
@@ -194,6 +197,25 @@ NU_DEVICE bf16_raw cvt_e8m0_to_bf16raw(u8 x) {
     return bf16_raw{NU_FP8(__nv_cvt_e8m0_to_bf16raw(x).x, soft::e8m0_to_bf16(x))};
 }
 
+// Pairs: the x component in the low byte, as cuda_fp8.h packs them.
+NU_DEVICE u16 pack2(u8 lo, u8 hi) { return u16(unsigned(lo) | (unsigned(hi) << 8)); }
+NU_DEVICE u16 cvt_float2_to_fp8x2(float32x2 x, int sat, int interp) {
+    return NU_FP8(__nv_cvt_float2_to_fp8x2(x, NU_SAT(sat), NU_INTERP(interp)),
+                  pack2(soft::from_float(x.x, sat, interp), soft::from_float(x.y, sat, interp)));
+}
+NU_DEVICE u16 cvt_double2_to_fp8x2(float64x2 x, int sat, int interp) {
+    return NU_FP8(__nv_cvt_double2_to_fp8x2(x, NU_SAT(sat), NU_INTERP(interp)),
+                  pack2(soft::from_double(x.x, sat, interp), soft::from_double(x.y, sat, interp)));
+}
+NU_DEVICE u16 cvt_float2_to_e8m0x2(float32x2 x, int sat, int rounding) {
+    return NU_FP8(__nv_cvt_float2_to_e8m0x2(x, NU_SAT(sat), NU_ROUND(rounding)),
+                  pack2(soft::e8m0_from_float(x.x, sat, rounding), soft::e8m0_from_float(x.y, sat, rounding)));
+}
+NU_DEVICE u16 cvt_double2_to_e8m0x2(float64x2 x, int sat, int rounding) {
+    return NU_FP8(__nv_cvt_double2_to_e8m0x2(x, NU_SAT(sat), NU_ROUND(rounding)),
+                  pack2(soft::e8m0_from_double(x.x, sat, rounding), soft::e8m0_from_double(x.y, sat, rounding)));
+}
+
 // ---- the value types --------------------------------------------------------------------
 #ifndef NU_HOST_BUILD
 template <int K> struct cuda_type;
@@ -313,6 +335,54 @@ NU_DEVICE T to(value<K> v) {
 #endif
 }
 
+// ---- pairs and quadruples: fp8x2_e4m3 (two bytes, x low), fp8x4_e4m3 (four) ---------------
+template <int K, int N>
+struct vec {
+    using storage = typename pick<N == 2, u16, u32>::type;
+    storage bits;
+};
+
+#ifndef NU_HOST_BUILD
+template <int K, int N> struct cuda_vec;
+template <> struct cuda_vec<e4m3, 2> { using type = __nv_fp8x2_e4m3; };
+template <> struct cuda_vec<e5m2, 2> { using type = __nv_fp8x2_e5m2; };
+template <> struct cuda_vec<kind_e8m0, 2> { using type = __nv_fp8x2_e8m0; };
+template <> struct cuda_vec<e4m3, 4> { using type = __nv_fp8x4_e4m3; };
+template <> struct cuda_vec<e5m2, 4> { using type = __nv_fp8x4_e5m2; };
+template <> struct cuda_vec<kind_e8m0, 4> { using type = __nv_fp8x4_e8m0; };
+#endif
+
+// From a float32x2/float64x2 (N = 2) or float32x4/float64x4 (N = 4): each component as
+// the scalar constructor converts it (SATFINITE; e8m0 rounded up).
+template <int K, int N, class V>
+NU_DEVICE vec<K, N> make_vec(V v) {
+#ifndef NU_HOST_BUILD
+    return vec<K, N>{typename cuda_vec<K, N>::type(v).__x};
+#else
+    if constexpr (N == 2) {
+        return vec<K, N>{pack2(make<K>(v.x).bits, make<K>(v.y).bits)};
+    } else {
+        return vec<K, N>{u32(pack2(make<K>(v.x).bits, make<K>(v.y).bits)) |
+                         (u32(pack2(make<K>(v.z).bits, make<K>(v.w).bits)) << 16)};
+    }
+#endif
+}
+
+// To float32x2 / float32x4 (CUDA's operator float2 / float4).
+template <int K, int N>
+NU_DEVICE typename pick<N == 2, float32x2, float32x4>::type to_floats(vec<K, N> v) {
+#ifndef NU_HOST_BUILD
+    typename cuda_vec<K, N>::type c;
+    c.__x = v.bits;
+    if constexpr (N == 2) return float2(c);
+    else return float4(c);
+#else
+    auto f = [&](int i) { return to<float>(value<K>{u8(v.bits >> (8 * i))}); };
+    if constexpr (N == 2) return float32x2{f(0), f(1)};
+    else return float32x4{f(0), f(1), f(2), f(3)};
+#endif
+}
+
 #undef NU_FP8
 #ifndef NU_HOST_BUILD
 #undef NU_SAT
@@ -333,5 +403,11 @@ NU_DEVICE bf16 bf16_of(bf16_raw r) { return bf16::from_bits(r.x); }
 using fp8_e4m3 = fp8::value<fp8::e4m3>;
 using fp8_e5m2 = fp8::value<fp8::e5m2>;
 using fp8_e8m0 = fp8::value<fp8::kind_e8m0>;
+using fp8x2_e4m3 = fp8::vec<fp8::e4m3, 2>;
+using fp8x2_e5m2 = fp8::vec<fp8::e5m2, 2>;
+using fp8x2_e8m0 = fp8::vec<fp8::kind_e8m0, 2>;
+using fp8x4_e4m3 = fp8::vec<fp8::e4m3, 4>;
+using fp8x4_e5m2 = fp8::vec<fp8::e5m2, 4>;
+using fp8x4_e8m0 = fp8::vec<fp8::kind_e8m0, 4>;
 
 }  // namespace nu
