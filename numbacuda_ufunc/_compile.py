@@ -29,7 +29,8 @@ _core_module = None
 
 
 def _wheel_dirs():
-    """Library and include directories of the nvidia-cuda-nvrtc / nvidia-cuda-cccl wheels."""
+    """Library and include directories of the nvidia-cuda-nvrtc / nvidia-cuda-cccl wheels
+    (and nvidia-cuda-runtime's headers: cuda_fp8.h for FP8 kernels)."""
     libs, incs = [], []
     try:
         spec = importlib.util.find_spec("nvidia")
@@ -39,7 +40,8 @@ def _wheel_dirs():
         for sub in ("cuda_nvrtc/lib", "nvjitlink/lib", "cu13/lib", "cu12/lib"):
             if os.path.isdir(os.path.join(root, sub)):
                 libs.append(os.path.join(root, sub))
-        for sub in ("cuda_cccl/include", "cu13/include/cccl", "cu13/include", "cu12/include"):
+        for sub in ("cuda_cccl/include", "cu13/include/cccl", "cu13/include", "cu12/include",
+                    "cuda_runtime/include"):
             if os.path.isdir(os.path.join(root, sub)):
                 incs.append(os.path.join(root, sub))
     return libs, incs

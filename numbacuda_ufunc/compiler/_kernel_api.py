@@ -594,6 +594,9 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
     if key.startswith("bf16."):  # numba.cuda.bf16, also in device functions of ufuncs
         from . import _bf16
         return _bf16.call(tr, node, key.partition(".")[2], args, kwargs, bind_arguments)
+    if key.startswith("fp8."):  # numba.cuda._internal.cuda_fp8, also in ufuncs' functions
+        from . import _fp8
+        return _fp8.call(tr, node, key.partition(".")[2], args, kwargs, bind_arguments)
     if key.startswith("libdevice."):  # numba.cuda.libdevice, also in ufuncs' functions
         from . import _libdevice
         return _libdevice.call(tr, node, key.partition(".")[2], args, kwargs, bind_arguments)

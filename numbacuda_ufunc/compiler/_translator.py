@@ -28,6 +28,7 @@ from . import _datetime as datetimes
 from . import _enums as enums
 from . import _exceptions as exceptions
 from . import _foreign as foreign
+from . import _fp8 as fp8
 from . import _iteration as iteration
 from . import _kernel_api as kernel_api
 from . import _overloads as overloads
@@ -413,6 +414,10 @@ class FunctionTranslator:
         if isinstance(v.type, Record):
             raise self.error(node, f"{what}: a record is not a number (got {v.type}); read "
                                    f"one of its fields, as in r.x")
+        if fp8.is_fp8_value(v.type):
+            raise self.error(node, f"{what}: a {v.type.name} value is not a number here "
+                                   f"(FP8 values have no arithmetic, as in Numba); convert it "
+                                   f"first, as in float32(v)")
         return True
 
     # ---- statements ------------------------------------------------------------------------
@@ -905,6 +910,9 @@ class FunctionTranslator:
         vector_ctor = vectors.ctor_of(value)  # cuda.float32x4...
         if vector_ctor is not None:
             return Val("", vector_ctor)
+        fp8_ctor = fp8.ctor_of(value)  # fp8_e4m3...
+        if fp8_ctor is not None:
+            return Val("", fp8_ctor)
         key = getattr(type(value), "_nu_intrinsic", None) and value._nu_intrinsic
         if key:
             return kernel_api.value(self, node, kernel_api.IntrinsicRef(key))
@@ -1007,6 +1015,8 @@ class FunctionTranslator:
             return records.field_read(self, e, base, e.attr)
         if vectors.is_vector(base.type):
             return vectors.attribute(self, e, base, e.attr)
+        if fp8.is_fp8_value(base.type):
+            return fp8.attribute(self, e, base, e.attr)
         if e.attr in ("real", "imag") and self._numeric(e, base, f".{e.attr}"):
             t = base.type
             if is_complex(t):
@@ -1066,7 +1076,7 @@ class FunctionTranslator:
             return Val("0", BOTTOM)
         for x, v in zip(e.elts, vals):
             if not isinstance(v.type, (TupleType, enums.EnumMember)) and not is_array(v.type) \
-                    and not vectors.is_vector(v.type):
+                    and not vectors.is_vector(v.type) and not fp8.is_fp8_value(v.type):
                 self._numeric(x, v, "tuple item")  # tuples of tuples, arrays, vectors, enums: fine
         tt = TupleType(v.type for v in vals)
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
@@ -1483,7 +1493,8 @@ class FunctionTranslator:
                 raise self.error(e, f"{ref.scalar.name}() takes one argument")
             if not args:
                 return Val(self.cast(e, Val("0", WEAK_INT, 0), ref.scalar), ref.scalar)
-            self._numeric(e, args[0], f"{ref.scalar.name}()")
+            if not fp8.is_fp8_value(args[0].type):  # float32(fp8 value): CUDA's conversion
+                self._numeric(e, args[0], f"{ref.scalar.name}()")
             return Val(self.cast(e, args[0], ref.scalar), ref.scalar)
         if isinstance(ref, closures.ClosureRef):
             extra = closures.hidden_values(self, e, ref)
@@ -1504,6 +1515,8 @@ class FunctionTranslator:
             return tuples.make_namedtuple(self, e, ref, args, kwargs)
         if isinstance(ref, vectors.VectorCtorRef):
             return vectors.construct(self, e, ref, args, kwargs)
+        if isinstance(ref, fp8.Fp8CtorRef):
+            return fp8.construct(self, e, ref, args, kwargs)
         if isinstance(ref, enums.EnumClassRef):  # Numba types no call of an Enum class
             name = ref.cls.__name__
             raise self.error(e, f"calling the Enum class {name}() is not supported (nor in "
@@ -1618,7 +1631,8 @@ class FunctionTranslator:
             # A Ref (a dtype, a function, cuda.atomic.add...) is a compile-time argument:
             # the callee is specialised on it and it is not passed at run time.
             if not isinstance(v.type, (TupleType, Ref, Record, enums.EnumMember)) \
-                    and not is_array(v.type) and not vectors.is_vector(v.type):
+                    and not is_array(v.type) and not vectors.is_vector(v.type) \
+                    and not fp8.is_fp8_value(v.type):
                 self._numeric(node, v, f"argument '{pname}' of {fn.__name__}()")
             vals.append(v)
         vals.extend(hidden)

@@ -249,6 +249,8 @@ def ctype(t) -> str:
         return f"nu::{t.name}"
     if isinstance(t, NPDatetime):  # an int64 count of its unit (_datetime.py)
         return "nu::i64"
+    if isinstance(getattr(t, "nu_ctype", None), str):  # FP8 values, bfloat16_raw (_fp8.py)
+        return t.nu_ctype
     return _CTYPES[getattr(strong(t), "value_type", strong(t)).name]  # an enum: its values
 
 

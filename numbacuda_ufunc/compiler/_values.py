@@ -269,6 +269,13 @@ def cast_code(v: Val, t) -> str:
         return f"([&]() {{ auto nu_t = {v.code}; return {ctype(t)}{{{parts}}}; }}())"
     if isinstance(v.type, TupleType):
         raise PromotionError(f"cannot convert {v.type} to {t}")
+    if hasattr(v.type, "nu_ctype") or hasattr(t, "nu_ctype"):  # FP8, bfloat16_raw
+        from ._fp8 import cast
+
+        try:
+            return cast(v, t)
+        except TypeError as exc:
+            raise PromotionError(str(exc)) from None
     if isinstance(v.type, VectorType) or isinstance(t, VectorType):
         raise PromotionError(f"cannot convert {v.type} to {t}")
     if isinstance(t, NPDatetime) or isinstance(v.type, NPDatetime):

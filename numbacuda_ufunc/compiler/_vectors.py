@@ -41,6 +41,8 @@ def construct(tr, node, ref: VectorCtorRef, args, kwargs) -> Val:
     if kwargs:
         raise tr.error(node, f"{vt.name}() takes positional arguments only (got "
                              f"{', '.join(kwargs)}=)")
+    if len(args) == 1 and hasattr(args[0].type, "count") and hasattr(args[0].type, "nu_ctype"):
+        return Val(tr.cast(node, args[0], vt), vt)  # float32x2(fp8x2_e4m3 value): _fp8.py
     parts = []
     count = 0
     for k, v in enumerate(args):

@@ -96,6 +96,7 @@ class _Context:
         self.foreign = {}  # C name -> ForeignFunction called (cuda.declare_device)
         self.links = {}  # files to link (declare_device / device functions' link=), in order
         self.libdevice = False  # calls numba.cuda.libdevice functions (nu_libdevice.cuh)
+        self.fp8 = False  # uses FP8 types or conversions (nu_fp8.cuh, _fp8.py)
         self.exceptions = []  # raise sites: (class, args, (function, file, line)); code = index + 1
 
     def function(self, fn, arg_types, caller=None, node=None, declared_return=None, src=None):
@@ -221,7 +222,8 @@ def _value_token(v, depth):
 
 def _includes(ctx) -> str:
     """Headers only some units need (their parse time is paid only by those)."""
-    return '#include "nu_libdevice.cuh"\n' if ctx.libdevice else ""
+    return (('#include "nu_libdevice.cuh"\n' if ctx.libdevice else "")
+            + ('#include "nu_fp8.cuh"\n' if ctx.fp8 else ""))
 
 
 def _source_of(records, line_info=False) -> str:

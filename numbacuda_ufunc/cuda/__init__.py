@@ -98,6 +98,7 @@ __all__ = [
     "Object", "Archive",
     "compile", "compile_all", "compile_for_current_device", "compile_ptx_for_current_device",
     "reduce", "Reduce", "vectorize", "guvectorize", "random", "bf16", "is_bfloat16_supported",
+    "fp8", "is_fp8_supported",
     # memory
     "mapped_array", "mapped_array_like", "managed_array", "pinned_array_like", "pinned",
     "mapped", "MappedNDArray", "ManagedNDArray", "defer_cleanup", "from_cuda_array_interface",
@@ -154,6 +155,18 @@ def is_bfloat16_supported() -> bool:
     try:
         return tuple(get_current_device().compute_capability) >= (8, 0)
     except Exception:  # no driver or no device: bfloat16 kernels cannot run
+        return False
+
+
+def is_fp8_supported() -> bool:
+    """Numba's check for FP8 types (``numba.cuda.api.is_fp8_supported``): compute
+    capability 8.9 or newer; true on the host backend, which emulates sm_90. False, never
+    an error, when there is no device."""
+    if _core.emulation_enabled():
+        return True
+    try:
+        return tuple(get_current_device().compute_capability) >= (8, 9)
+    except Exception:  # no driver or no device: FP8 kernels cannot run
         return False
 
 
@@ -368,7 +381,7 @@ def _index(value, api: str, name: str) -> int:
 
 # config: Numba's run-time settings (CUDA_ARRAY_INTERFACE_SYNC, the launch warnings...),
 # read from the environment and handed to the engine.
-from . import _memory_managers, bf16, config, random  # noqa: E402, I001  (random needs the names above)
+from . import _memory_managers, bf16, config, fp8, random  # noqa: E402, I001  (random needs the names above)
 from . import cudadrv  # noqa: E402, F401  (Numba's numba.cuda.cudadrv names; needs the names above)
 from .cudadrv import devicearray  # noqa: E402, F401
 

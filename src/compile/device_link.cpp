@@ -39,13 +39,6 @@ link_input_kind input_kind(const std::string& kind) {
     return link_input_kind::library;  // "a"
 }
 
-// The toolkit's include directory (cuda_fp16.h and friends), "" when none is found.
-std::string cuda_include_dir() {
-    for (const auto& home : cuda_home_candidates())
-        if (file_exists(home + "/include/cuda_runtime.h")) return home + "/include";
-    return "";
-}
-
 }  // namespace
 
 void check_link_kind(const std::string& path, const std::string& kind) {

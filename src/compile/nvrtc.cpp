@@ -298,9 +298,24 @@ bool includes_cub(const std::string& source) {
            source.find("#include <cub/") != std::string::npos;
 }
 
+// FP8 types (src/kernels/nu_fp8.cuh) use CUDA's cuda_fp8.h, which NVRTC does not bring
+// itself: only such units get the toolkit's include directory (and pay its parse time).
+bool includes_fp8(const std::string& source) {
+    return source.find("#include \"nu_fp8.cuh\"") != std::string::npos;
+}
+
 }  // namespace
 
-std::string nvrtc_build(const std::string& source, const nvrtc_options& opts) {
+std::string nvrtc_build(const std::string& source, const nvrtc_options& given) {
+    nvrtc_options opts = given;
+    if (includes_fp8(source)) {
+        const std::string dir = fp8_include_dir();
+        if (dir.empty())
+            throw compile_error("FP8 types need CUDA's cuda_fp8.h, which was not found in the "
+                                "toolkit (set NUMBACUDA_UFUNC_CUDA_HOME to a CUDA 12.8+ toolkit)",
+                                "");
+        opts.extra.push_back("-I" + dir);
+    }
     std::vector<std::string> key_options = nvrtc_option_list(opts);
     key_options.erase(std::remove_if(key_options.begin(), key_options.end(), is_parse_option),
                       key_options.end());

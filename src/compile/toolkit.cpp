@@ -70,6 +70,24 @@ std::string cub_include_dir() {
     return "";
 }
 
+std::string cuda_include_dir() {
+    for (const auto& home : cuda_home_candidates())
+        if (file_exists(home + "/include/cuda_runtime.h")) return home + "/include";
+    return "";
+}
+
+std::string fp8_include_dir() {
+    std::vector<std::string> dirs;
+    for (const auto& home : cuda_home_candidates()) dirs.push_back(home + "/include");
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        dirs.insert(dirs.end(), g_wheel_include_dirs.begin(), g_wheel_include_dirs.end());
+    }
+    for (const auto& d : dirs)
+        if (file_exists(d + "/cuda_fp8.h")) return d;
+    return "";
+}
+
 std::string locate_library(std::initializer_list<const char*> sonames) {
     for (const auto& dir : library_search_dirs())
         for (const char* n : sonames)

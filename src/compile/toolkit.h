@@ -21,6 +21,13 @@ std::vector<std::string> library_search_dirs();
 // The directory holding cub/cub.cuh ("" when none is found).
 std::string cub_include_dir();
 
+// The toolkit's include directory (cuda_fp16.h and friends), "" when none is found.
+std::string cuda_include_dir();
+
+// The directory holding cuda_fp8.h (a toolkit's include directory, else a wheel's), for
+// units that use FP8 types (src/kernels/nu_fp8.cuh); "" when none is found.
+std::string fp8_include_dir();
+
 bool file_exists(const std::string& path);
 
 // The first of `sonames` present in library_search_dirs(), as a path ("" when none);
