@@ -223,11 +223,15 @@ std::vector<std::string> base_flags() {
     // -mno-fma: GCC 12's SLP vectoriser forms fused multiply-adds (vfmsubadd from complex
     // arithmetic) even with -ffp-contract=off, which changes results; without FMA
     // instructions nothing can be fused (an explicit fma() calls the C library's).
+    // -mno-avx512f: AVX-512F brings FMA instructions of its own that -mno-fma leaves on, and
+    // GCC 12 fuses a complex product x*y into vfmaddsub132pd with them (an AMD EPYC with
+    // AVX-512, 2026-11-27; tests/test_host_codegen.py); loops are AVX2 there.
     if (native_arch()) {
         f.push_back("-march=native");
 #if defined(__x86_64__)
         f.push_back("-mno-fma");
         f.push_back("-mno-fma4");
+        f.push_back("-mno-avx512f");
 #endif
     }
     return f;
