@@ -24,6 +24,7 @@ import numpy as np
 from ..types import EXACT, CPointer, Record, Scalar, best_signatures, bool_, conversion_kind
 from . import _arrays as arrays
 from . import _closures as closures
+from . import _contains as contains
 from . import _datetime as datetimes
 from . import _enums as enums
 from . import _exceptions as exceptions
@@ -1224,12 +1225,12 @@ class FunctionTranslator:
         return const_val(result)
 
     def expr_Compare(self, e):
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in e.ops):
+            if len(e.ops) > 1:  # lo < x in t
+                return contains.chain(self, e, _CMPOPS)
+            return contains.compare(self, e)  # _contains.py
         ops = []
         for op in e.ops:
-            if type(op) not in _CMPOPS and type(op) not in (ast.Is, ast.IsNot):
-                raise self.error(e, f"unsupported comparison '{type(op).__name__}' (in and "
-                                    f"not in are not supported; is and is not only between "
-                                    f"enum members)")
             ops.append(("is", "is") if isinstance(op, ast.Is) else
                        ("is not", "isnot") if isinstance(op, ast.IsNot) else _CMPOPS[type(op)])
         vals = [self.expr_raw(e.left)] + [self.expr_raw(c) for c in e.comparators]
