@@ -21,6 +21,7 @@ from numbacuda_ufunc import (
     uint64,
 )
 from numbacuda_ufunc.compiler import translate
+from numbacuda_ufunc.compiler._types import TupleType
 from numbacuda_ufunc.errors import CompileError
 
 SCALE = 3
@@ -331,6 +332,59 @@ def test_name_reused_for_other_types_is_split():
     hr.check(cases[1], np.array([0, 5, -7, 2**40], np.int64), np.array([1, -1, 3, 9], np.int64))
     with pytest.raises(CompileError, match="variable 'x' is assigned incompatible types"):
         translate(still_one_variable, (float64, int64))
+
+
+IS_TUPLE = True
+
+
+def pruned_rebind(a, b):
+    t = (a, b)
+    if IS_TUPLE is True:  # known at compile time: only this branch is typed
+        t = t[0] * 2
+    return t + 1
+
+
+def make_unwrapper(b_is_tuple):
+    # numba#5219 (numba-cuda test_issue5219): a parameter rebound to its first item in
+    # a branch pruned by a closure constant
+    def unwrap(b):
+        if b_is_tuple:
+            b = b[0]
+        return b
+    return unwrap
+
+
+def not_pruned(a, c):
+    t = (a, a)
+    if c > 0:  # known only at run time: both definitions reach the return
+        t = a
+    return t
+
+
+def test_name_reused_in_a_pruned_branch_is_split():
+    cases = [hr.Case(pruned_rebind, (int64, float64)), hr.Case(pruned_rebind, (float32, int32))]
+    hr.build(cases)
+    hr.check(cases[0], *hr.pairs(int64, float64))
+    hr.check(cases[1], *hr.pairs(float32, int32))
+    unwrap = make_unwrapper(True)
+    tf = translate(unwrap, (TupleType((int64, float64)),))
+    assert tf.return_type == int64
+    assert translate(make_unwrapper(False), (int64,)).return_type == int64
+    with pytest.raises(CompileError, match="variable 't' is assigned incompatible types"):
+        translate(not_pruned, (float64, int64))
+
+
+UNWRAP = make_unwrapper(True)
+
+
+def test_parameter_rebound_in_pruned_branch_in_a_kernel():
+    @cuda.jit
+    def k(out, b):
+        out[0] = UNWRAP(b)
+
+    out = np.zeros(1, np.int64)
+    k[1, 1](out, (7, 2.5))
+    assert out[0] == 7
 
 
 def reshape_twice(result, arr):

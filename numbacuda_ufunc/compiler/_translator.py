@@ -209,6 +209,9 @@ class FunctionTranslator:
         self.rewritten = {}  # id(for statement) -> (it, its enumerate/zip rewrite)
         self.star_bindings = []  # per call being translated: (name, tuple Val) of f(*g())
         self.storage = []  # C++ arrays declared with the locals: a.copy()'s (_arrays.copy)
+        # id(If node) -> the values its test had: True/False where the branch was pruned
+        # at compile time, None where it was not; _webs.py follows the pruned branches.
+        self.if_tests = {}
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
@@ -630,8 +633,10 @@ class FunctionTranslator:
             if test.type is None and not test.code:  # `if None:` (a None global): never taken
                 test = Val("false", bool_, False)
             self._numeric(s.test, test, "if condition")
-            if (keyword == "if" and closes == 1 and test.const is not None
-                    and not isinstance(test.type, (Ref, TupleType))):
+            known = (keyword == "if" and closes == 1 and test.const is not None
+                     and not isinstance(test.type, (Ref, TupleType)))
+            self.if_tests.setdefault(id(s), set()).add(bool(test.const) if known else None)
+            if known:
                 # Known at compile time (a.ndim == 1 with a literal_unroll item): only the
                 # branch taken is typed and emitted, as Numba prunes dead branches.
                 self.lines.extend(before)

@@ -10,6 +10,11 @@ found by a reaching-definitions pass over the structured control flow (if, while
 break, continue, return). A web keeps the original name when it holds the parameter (or
 else the first definition); the others become ``<name>__<k>``.
 
+An ``if`` whose test the translator found known at compile time (``if b_is_tuple:``
+with a closure constant, ``if a.ndim == 1:``) is followed into the branch taken only, as
+the translator types only that branch (Numba prunes dead branches before its SSA pass):
+a definition in the pruned branch reaches nothing.
+
 Names read by nested functions or lambdas are left alone (those read them when called),
 and so is every name of a function using a statement this pass does not model.
 """
@@ -31,7 +36,8 @@ _SIMPLE = (ast.Pass, ast.Expr, ast.Assert, ast.Return, ast.Raise, ast.Assign, as
 
 
 class _Flow:
-    def __init__(self):
+    def __init__(self, known_tests=None):
+        self.known_tests = known_tests or {}  # id(If node) -> the branch always taken
         self.uses = {}  # id(Name load node) -> (node, set of def keys)
         self.defs = {}  # def key -> (name, Name store node or None for a parameter)
         self.pinned = set()  # names nested functions read
@@ -154,6 +160,9 @@ class _Flow:
             return self.define(s, s.name, state)
         if isinstance(s, ast.If):
             self.expr(s.test, state)
+            taken = self.known_tests.get(id(s))
+            if taken is not None:
+                return self.block(s.body if taken else s.orelse, state)
             return self.merge(self.block(s.body, state), self.block(s.orelse, state))
         if isinstance(s, ast.While):
             return self.loop(s, state, s.test, None)
@@ -177,13 +186,21 @@ class _Flow:
         return self.merge(after, *breaks)
 
 
-def split_webs(fn_node):
+def split_webs(fn_node, if_tests=None):
     """A copy of ``fn_node`` (an ast.FunctionDef) whose locals with independent def-use
-    webs have one name per web, or None when no name splits (or the pass gives up)."""
+    webs have one name per web, or None when no name splits (or the pass gives up).
+    ``if_tests``: id(If node of ``fn_node``) -> the set of values its test had while
+    typing (True/False: known at compile time; None: not)."""
     if not isinstance(fn_node, ast.FunctionDef):
         return None
     node = copy.deepcopy(fn_node)
-    flow = _Flow()
+    known = {}
+    if if_tests:  # the copy's nodes, walked in the same order as the original's
+        for old, new in zip(ast.walk(fn_node), ast.walk(node)):
+            seen = if_tests.get(id(old))
+            if seen is not None and len(seen) == 1 and None not in seen:
+                known[id(new)] = next(iter(seen))
+    flow = _Flow(known)
     a = node.args
     params = [x.arg for x in a.posonlyargs + a.args] + ([a.vararg.arg] if a.vararg else [])
     state = {}

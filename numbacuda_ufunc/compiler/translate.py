@@ -161,10 +161,12 @@ class _Context:
 def _translate_split(ctx, fn, src, arg_types, rec, declared_return):
     """Translates the function; where one name holds values of incompatible types in
     independent parts of it, translates it again with a name per part (_webs.py)."""
+    tr = FunctionTranslator(ctx, fn, src, arg_types, rec, declared_return)
     try:
-        return FunctionTranslator(ctx, fn, src, arg_types, rec, declared_return).run()
+        return tr.run()
     except CompileError as exc:
-        split = split_webs(src.node) if getattr(exc, "nu_incompatible", False) else None
+        split = split_webs(src.node, tr.if_tests) \
+            if getattr(exc, "nu_incompatible", False) else None
         if split is None:
             raise
         first = exc
