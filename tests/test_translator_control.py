@@ -420,3 +420,75 @@ def test_kernels_reusing_a_name_for_arrays_of_other_shapes():
     np.testing.assert_array_equal(res, want)
     for kern in (k, k2):
         assert ".entry" in next(iter(kern.inspect_ptx().values()))
+
+
+# ---- Numba's ALWAYS_WARN_UNINIT_VAR: reads that some path reaches unassigned ----
+
+def maybe_unassigned(n):
+    if n:
+        if n > 0:
+            c = 0
+        r = c
+    else:
+        c += 1  # never assigned on this path: Python raises UnboundLocalError
+        r = c
+    return r
+
+
+def always_assigned(n):
+    if n > 0:
+        c = 1
+    else:
+        c = 2
+    while True:
+        d = c + 1
+        if d > 0:
+            break
+    for k in range(n):
+        c += k
+    e = 0
+    for e in range(n):  # noqa: B007  (e assigned before the loop: defined after it)
+        pass
+    return c + d + e
+
+
+def loop_variable_after_loop(n):
+    for k in range(n):  # noqa: B007
+        pass
+    return k
+
+
+def _uninit_warnings(fn, types):
+    import warnings
+
+    from numbacuda_ufunc.errors import NumbaWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        translate(fn, types)
+    return [str(w.message) for w in caught if issubclass(w.category, NumbaWarning)]
+
+
+def test_uninitialized_variable_warning_follows_the_setting():
+    saved = cuda.config.ALWAYS_WARN_UNINIT_VAR
+    try:
+        cuda.config.ALWAYS_WARN_UNINIT_VAR = 1
+        msgs = _uninit_warnings(maybe_unassigned, (int64,))
+        assert len(msgs) == 1 and "Detected uninitialized variable c" in msgs[0]
+        assert _uninit_warnings(always_assigned, (int64,)) == []
+        msgs = _uninit_warnings(loop_variable_after_loop, (int32,))
+        assert len(msgs) == 1 and "uninitialized variable k" in msgs[0]
+        cuda.config.ALWAYS_WARN_UNINIT_VAR = 0
+        assert _uninit_warnings(lambda n: maybe_unassigned(n), (int64,)) == []
+
+        def fresh(n):
+            if n:
+                c = 1
+            return c
+        assert _uninit_warnings(fresh, (int64,)) == []
+    finally:
+        cuda.config.ALWAYS_WARN_UNINIT_VAR = saved
+    # the value read where Python raises: the type's zero
+    case = hr.Case(maybe_unassigned, (int64,))
+    hr.build([case])
+    np.testing.assert_array_equal(hr.run_compiled(case, np.array([0, 1, 5, -3])), [1, 0, 0, 0])

@@ -24,11 +24,19 @@ from __future__ import annotations
 import ast
 import copy
 
-__all__ = ["split_webs"]
+__all__ = ["split_webs", "uninitialized_reads"]
 
 
 class _GiveUp(Exception):
     pass
+
+
+def _undefined(name):
+    return frozenset([("undef", name)])
+
+
+def _is_undefined(key) -> bool:
+    return isinstance(key, tuple) and key[0] == "undef"
 
 
 _SIMPLE = (ast.Pass, ast.Expr, ast.Assert, ast.Return, ast.Raise, ast.Assign, ast.AugAssign,
@@ -45,22 +53,25 @@ class _Flow:
         self.augmented = []  # (read half, Name store) of each `name op= value`
 
     # ---- states: name -> frozenset of def keys (None: unreachable) ----------------------
+    # A name a state does not hold is unassigned there: ("undef", name) stands for that
+    # path where states merge and where it is read.
     @staticmethod
     def merge(*states):
         live = [s for s in states if s is not None]
         if not live:
             return None
-        out = dict(live[0])
-        for s in live[1:]:
-            for k, v in s.items():
-                out[k] = out.get(k, frozenset()) | v
+        if len(live) == 1:
+            return dict(live[0])
+        out = {}
+        for k in set().union(*live):
+            out[k] = frozenset().union(*(s.get(k, _undefined(k)) for s in live))
         return out
 
     def read(self, node, state):
         if state is None:
             return
         entry = self.uses.setdefault(id(node), (node, set()))
-        entry[1].update(state.get(node.id, ()))
+        entry[1].update(state.get(node.id, _undefined(node.id)))
 
     def define(self, node, name, state):
         key = id(node)
@@ -182,8 +193,48 @@ class _Flow:
             if new_head == head:
                 break
             head = new_head
+        if isinstance(test, ast.Constant) and test.value:  # while True: only break leaves
+            return self.merge(*breaks)
         after = self.block(s.orelse, head) if s.orelse else head
         return self.merge(after, *breaks)
+
+
+def _known(fn_node, node, if_tests):
+    """``if_tests`` (keyed by the If nodes of ``fn_node``) as id(If of ``node``, a copy or
+    ``fn_node`` itself) -> the branch always taken."""
+    known = {}
+    if if_tests:  # the copy's nodes, walked in the same order as the original's
+        for old, new in zip(ast.walk(fn_node), ast.walk(node)):
+            seen = if_tests.get(id(old))
+            if seen is not None and len(seen) == 1 and None not in seen:
+                known[id(new)] = next(iter(seen))
+    return known
+
+
+def uninitialized_reads(fn_node, if_tests=None):
+    """``[(name, Name node)]``: the first read of each local that some path reaches with
+    the name unassigned (Numba's "Detected uninitialized variable"); [] when the pass does
+    not model the function."""
+    if not isinstance(fn_node, ast.FunctionDef):
+        return []
+    flow = _Flow(_known(fn_node, fn_node, if_tests))
+    a = fn_node.args
+    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs] + \
+        [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    state = {p: frozenset([("param", p)]) for p in params}
+    try:
+        flow.block(fn_node.body, state)
+    except (_GiveUp, RecursionError):
+        return []
+    assigned = {name for name, _ in flow.defs.values()} - set(params)
+    out = {}
+    for node, reaching in flow.uses.values():
+        name = node.id
+        if name in assigned and ("undef", name) in reaching and not name.startswith("__nu_"):
+            where = (node.lineno, node.col_offset)
+            if name not in out or where < (out[name].lineno, out[name].col_offset):
+                out[name] = node
+    return sorted(out.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset))
 
 
 def split_webs(fn_node, if_tests=None):
@@ -194,13 +245,7 @@ def split_webs(fn_node, if_tests=None):
     if not isinstance(fn_node, ast.FunctionDef):
         return None
     node = copy.deepcopy(fn_node)
-    known = {}
-    if if_tests:  # the copy's nodes, walked in the same order as the original's
-        for old, new in zip(ast.walk(fn_node), ast.walk(node)):
-            seen = if_tests.get(id(old))
-            if seen is not None and len(seen) == 1 and None not in seen:
-                known[id(new)] = next(iter(seen))
-    flow = _Flow(known)
+    flow = _Flow(_known(fn_node, node, if_tests))
     a = node.args
     params = [x.arg for x in a.posonlyargs + a.args] + ([a.vararg.arg] if a.vararg else [])
     state = {}
@@ -221,7 +266,7 @@ def split_webs(fn_node, if_tests=None):
         return k
 
     for _, reaching in flow.uses.values():
-        keys = list(reaching)
+        keys = [k for k in reaching if not _is_undefined(k)]
         for k in keys[1:]:
             ra, rb = find(keys[0]), find(k)
             if ra != rb:
@@ -229,6 +274,8 @@ def split_webs(fn_node, if_tests=None):
     for load, store in flow.augmented:  # x += 1 reads and writes one variable
         reaching = flow.uses[id(load)][1]
         for k in reaching:
+            if _is_undefined(k):
+                continue
             ra, rb = find(k), find(id(store))
             if ra != rb:
                 parent[rb] = ra
@@ -264,7 +311,7 @@ def split_webs(fn_node, if_tests=None):
                 return None  # a nested function's name: leave the function alone
             store.id = new
     for load, reaching in flow.uses.values():
-        roots = {find(k) for k in reaching}
+        roots = {find(k) for k in reaching if not _is_undefined(k)}
         if len(roots) == 1:
             new = rename.get(roots.pop())
             if new is not None:

@@ -14,6 +14,9 @@ from then on.
 * ``CUDA_DEBUGINFO_DEFAULT`` (default 0) and ``OPT`` (default 3): ``cuda.jit``'s defaults
   for ``debug`` and ``opt``; ``debug`` and ``opt`` both on give Numba's
   ``NumbaInvalidConfigWarning``.
+* ``ALWAYS_WARN_UNINIT_VAR`` (default 0): translating a function that may read a local
+  before any assignment on some path issues a ``NumbaWarning`` ("Detected uninitialized
+  variable x"), as Numba's SSA pass does with this setting.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ import sys
 import types
 
 from .. import _core
+from ..compiler.translate import set_warn_uninitialized
 
-__all__ = ["CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT", "CUDA_LOW_OCCUPANCY_WARNINGS",
-           "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
+__all__ = ["ALWAYS_WARN_UNINIT_VAR", "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT",
+           "CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
 
 
 def _from_environment(name, default):
@@ -49,16 +53,19 @@ CUDA_WARN_ON_IMPLICIT_COPY = _from_environment("CUDA_WARN_ON_IMPLICIT_COPY", 1)
 CUDA_ARRAY_INTERFACE_SYNC = _from_environment("CUDA_ARRAY_INTERFACE_SYNC", 1)
 CUDA_DEBUGINFO_DEFAULT = _from_environment("CUDA_DEBUGINFO_DEFAULT", 0)
 OPT = _from_environment("OPT", 3)
+ALWAYS_WARN_UNINIT_VAR = _from_environment("ALWAYS_WARN_UNINIT_VAR", 0)
 
 _ENGINE_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
-                    "CUDA_ARRAY_INTERFACE_SYNC")
+                    "CUDA_ARRAY_INTERFACE_SYNC", "ALWAYS_WARN_UNINIT_VAR")
 
 
 def _push(module) -> None:
-    """Hand the settings the C++ launch path reads to the engine (a deleted one is off)."""
+    """Hand the settings the C++ launch path and the translator read to them (a deleted
+    one is off)."""
     _core.set_launch_warnings(bool(getattr(module, "CUDA_LOW_OCCUPANCY_WARNINGS", 0)),
                               bool(getattr(module, "CUDA_WARN_ON_IMPLICIT_COPY", 0)))
     _core.set_cai_sync(bool(getattr(module, "CUDA_ARRAY_INTERFACE_SYNC", 0)))
+    set_warn_uninitialized(getattr(module, "ALWAYS_WARN_UNINIT_VAR", 0))
 
 
 class _ConfigModule(types.ModuleType):
