@@ -21,7 +21,16 @@ import types as pytypes
 
 import numpy as np
 
-from ..types import EXACT, CPointer, Record, Scalar, best_signatures, bool_, conversion_kind
+from ..types import (
+    EXACT,
+    CPointer,
+    Record,
+    Scalar,
+    Signature,
+    best_signatures,
+    bool_,
+    conversion_kind,
+)
 from . import _arrays as arrays
 from . import _closures as closures
 from . import _contains as contains
@@ -965,8 +974,10 @@ class FunctionTranslator:
                                        f"cuda.jit(device=True))")
             for path in getattr(value, "link", None) or ():  # cuda.jit(device=True, link=)
                 self.ctx.links[path] = None
-            sigs = getattr(value, "signatures", None)
-            return Val("", PyFuncRef(py, tuple(sigs) if isinstance(sigs, list) else ()))
+            sigs = getattr(value, "signatures", None)  # declared ones (a kernel's: its specs)
+            sigs = tuple(x for x in sigs if isinstance(x, Signature)) \
+                if isinstance(sigs, list) else ()
+            return Val("", PyFuncRef(py, sigs, owner=value))
         if isinstance(value, pytypes.FunctionType):
             return Val("", PyFuncRef(value))
         if value is None:  # a global or closure None: the None constant
@@ -1499,7 +1510,7 @@ class FunctionTranslator:
         if isinstance(ref, PyFuncRef):
             if ref.signatures:  # cuda.jit("int32(int32)", device=True): cast to it
                 return self.call_with_signature(e, ref, args, kwargs)
-            return self.call_function(e, ref.fn, args, kwargs)
+            return self.call_function(e, ref.fn, args, kwargs, owner=ref.owner)
         if isinstance(ref, foreign.ForeignRef):
             return foreign.call(self, e, ref.fn, args, kwargs)
         if isinstance(ref, overloads.OverloadRef):
@@ -1579,10 +1590,10 @@ class FunctionTranslator:
             return r
         return Val(self.cast(node, r, sig.return_type), sig.return_type)
 
-    def call_function(self, node, fn, args, kwargs, src=None, hidden=()):
+    def call_function(self, node, fn, args, kwargs, src=None, hidden=(), owner=None):
         """A call of the Python function ``fn`` (specialised on the argument types);
         ``src`` and ``hidden`` are a nested function's source with hidden parameters, and
-        the values for those (_closures.py)."""
+        the values for those (_closures.py); ``owner`` the dispatcher ``fn`` came from."""
         try:
             sig = inspect.signature(fn)
             bound = sig.bind(*args, **kwargs)
@@ -1634,4 +1645,8 @@ class FunctionTranslator:
         rt = rec.return_type
         if isinstance(rt, Bottom):
             return Val("0", BOTTOM)
+        note = getattr(owner, "_nu_device_call", None)
+        if self.emitting and callable(note):  # final types: the dispatcher lists them
+            note(tuple(strong(t) if isinstance(t, Weak) else t for t in types
+                       if not isinstance(t, Ref)), strong(rt) if isinstance(rt, Weak) else rt)
         return Val(code, rt)

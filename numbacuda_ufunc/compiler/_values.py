@@ -86,9 +86,12 @@ class UserModuleRef(Ref):
 class PyFuncRef(Ref):
     """A Python function (or cuda.jit device function) called from translated code."""
 
-    def __init__(self, fn, signatures=()):
+    def __init__(self, fn, signatures=(), owner=None):
         self.fn = fn
         self.signatures = tuple(signatures)  # a device function's declared signatures
+        # The dispatcher (a @cuda.jit kernel...) the function came from: told of each
+        # specialization a call makes (``_nu_device_call``), as Numba records it there.
+        self.owner = owner
         self.name = f"function {fn.__name__}"
 
     def _key(self):
