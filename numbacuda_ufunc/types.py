@@ -254,6 +254,11 @@ class CPointer(Type):
     def _key(self):
         return self.name
 
+    def __call__(self, *args) -> Signature:
+        """``CPointer(int32)(int32)``: a signature returning a pointer (a foreign
+        function's, ``cuda.declare_device``), as Numba's types make one."""
+        return Signature(self, tuple(_as_type(a, "signature argument") for a in args))
+
 
 class Signature:
     """``return_type(*args)``; ``return_type`` is None for ``void`` or an omitted return."""

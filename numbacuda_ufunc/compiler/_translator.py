@@ -79,6 +79,7 @@ from ._types import (
 )
 from ._values import (
     BuiltinRef,
+    DtypeCallRef,
     LibFuncRef,
     LiteralRef,
     ModuleRef,
@@ -86,6 +87,7 @@ from ._values import (
     Ref,
     StringRef,
     TypeRef,
+    UnsupportedDtypeRef,
     UserModuleRef,
     Val,
     cast_code,
@@ -221,6 +223,7 @@ class FunctionTranslator:
         # id(If node) -> the values its test had: True/False where the branch was pruned
         # at compile time, None where it was not; _webs.py follows the pruned branches.
         self.if_tests = {}
+        self.statement = None  # the statement being translated
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
@@ -445,7 +448,11 @@ class FunctionTranslator:
         handler = getattr(self, "stmt_" + kind, None)
         if handler is None:
             raise self.error(s, f"unsupported statement '{kind}'")
-        handler(s)
+        saved, self.statement = self.statement, s  # what messages name (assigned_name)
+        try:
+            handler(s)
+        finally:
+            self.statement = saved
 
     def stmt_Pass(self, s):
         pass
@@ -934,8 +941,8 @@ class FunctionTranslator:
             try:
                 from ..types import from_dtype
                 return Val("", TypeRef(from_dtype(value)))
-            except TypeError:
-                raise self.error(node, f"'{name}' is an unsupported dtype ({value})") from None
+            except TypeError:  # an error where it is used (as an array's dtype...)
+                return Val("", UnsupportedDtypeRef(value))
         try:
             v = const_val(value)
         except PromotionError as exc:
@@ -1490,6 +1497,8 @@ class FunctionTranslator:
                 lambda v: kernel_api.dtype_arg(self, e, v, f"{ref.name}()"))
         if isinstance(ref, pointers.FfiRef) and ref.method == "from_buffer":
             return pointers.from_buffer(self, e, args, kwargs)
+        if isinstance(ref, DtypeCallRef):  # np.dtype("int32")
+            return kernel_api.dtype_call(self, e, args, kwargs)
         if isinstance(ref, (BuiltinRef, LibFuncRef)):
             return call_library(self, e, ref, args, kwargs)
         if isinstance(ref, TypeRef) and isinstance(ref.scalar, Record):

@@ -128,6 +128,21 @@ class TypeRef(Ref):
         self.name = f"type {scalar.name}"
 
 
+class DtypeCallRef(Ref):
+    """``np.dtype``, called in translated code: ``np.dtype("int32")`` is that type."""
+
+    name = "numpy.dtype"
+
+
+class UnsupportedDtypeRef(Ref):
+    """A NumPy dtype translated code has no type for (``np.dtype("O")``, strings): an
+    array of it cannot be made (its variable cannot be typed, in Numba's words)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.name = f"dtype {dtype!r}"
+
+
 class LiteralRef(Ref):
     """An integer constant (or a tuple of them) passed where the callee needs a
     compile-time value (Numba's literal argument): ``helper(ary, 32)`` whose parameter

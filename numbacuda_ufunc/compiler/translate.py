@@ -302,12 +302,13 @@ def _as_types(arg_types, kernel=False):
                 _records.struct_name(t if isinstance(t, Record) else t.dtype)
             except _records.RecordError as exc:
                 raise CompileError(f"translate(): {exc}") from None
-        if kernel and isinstance(t, CPointer):  # an address argument (_pointers.py)
+        if isinstance(t, CPointer):  # an address (kernels) or a T* / void* (_pointers.py)
             out.append(t)
             continue
         if not isinstance(t, (Scalar, TupleType, Array)):
-            raise CompileError(f"translate(): argument types must be scalar or array types "
-                               f"such as float32 or float32[:, :] (got {t!r})")
+            raise CompileError(f"translate(): argument types must be scalar, array, tuple or "
+                               f"pointer types such as float32, float32[:, :] or "
+                               f"CPointer(int32) (got {t!r})")
         if isinstance(t, Array) and t.ndim < 1 and not kernel:  # kernels take 0-d arrays
             raise CompileError(f"translate(): array arguments need at least one dimension; "
                                f"pass a 0-d value as a scalar (got {t!r})")
