@@ -494,3 +494,74 @@ def test_llvm_only_api_imports_and_refuses_use():
     with pytest.raises(NotImplementedError, match=r"low-level API \((type_callable|"
                                                   r"lower_builtin)\).*LLVM"):
         k2[1, 1](np.ones(1))
+
+
+def _scaled_by_target():
+    pass
+
+
+def _calls_scaled():
+    pass
+
+
+@overload(_scaled_by_target, target="generic")
+def _ol_scaled_generic(x):
+    def impl(x):
+        x[0] *= 2
+    return impl
+
+
+@overload(_scaled_by_target, target="cuda")
+def _ol_scaled_cuda(x):
+    def impl(x):
+        x[0] *= 3
+    return impl
+
+
+@overload(_calls_scaled, target="cpu")
+def _ol_calls_cpu(x):
+    def impl(x):
+        x[0] *= 5
+        _scaled_by_target(x)
+    return impl
+
+
+@overload(_calls_scaled, target="generic")
+def _ol_calls_generic(x):
+    def impl(x):
+        x[0] *= 7
+        _scaled_by_target(x)
+    return impl
+
+
+def test_njit_from_python_runs_the_cpu_overloads():
+    # numba-cuda's test_target_overloaded_calls_target_overloaded_cpu: njit code calling
+    # overloaded functions runs their 'cpu', else 'generic', implementations
+    from numbacuda_ufunc import njit
+
+    def body(x):
+        _calls_scaled(x)
+
+    x = np.ones(1, np.int32)
+    njit(body)(x)
+    assert x[0] == 5 * 2  # cpu, then generic (the cuda one is not for the CPU)
+    k = cuda.jit(body)
+    y = np.ones(1, np.int32)
+    k[1, 1](y)
+    assert y[0] == 7 * 3  # in a kernel: generic (no cuda one), then cuda
+
+    def no_cpu(x):
+        _only_cuda(x)
+
+    with pytest.raises(TypeError, match="No implementation of function '_only_cuda' found "
+                                        r"for signature \(int32\[::1\]\) on the CPU"):
+        njit(no_cpu)(x)
+
+
+def _only_cuda():
+    pass
+
+
+@overload(_only_cuda, target="cuda")
+def _ol_only_cuda(x):
+    return lambda x: None
