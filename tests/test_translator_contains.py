@@ -4,6 +4,7 @@ range() and strings, against the Python function on the host backend and NVRTC. 
 tuples of ints, floats, NaN and infinities check Python's item-by-item ``==`` (NaN equals
 nothing; an int equals the float of its value)."""
 
+import enum
 import math
 
 import _hostrun as hr
@@ -252,6 +253,37 @@ def test_in_strings_are_known_at_compile_time():
     case = hr.Case(f, (int32,))
     hr.build([case])
     np.testing.assert_array_equal(hr.run_compiled(case, np.array([0, 1], np.int32)), [5, 5])
+
+
+class Color(enum.Enum):
+    red = 1
+    green = 2
+    blue = 3
+
+
+class Size(enum.IntEnum):
+    small = 1
+    large = 5
+
+
+WARM = (Color.red, Color.green)
+
+
+def test_in_enum_members():
+    @cuda.jit
+    def k(sizes, out):
+        for i in range(sizes.size):
+            c = Color.blue if sizes[i] > 2 else Color.red
+            out[i] = (c in WARM) + 2 * (Size.large in (sizes[i], 7)) + 4 * (c not in (1, 3))
+
+    sizes = np.array([0, 1, 5, 7], np.int64)
+    out = np.full(4, -1, np.int64)
+    k[1, 1](sizes, out)
+    want = []
+    for v in sizes:
+        c = Color.blue if v > 2 else Color.red
+        want.append((c in WARM) + 2 * (Size.large in (v, 7)) + 4 * (c not in (1, 3)))
+    np.testing.assert_array_equal(out, want)
 
 
 def test_in_without_source():

@@ -18,6 +18,9 @@ The containers:
   Python and Numba compare them).
 * a string, with a string ``x``: known at compile time.
 
+Enum members compare as ``==`` compares them (members of one class by value; a plain
+Enum's member never equals a number).
+
 Python evaluates ``x`` first, then the container (every item of a tuple written out),
 then compares; so does the code emitted here.
 """
@@ -27,6 +30,8 @@ from __future__ import annotations
 import ast
 
 from ..types import Record, Scalar, bool_
+from . import _enums as enums
+from ._enums import EnumMember
 from ._types import BOTTOM, Bottom, TupleType, Weak, ctype, is_array, is_complex, kind_of
 from ._values import StringRef, Val, const_val
 
@@ -92,7 +97,7 @@ def chain(tr, e, cmpops) -> Val:
 def _contains(tr, e, x, node) -> Val:
     if isinstance(x.type, StringRef):
         return _string_in(tr, e, x, node)
-    if x.type is not None and not isinstance(x.type, TupleType):
+    if x.type is not None and not isinstance(x.type, (TupleType, EnumMember)):
         if not tr._numeric(e.left, x, "the left operand of 'in'"):
             return Val("0", BOTTOM)
     from ._iteration import iterator_kind
@@ -160,6 +165,10 @@ def _equal(tr, e, x, item) -> Val:
             return const_val(False)
         return _all(tr, [_equal(tr, e, _part(x, i), _part(item, i))
                          for i in range(len(x.type.items))])
+    if isinstance(x.type, EnumMember) or isinstance(item.type, EnumMember):
+        r = enums.compare(tr, e, "eq", x, item)  # members of one class by value
+        if r is not None:
+            return r
     if not tr._numeric(e, item, "an item compared by 'in'"):
         return Val("0", BOTTOM)
     if (isinstance(x.type, Weak) and isinstance(item.type, Weak)
