@@ -30,6 +30,7 @@ from ..types import (
     best_signatures,
     bool_,
     conversion_kind,
+    struct_record,
 )
 from . import _arrays as arrays
 from . import _closures as closures
@@ -962,6 +963,9 @@ class FunctionTranslator:
             return Val("", ref)
         if isinstance(value, Scalar):
             return Val("", TypeRef(value))
+        rec = struct_record(value)  # a user type with a registered StructModel
+        if rec is not None:
+            return Val("", TypeRef(rec))
         if isinstance(value, type) and issubclass(value, np.generic):
             r = lookup_attribute(np, value.__name__)
             if isinstance(r, TypeRef):
@@ -1028,7 +1032,7 @@ class FunctionTranslator:
         if is_array(base.type):
             return arrays.attribute(self, e, base)
         if isinstance(base.type, Record):
-            return records.field_read(self, e, base, e.attr)
+            return records.field_read(self, e, base, records.attribute_field(base.type, e.attr))
         if vectors.is_vector(base.type):
             return vectors.attribute(self, e, base, e.attr)
         if e.attr in ("real", "imag") and self._numeric(e, base, f".{e.attr}"):
