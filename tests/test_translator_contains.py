@@ -77,6 +77,12 @@ def call_result(x, y):
     return 10 * (x in swap(y, 3)) + (y in swap(x, x))
 
 
+def nested_constants(x):
+    t = ((1,), 2, (3, 4, 5, 6, 7))
+    # (x in t: a NumPy scalar x compares with a tuple item elementwise in the oracle)
+    return 1 * ((x,) in t) + 2 * (2 in t) + 4 * ((3, 4, 5, 6, x) in t) + 8 * ((1,) in t)
+
+
 def in_branch(x):
     if x in (1, 5, 9):
         return x * 2
@@ -119,7 +125,7 @@ CASES = [
     (global_long, (float64,)), (global_long, (int8,)), (global_long, (float32,)),
     (global_one, (float64,)), (global_one, (uint64,)), (global_mixed, (float64,)),
     (global_mixed, (int32,)), (closure_in, (int32,)), (closure_in, (float32,)),
-    (in_branch, (int64,)), (chained, (int32,)), (chained, (float64,)), (first_item_side_effect, (int32,)),
+    (in_branch, (int64,)), (nested_constants, (int64,)), (nested_constants, (float32,)), (chained, (int32,)), (chained, (float64,)), (first_item_side_effect, (int32,)),
     (range_stop, (int64,)), (range_stop, (float64,)), (range_stop, (uint64,)),
     (range_step, (int32,)), (range_step, (float32,)), (range_step, (uint64,)),
     (range_bool, (bool_,)),
@@ -333,3 +339,15 @@ def test_in_tuple_holding_an_array_is_refused():
 
     with pytest.raises(CompileError, match="holding an array"):
         k[1, 1](np.zeros(2), np.zeros(1))
+
+
+def test_in_number_never_equals_a_tuple_item():
+    # Python ints (not NumPy scalars, which compare with a tuple elementwise)
+    def f(x):
+        return (x in ((x,), 3)) + 2 * ((x,) in (x, (x + 0,)))
+
+    case = hr.Case(f, (int64,))
+    hr.build([case])
+    got = hr.run_compiled(case, np.array([3, 1, -2]))
+    np.testing.assert_array_equal(got, [f(3), f(1), f(-2)])
+    assert list(got) == [3, 2, 2]

@@ -144,7 +144,7 @@ def _container(tr, node):
     if not isinstance(v.type, TupleType):
         return v
     if isinstance(v.const, tuple):
-        return _Items([], [const_val(c) if c is not None else Val("", None) for c in v.const])
+        return _Items([], [_part(v, i) for i in range(len(v.const))])
     tmp = tr.temp("nu_in")
     setup = [f"const {ctype(v.type)} {tmp} = {v.code};"]
     return _Items(setup, [Val(f"{tmp}.v{i}", t) for i, t in enumerate(v.type.items)])
@@ -179,9 +179,14 @@ def _equal(tr, e, x, item) -> Val:
 
 
 def _part(v, i) -> Val:
-    const = v.const[i] if isinstance(v.const, tuple) else None
-    if const is not None:
-        return const_val(const)
+    """Item ``i`` of the tuple ``v``: a constant where one can be made (a number; not a
+    tuple of 1 or more than 4 items), else read from its code (free of side effects)."""
+    if isinstance(v.const, tuple):
+        if v.const[i] is None and v.type.items[i] is None:
+            return Val("", None)
+        c = const_val(v.const[i]) if v.const[i] is not None else None
+        if c is not None:
+            return c
     return Val(f"({v.code}).v{i}", v.type.items[i])
 
 

@@ -1102,7 +1102,10 @@ class FunctionTranslator:
             # (n,): a shape; no C++ value is needed
             return Val("", tt, const)
         ct = self.promote(e, lambda: ctype(tt))
-        return Val(f"{ct}{{{', '.join(v.code for v in vals)}}}", tt, const)
+        codes = [v.code if v.code or not isinstance(v.type, TupleType) else
+                 f"{ctype(v.type)}{{{', '.join(const_val(c).code for c in v.const)}}}"
+                 for v in vals]  # a shape item ((3,), ...) has no code of its own
+        return Val(f"{ct}{{{', '.join(codes)}}}", tt, const)
 
     def expr_UnaryOp(self, e):
         return self.unaryop(e, type(e.op), self.expr(e.operand), e.operand)
