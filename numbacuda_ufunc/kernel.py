@@ -40,6 +40,7 @@ from .types import (
     conversion_kind,
     from_dtype,
     parse_signature_for,
+    void,
 )
 from .ufunc import _take_identity_of
 
@@ -90,6 +91,9 @@ class Kernel(_core.Kernel):
         self._lock = threading.Lock()
         self._declared = []  # (Signature, spec index): eager signatures, in order
         self._tuple_types = {}  # spec index -> argument types with tuples (_resolve_tuples)
+        # argument types -> DeviceCallOverload: specializations translated for calls from
+        # other kernels (this kernel used as a device function), listed as Numba lists them
+        self._device_calls = {}
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
             self._declared.append((sig, self._add(self._translate_spec(sig.args))))
@@ -262,14 +266,26 @@ class Kernel(_core.Kernel):
 
     @property
     def signatures(self) -> list:
-        """The argument types of every specialization made so far."""
-        return [self._tuple_types.get(i, tk.arg_types) for i, tk in enumerate(self._specs)]
+        """The argument types of every specialization made so far: the kernel's, then those
+        translated for calls from other kernels (as a device function)."""
+        sigs = [self._tuple_types.get(i, tk.arg_types) for i, tk in enumerate(self._specs)]
+        return sigs + [t for t in list(self._device_calls) if t not in sigs]
 
     @property
     def overloads(self) -> dict:
-        """Argument types -> each specialization (a :class:`KernelOverload`), as Numba's
+        """Argument types -> each specialization (a :class:`KernelOverload`, or a
+        :class:`DeviceCallOverload` for one made by calls from other kernels), as Numba's
         ``overloads``."""
-        return self._by_types(lambda i: KernelOverload(self, i))
+        out = self._by_types(lambda i: KernelOverload(self, i))
+        for types, ov in list(self._device_calls.items()):
+            out.setdefault(types, ov)
+        return out
+
+    def _nu_device_call(self, arg_types, return_type) -> None:
+        """The translator's note that a kernel calls this one as a device function with
+        these argument types (compiler/_translator.py, call_function)."""
+        self._device_calls.setdefault(tuple(arg_types),
+                                      DeviceCallOverload(self, arg_types, return_type))
 
     def _by_types(self, value_of):
         """``value_of(index)`` per specialization, keyed by argument types as ``overloads``."""
@@ -605,6 +621,30 @@ class _ExtensionLauncher:
         self.launcher(*prepared)
         for writeback in retr:
             writeback()
+
+
+class DeviceCallOverload:
+    """A specialization of a kernel translated because another kernel calls it as a device
+    function (Numba compiles it as one and lists it in ``overloads``): its ``signature``
+    (with the return type found) and ``argument_types``. It is part of the caller's
+    translation unit, so it has no code of its own; ``library.get_llvm_str()`` and
+    ``inspect_llvm()`` raise NotImplementedError as for every kernel (no LLVM here)."""
+
+    def __init__(self, kernel, arg_types, return_type):
+        self._kernel = kernel
+        self.argument_types = tuple(arg_types)
+        self.signature = Signature(return_type if return_type is not None else void,
+                                   self.argument_types)
+        self.library = self  # Numba's compile result: .library.get_llvm_str()
+
+    def get_llvm_str(self):
+        raise NotImplementedError(_NO_LLVM.format(
+            what=f"device function '{self._kernel.__name__}'"))
+
+    inspect_llvm = get_llvm_str
+
+    def __repr__(self):
+        return f"<DeviceCallOverload {self._kernel.__name__} {self.signature}>"
 
 
 class KernelOverload:

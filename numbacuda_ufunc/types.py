@@ -55,6 +55,15 @@ class Type:
     def _key(self):
         return self.name
 
+    def __getitem__(self, item):
+        """``my_type[::1]``: an array of a user type with a registered StructModel."""
+        rec = struct_record(self)
+        if rec is None:
+            raise TypeError(f"'{type(self).__name__}' object is not subscriptable (only "
+                            f"number types and user types with a registered StructModel "
+                            f"make array types)")
+        return rec[item]
+
 
 class Scalar(Type):
     """A NumPy scalar type usable in ufunc loops: ``float32``, ``int64``, ``complex128``..."""
@@ -143,6 +152,72 @@ class Record(Scalar):
     @property
     def char(self) -> str:
         return "V"
+
+
+class StructRecord(Record):
+    """The record a user type with a registered ``StructModel`` is held as (Numba's
+    extension types: ``register_model(MyType)(MyModel)`` with members ``[("x", int32),
+    ("y", int32)]``): an aligned NumPy record of those members, so arrays of the type
+    (``my_type[::1]``, ``cuda.local.array(n, dtype=my_type)``) hold, copy and read fields
+    as record arrays do. It names itself and compares equal to the user type it stands
+    for, so typing records show that type."""
+
+    def __init__(self, origin, members):
+        fields = []
+        for field, t in members:
+            if not isinstance(field, str) or not isinstance(t, Scalar):
+                raise TypeError(f"{origin.name}: StructModel members must be (name, scalar "
+                                f"type) pairs such as ('x', int32) (got {(field, t)!r})")
+            fields.append((field, t.dtype))
+        super().__init__(np.dtype(fields, align=True))
+        self.origin = origin
+        self.name = origin.name
+
+    @property
+    def attributes(self) -> dict:
+        """make_attribute_wrapper(MyType, "x", "px"): ``r.px`` names field x."""
+        return {py: field for field, py in _STRUCT_ATTRIBUTES.get(type(self.origin), ())}
+
+    def __eq__(self, other):
+        if isinstance(other, StructRecord):
+            return other.origin == self.origin
+        return other == self.origin
+
+    def __hash__(self):
+        return hash(self.origin)
+
+
+_STRUCT_MODELS: dict = {}  # user Type class -> its StructModel class (register_model)
+_STRUCT_ATTRIBUTES: dict = {}  # user Type class -> [(field, attribute)] (attribute wrappers)
+
+
+def wrap_struct_attribute(type_class, field, attribute) -> None:
+    """``make_attribute_wrapper(type_class, field, attribute)`` (cuda.extending)."""
+    _STRUCT_ATTRIBUTES.setdefault(type_class, []).append((field, attribute))
+
+
+def register_struct_model(type_class, model_class) -> None:
+    """``register_model(type_class)(model_class)`` for a StructModel (cuda.extending)."""
+    _STRUCT_MODELS[type_class] = model_class
+
+
+def struct_record(t):
+    """The StructRecord of a user type whose class has a registered StructModel (the
+    model made once per type, with members read from it), or None."""
+    if not isinstance(t, Type) or isinstance(t, Scalar):
+        return None
+    model = _STRUCT_MODELS.get(type(t))  # the type's own class, as Numba's data models
+    if model is None:
+        return None
+    cached = getattr(t, "_nu_struct_record", None)
+    if cached is None:
+        members = model(None, t)._nu_members
+        cached = StructRecord(t, members)
+        try:
+            t._nu_struct_record = cached
+        except AttributeError:
+            pass
+    return cached
 
 
 DATETIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
@@ -253,6 +328,11 @@ class CPointer(Type):
 
     def _key(self):
         return self.name
+
+    def __call__(self, *args) -> Signature:
+        """``CPointer(int32)(int32)``: a signature returning a pointer (a foreign
+        function's, ``cuda.declare_device``), as Numba's types make one."""
+        return Signature(self, tuple(_as_type(a, "signature argument") for a in args))
 
 
 class Signature:

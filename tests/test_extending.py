@@ -470,8 +470,8 @@ def test_llvm_only_api_imports_and_refuses_use():
     extending.make_attribute_wrapper(types.Type, "x", "x")
     extending.typeof_impl.register(complex)(lambda val, c: None)
 
-    @extending.register_model(types.Type)
-    class Model(extending.models.StructModel):
+    @extending.register_model(types.Type)  # StructModels are made (see below); others not
+    class Model(extending.models.OpaqueModel):
         pass
 
     with pytest.raises(NotImplementedError, match="LLVM"):
@@ -494,3 +494,147 @@ def test_llvm_only_api_imports_and_refuses_use():
     with pytest.raises(NotImplementedError, match=r"low-level API \((type_callable|"
                                                   r"lower_builtin)\).*LLVM"):
         k2[1, 1](np.ones(1))
+
+
+def _scaled_by_target():
+    pass
+
+
+def _calls_scaled():
+    pass
+
+
+@overload(_scaled_by_target, target="generic")
+def _ol_scaled_generic(x):
+    def impl(x):
+        x[0] *= 2
+    return impl
+
+
+@overload(_scaled_by_target, target="cuda")
+def _ol_scaled_cuda(x):
+    def impl(x):
+        x[0] *= 3
+    return impl
+
+
+@overload(_calls_scaled, target="cpu")
+def _ol_calls_cpu(x):
+    def impl(x):
+        x[0] *= 5
+        _scaled_by_target(x)
+    return impl
+
+
+@overload(_calls_scaled, target="generic")
+def _ol_calls_generic(x):
+    def impl(x):
+        x[0] *= 7
+        _scaled_by_target(x)
+    return impl
+
+
+def test_njit_from_python_runs_the_cpu_overloads():
+    # numba-cuda's test_target_overloaded_calls_target_overloaded_cpu: njit code calling
+    # overloaded functions runs their 'cpu', else 'generic', implementations
+    from numbacuda_ufunc import njit
+
+    def body(x):
+        _calls_scaled(x)
+
+    x = np.ones(1, np.int32)
+    njit(body)(x)
+    assert x[0] == 5 * 2  # cpu, then generic (the cuda one is not for the CPU)
+    k = cuda.jit(body)
+    y = np.ones(1, np.int32)
+    k[1, 1](y)
+    assert y[0] == 7 * 3  # in a kernel: generic (no cuda one), then cuda
+
+    def no_cpu(x):
+        _only_cuda(x)
+
+    with pytest.raises(TypeError, match="No implementation of function '_only_cuda' found "
+                                        r"for signature \(int32\[::1\]\) on the CPU"):
+        njit(no_cpu)(x)
+
+
+def _only_cuda():
+    pass
+
+
+@overload(_only_cuda, target="cuda")
+def _ol_only_cuda(x):
+    return lambda x: None
+
+
+# ---- StructModel types as array dtypes (numba-cuda's extensions_usecases) ----
+
+class _PairType(types.Type):
+    def __init__(self):
+        super().__init__(name="PairType")
+
+
+pair_type = _PairType()
+
+
+@extending.register_model(_PairType)
+class _PairModel(extending.core_models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("x", types.int32), ("y", types.float64)])
+
+
+extending.make_attribute_wrapper(_PairType, "y", "weight")
+
+
+@pytest.mark.parametrize("space", ["local", "shared"])
+def test_struct_model_type_as_array_dtype(space):
+    if space == "local":
+        @cuda.jit(types.void(pair_type[::1]))
+        def k(a):
+            tmp = cuda.local.array(4, dtype=pair_type)
+            for i in range(a.size):
+                tmp[i] = a[a.size - 1 - i]
+            for i in range(a.size):
+                a[i] = tmp[i]
+                a[i].weight = tmp[i].x * 0.5 + a[i].y
+    else:
+        @cuda.jit(types.void(pair_type[::1]))
+        def k(a):
+            tmp = cuda.shared.array(4, dtype=pair_type)
+            i = cuda.threadIdx.x
+            tmp[i] = a[a.size - 1 - i]
+            cuda.syncthreads()
+            a[i] = tmp[i]
+            a[i].weight = tmp[i].x * 0.5 + a[i].y
+
+    typemap = next(iter(k.overloads.values()))._type_annotation.typemap
+    assert typemap["tmp"].dtype == pair_type  # the record shows the user's type
+    dtype = pair_type[::1].dtype.dtype
+    assert dtype.names == ("x", "y") and dtype.isalignedstruct
+    a = np.zeros(4, dtype)
+    a["x"] = [1, 2, 3, -4]
+    a["y"] = [0.5, -1.0, 2.25, 8.0]
+    want_x = a["x"][::-1].copy()
+    want_y = a["y"][::-1] + want_x * 0.5
+    k[1, 4 if space == "shared" else 1](a)
+    np.testing.assert_array_equal(a["x"], want_x)
+    np.testing.assert_array_equal(a["y"], want_y)
+
+
+def test_struct_model_needs_a_registered_model():
+    class Unmodelled(types.Type):
+        pass
+
+    with pytest.raises(TypeError, match="not subscriptable"):
+        Unmodelled("u")[::1]
+
+    class Bad(types.Type):
+        pass
+
+    @extending.register_model(Bad)
+    class BadModel(extending.models.StructModel):
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type, [("x", types.int32[:])])
+
+    with pytest.raises(TypeError, match=r"StructModel members must be \(name, scalar type\)"):
+        Bad("b")[::1]

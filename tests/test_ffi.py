@@ -799,3 +799,69 @@ def test_ffi_cusource_equal_by_content_and_pickled_kernels_link_it_once():
     r = np.zeros(1, np.int32)
     k[1, 1](r, np.array([-21], np.int32))
     assert r[0] == -42
+
+
+POINTERS_CU = """
+// Numba's ABI with a pointer result: the result slot is a T**.
+extern "C" __device__ int shifted(int** r, int* p, int k) { *r = p + k; return 0; }
+// The C ABI: the pointer itself.
+extern "C" __device__ void* as_void(float* p) { return p; }
+"""
+
+
+def test_ffi_pointer_results(tmp_path):
+    # numba-cuda's test_external_cooperative_func declares signature(CPointer(int32))
+    cu = tmp_path / "pointers.cu"
+    cu.write_text(POINTERS_CU)
+    shifted = cuda.declare_device("shifted", CPointer(int32)(CPointer(int32), int32),
+                                  link=[str(cu)])
+    as_void = cuda.declare_device("as_void", "voidptr(CPointer(float32))", link=[str(cu)],
+                                  abi="c")
+
+    @cuda.jit
+    def k(a, f):
+        q = shifted(a, 2)
+        q[0] = 7
+        q[1] += 1
+        v = as_void(f)
+        g = carray(v, (2, 2), dtype=np.float32)
+        g[1, 0] = 5.5
+
+    a = np.zeros(5, np.int32)
+    f = np.zeros(4, np.float32)
+    k[1, 1](a, f)
+    np.testing.assert_array_equal(a, [0, 0, 7, 1, 0])
+    np.testing.assert_array_equal(f, [0, 0, 5.5, 0])
+
+
+def test_device_functions_take_pointers():
+    # numba-cuda's test_compile_jitted_subroutine: a device function of void* arguments
+    def times2(x):
+        return 2 * x
+
+    dev = cuda.jit(device=True)(times2)
+
+    def through_pointers(inp, outp):
+        a = carray(inp, 1, dtype=np.int32)
+        b = carray(outp, 1, dtype=np.int32)
+        b[0] = dev(a[0])
+
+    def scale(p, n, k):
+        for i in range(n):
+            p[i] = p[i] * k
+
+    dev_scale = cuda.jit(device=True)(scale)
+    ptx, resty = cuda.compile_ptx(through_pointers, (voidptr, voidptr), device=True)
+    assert resty == types.void and ".visible .func" in ptx
+    code, _ = cuda.compile(scale, (CPointer(float32), int32, float32), output="ltoir")
+    assert isinstance(code, bytes) and code
+
+    ffi = pytest.importorskip("cffi").FFI()
+
+    @cuda.jit
+    def k(a):
+        dev_scale(ffi.from_buffer(a), a.size, 3)
+
+    a = np.arange(4, dtype=np.float32)
+    k[1, 1](a)
+    np.testing.assert_array_equal(a, [0, 3, 6, 9])

@@ -226,3 +226,35 @@ def test_a_compile_hook_must_return_an_overload_of_the_kernel():
     k._compile_for_args = lambda *args: "not an overload"
     with pytest.raises(TypeError, match="must return one of this kernel's overloads"):
         k[1, 1](np.zeros(1))
+
+
+def test_kernel_called_as_device_function_lists_the_specialization():
+    # numba-cuda's test_declare_device_cabi_propagate reads device_func.signatures[0]
+    @cuda.jit
+    def twice(x):
+        return x * 2
+
+    @cuda.jit
+    def k(r, x):
+        i = cuda.grid(1)
+        if i < r.size:
+            r[i] = twice(x[i])
+
+    @cuda.jit
+    def k2(r, x):
+        r[0] = twice(x[0]) + twice(1.5)
+
+    assert twice.signatures == []
+    x = np.arange(5, dtype=np.int32)
+    r = np.zeros(5, np.int32)
+    k[1, 8](r, x)
+    np.testing.assert_array_equal(r, x * 2)
+    assert twice.signatures == [(int32,)]
+    ov = twice.overloads[twice.signatures[0]]
+    assert ov.signature.return_type == int32 and ov.argument_types == (int32,)
+    with pytest.raises(NotImplementedError, match="no LLVM IR"):
+        ov.library.get_llvm_str()
+    r2 = np.zeros(1, np.float64)
+    k2[1, 1](r2, np.array([4], np.int32))  # listed signatures do not restrict later calls
+    assert r2[0] == 11.0
+    assert set(twice.signatures) == {(int32,), (float64,)}

@@ -167,3 +167,58 @@ def test_invalid_dtypes():
 
     with pytest.raises(CompileError, match="every dimension of the shape must be positive"):
         cuda.jit(void(int32[::1]))(zero_dim)
+
+
+OBJECT = np.dtype("O")
+
+
+@pytest.mark.parametrize("space", ["shared", "local"])
+def test_dtype_made_by_np_dtype_in_the_kernel(space):
+    if space == "shared":
+        def k(x):
+            s = cuda.shared.array(10, dtype=np.dtype("int32"))
+            t = cuda.shared.array(10, dtype=np.dtype(np.int32))
+            i = cuda.threadIdx.x
+            s[i] = x[i] * 2
+            t[i] = s[i] + 1
+            cuda.syncthreads()
+            x[i] = t[9 - i]
+        threads = 10
+    else:
+        def k(x):
+            s = cuda.local.array(10, dtype=np.dtype("i4"))
+            for i in range(10):
+                s[i] = x[i] * 2 + 1
+            for i in range(10):
+                x[i] = s[9 - i]
+        threads = 1
+    kernel = cuda.jit(void(int32[::1]))(k)
+    x = np.arange(-5, 5, dtype=np.int32)
+    kernel[1, threads](x)
+    np.testing.assert_array_equal(x, (np.arange(-5, 5) * 2 + 1)[::-1])
+
+
+def test_unsupported_dtype_names_the_variable():
+    # numba-cuda's test_invalid_array_type matches "Cannot infer the type of variable 'arr'"
+    def object_dtype():
+        arr = cuda.shared.array(10, dtype=np.dtype("O"))  # noqa: F841
+
+    def object_global():
+        arr = cuda.local.array(10, dtype=OBJECT)  # noqa: F841
+
+    def unicode_unassigned():
+        cuda.local.array(10, dtype=np.dtype("U3"))
+
+    def invalid_name():
+        arr = cuda.shared.array(10, dtype=np.dtype("int33"))  # noqa: F841
+
+    with pytest.raises(CompileError, match=r"Cannot infer the type of variable 'arr': "
+                                           r"cuda\.shared\.array\(\): dtype dtype\('O'\)"):
+        cuda.jit(void())(object_dtype)
+    with pytest.raises(CompileError, match=r"Cannot infer the type of variable 'arr'"):
+        cuda.jit(void())(object_global)
+    with pytest.raises(CompileError, match=r"^(?!.*Cannot infer).*dtype dtype\('<U3'\) is "
+                                           r"not one translated code holds"):
+        cuda.jit(void())(unicode_unassigned)
+    with pytest.raises(CompileError, match="Invalid NumPy dtype specified: 'int33'"):
+        cuda.jit(void())(invalid_name)

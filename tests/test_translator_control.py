@@ -21,6 +21,7 @@ from numbacuda_ufunc import (
     uint64,
 )
 from numbacuda_ufunc.compiler import translate
+from numbacuda_ufunc.compiler._types import TupleType
 from numbacuda_ufunc.errors import CompileError
 
 SCALE = 3
@@ -333,6 +334,59 @@ def test_name_reused_for_other_types_is_split():
         translate(still_one_variable, (float64, int64))
 
 
+IS_TUPLE = True
+
+
+def pruned_rebind(a, b):
+    t = (a, b)
+    if IS_TUPLE is True:  # known at compile time: only this branch is typed
+        t = t[0] * 2
+    return t + 1
+
+
+def make_unwrapper(b_is_tuple):
+    # numba#5219 (numba-cuda test_issue5219): a parameter rebound to its first item in
+    # a branch pruned by a closure constant
+    def unwrap(b):
+        if b_is_tuple:
+            b = b[0]
+        return b
+    return unwrap
+
+
+def not_pruned(a, c):
+    t = (a, a)
+    if c > 0:  # known only at run time: both definitions reach the return
+        t = a
+    return t
+
+
+def test_name_reused_in_a_pruned_branch_is_split():
+    cases = [hr.Case(pruned_rebind, (int64, float64)), hr.Case(pruned_rebind, (float32, int32))]
+    hr.build(cases)
+    hr.check(cases[0], *hr.pairs(int64, float64))
+    hr.check(cases[1], *hr.pairs(float32, int32))
+    unwrap = make_unwrapper(True)
+    tf = translate(unwrap, (TupleType((int64, float64)),))
+    assert tf.return_type == int64
+    assert translate(make_unwrapper(False), (int64,)).return_type == int64
+    with pytest.raises(CompileError, match="variable 't' is assigned incompatible types"):
+        translate(not_pruned, (float64, int64))
+
+
+UNWRAP = make_unwrapper(True)
+
+
+def test_parameter_rebound_in_pruned_branch_in_a_kernel():
+    @cuda.jit
+    def k(out, b):
+        out[0] = UNWRAP(b)
+
+    out = np.zeros(1, np.int64)
+    k[1, 1](out, (7, 2.5))
+    assert out[0] == 7
+
+
 def reshape_twice(result, arr):
     for _ in range(1):
         arr = arr.reshape(3 * 2)
@@ -366,3 +420,75 @@ def test_kernels_reusing_a_name_for_arrays_of_other_shapes():
     np.testing.assert_array_equal(res, want)
     for kern in (k, k2):
         assert ".entry" in next(iter(kern.inspect_ptx().values()))
+
+
+# ---- Numba's ALWAYS_WARN_UNINIT_VAR: reads that some path reaches unassigned ----
+
+def maybe_unassigned(n):
+    if n:
+        if n > 0:
+            c = 0
+        r = c
+    else:
+        c += 1  # never assigned on this path: Python raises UnboundLocalError
+        r = c
+    return r
+
+
+def always_assigned(n):
+    if n > 0:
+        c = 1
+    else:
+        c = 2
+    while True:
+        d = c + 1
+        if d > 0:
+            break
+    for k in range(n):
+        c += k
+    e = 0
+    for e in range(n):  # noqa: B007  (e assigned before the loop: defined after it)
+        pass
+    return c + d + e
+
+
+def loop_variable_after_loop(n):
+    for k in range(n):  # noqa: B007
+        pass
+    return k
+
+
+def _uninit_warnings(fn, types):
+    import warnings
+
+    from numbacuda_ufunc.errors import NumbaWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        translate(fn, types)
+    return [str(w.message) for w in caught if issubclass(w.category, NumbaWarning)]
+
+
+def test_uninitialized_variable_warning_follows_the_setting():
+    saved = cuda.config.ALWAYS_WARN_UNINIT_VAR
+    try:
+        cuda.config.ALWAYS_WARN_UNINIT_VAR = 1
+        msgs = _uninit_warnings(maybe_unassigned, (int64,))
+        assert len(msgs) == 1 and "Detected uninitialized variable c" in msgs[0]
+        assert _uninit_warnings(always_assigned, (int64,)) == []
+        msgs = _uninit_warnings(loop_variable_after_loop, (int32,))
+        assert len(msgs) == 1 and "uninitialized variable k" in msgs[0]
+        cuda.config.ALWAYS_WARN_UNINIT_VAR = 0
+        assert _uninit_warnings(lambda n: maybe_unassigned(n), (int64,)) == []
+
+        def fresh(n):
+            if n:
+                c = 1
+            return c
+        assert _uninit_warnings(fresh, (int64,)) == []
+    finally:
+        cuda.config.ALWAYS_WARN_UNINIT_VAR = saved
+    # the value read where Python raises: the type's zero
+    case = hr.Case(maybe_unassigned, (int64,))
+    hr.build([case])
+    np.testing.assert_array_equal(hr.run_compiled(case, np.array([0, 1, 5, -3])), [1, 0, 0, 0])

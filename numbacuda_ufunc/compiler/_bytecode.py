@@ -106,7 +106,6 @@ _UNSUPPORTED = {
     "MAKE_FUNCTION": "nested def or lambda", "LOAD_CLOSURE": "nested def or lambda",
     "BUILD_MAP": "dict", "BUILD_SET": "set",
     "FORMAT_VALUE": "f-string", "BUILD_STRING": "f-string", "FORMAT_SIMPLE": "f-string",
-    "CONTAINS_OP": "'in' comparison",
     "POP_JUMP_IF_NONE": "'is None' test", "POP_JUMP_IF_NOT_NONE": "'is None' test",
     "POP_JUMP_FORWARD_IF_NONE": "'is None' test",
     "POP_JUMP_FORWARD_IF_NOT_NONE": "'is None' test",
@@ -443,6 +442,10 @@ class _Lifter:
                 raise self.error(f"unsupported comparison '{sym}'")
             a, b = self._pop(stack, 2)
             stack.append(ast.Compare(a, [_CMPOPS[sym]()], [b]))
+            return False
+        if op == "CONTAINS_OP":  # in / not in (arg 1)
+            a, b = self._pop(stack, 2)
+            stack.append(ast.Compare(a, [ast.NotIn() if ins.arg else ast.In()], [b]))
             return False
         if op == "IS_OP":  # is / is not (arg 1): the translator allows them on enum members
             a, b = self._pop(stack, 2)

@@ -44,9 +44,9 @@ class ForeignFunction:
             # (see call()), since only pointers cross into foreign code here.
             if not isinstance(t, (Scalar, CPointer, Array)):
                 raise TypeError(f"{api}: argument {i + 1} has unsupported type {t}")
-        if s.return_type is not None and not isinstance(s.return_type, Scalar):
-            raise TypeError(f"{api}: the return type must be a scalar type or void (got "
-                            f"{s.return_type})")
+        if s.return_type is not None and not isinstance(s.return_type, (Scalar, CPointer)):
+            raise TypeError(f"{api}: the return type must be a scalar or pointer type, or "
+                            f"void (got {s.return_type})")
         self.name = name
         self.sig = s
         self.abi = abi
@@ -63,7 +63,7 @@ class ForeignFunction:
 
     def prototype(self) -> str:
         params = [_param_ctype(t) for t in self.sig.args]
-        rt = ctype(self.sig.return_type) if self.sig.return_type is not None else "void"
+        rt = _param_ctype(self.sig.return_type) if self.sig.return_type is not None else "void"
         if self.abi == "c":
             return f'extern "C" __device__ {rt} {self.name}({", ".join(params)});'
         # Numba's ABI: the result through a pointer to a local (void: an unused int).
@@ -75,7 +75,7 @@ class ForeignFunction:
         params = ", ".join(f"{_param_ctype(t)} a{i}" for i, t in enumerate(self.sig.args))
         args = [f"a{i}" for i in range(len(self.sig.args))]
         ret = self.sig.return_type
-        rt = ctype(ret) if ret is not None else "void"
+        rt = _param_ctype(ret) if ret is not None else "void"
         if self.abi == "c":
             body = f"return {self.name}({', '.join(args)});"
         elif ret is None:
@@ -89,6 +89,8 @@ class ForeignFunction:
 
 
 def _param_ctype(t) -> str:
+    """The C type of a parameter or result: ``T*``/``void*`` for a pointer (its value is
+    a CPointer in translated code: indexed, given to carray, passed on)."""
     if isinstance(t, CPointer):
         return f"{ctype(t.dtype)}*" if t.dtype is not None else "void*"
     return ctype(t)

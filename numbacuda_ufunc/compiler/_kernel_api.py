@@ -35,7 +35,15 @@ from ._types import (
     strong,
     unify,
 )
-from ._values import Ref, StringRef, TypeRef, Val, bind_arguments, const_val
+from ._values import (
+    Ref,
+    StringRef,
+    TypeRef,
+    UnsupportedDtypeRef,
+    Val,
+    bind_arguments,
+    const_val,
+)
 from .intrinsics import CACHE_LOADS, CACHE_STORES
 
 __all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "dtype_arg",
@@ -150,6 +158,11 @@ def _dtype_arg(tr, node, v: Val, api) -> Scalar:
         v = dtype_from_string(tr, node, v.type.value)
     if isinstance(v.type, TypeRef):
         return v.type.scalar
+    if isinstance(v.type, UnsupportedDtypeRef):  # np.dtype("O"): Numba's words first
+        target = assigned_name(tr)
+        what = f"Cannot infer the type of variable '{target}': " if target else ""
+        raise tr.error(node, f"{what}{api}: dtype {v.type.dtype!r} is not one translated "
+                             f"code holds (numbers, bools, datetimes and records)")
     raise tr.error(node, f"{api}: dtype must be a scalar type such as float32 or np.float32 "
                          f"(got {getattr(v.type, 'name', v.type)})")
 
@@ -157,6 +170,37 @@ def _dtype_arg(tr, node, v: Val, api) -> Scalar:
 def dtype_arg(tr, node, v: Val, api) -> Scalar:
     """A dtype argument (a type, a NumPy type or dtype) of ``api``."""
     return _dtype_arg(tr, node, v, api)
+
+
+def assigned_name(tr):
+    """The name the statement being translated assigns (``arr = ...``), or None."""
+    s = getattr(tr, "statement", None)
+    if isinstance(s, (ast.Assign, ast.AnnAssign)):
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            return targets[0].id
+    return None
+
+
+def dtype_call(tr, node, args, kwargs) -> Val:
+    """``np.dtype(x)``: ``x`` a dtype name or a type; a dtype without a type here (object,
+    strings) is a value that only an error message reads."""
+    if kwargs or len(args) != 1:
+        raise tr.error(node, "np.dtype() takes one argument, a dtype name or type")
+    (v,) = args
+    if isinstance(v.type, TypeRef):
+        return v
+    if not isinstance(v.type, StringRef):
+        raise tr.error(node, f"np.dtype() takes a dtype name or type (got "
+                             f"{getattr(v.type, 'name', v.type)})")
+    try:
+        dt = np.dtype(v.type.value)
+    except TypeError:
+        raise tr.error(node, f"Invalid NumPy dtype specified: {v.type.value!r}") from None
+    try:
+        return Val("", TypeRef(from_dtype(dt)))
+    except TypeError:
+        return Val("", UnsupportedDtypeRef(dt))
 
 
 def dtype_from_string(tr, node, text: str) -> Val:

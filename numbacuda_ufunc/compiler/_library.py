@@ -37,7 +37,7 @@ from ._types import (
     strong,
     unify,
 )
-from ._values import BuiltinRef, LibFuncRef, TypeRef, Val, const_val
+from ._values import BuiltinRef, DtypeCallRef, LibFuncRef, TypeRef, Val, const_val
 
 __all__ = ["SUPPORTED_BUILTINS", "UFUNC_NIN", "call_library", "isinstance_call", "lookup_attribute",
            "lookup_global_function"]
@@ -140,6 +140,8 @@ def lookup_attribute(module, attr):
         return const_val(consts[attr])
     if attr in _lib_names(lib) and hasattr(module, attr):
         return LibFuncRef(lib, attr)
+    if lib == "numpy" and attr == "dtype":
+        return DtypeCallRef()
     if lib == "numpy":
         obj = getattr(module, attr, None)
         if isinstance(obj, type) and issubclass(obj, np.generic):

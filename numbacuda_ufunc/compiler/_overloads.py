@@ -19,7 +19,7 @@ from ._types import BOTTOM, Bottom, TupleType, Weak, strong
 from ._values import LiteralRef, Ref, Val
 
 __all__ = ["OverloadRef", "Template", "add_attribute", "add_function", "add_method",
-           "call", "is_overloaded", "try_attribute", "try_method"]
+           "call", "is_overloaded", "run_in_python", "try_attribute", "try_method"]
 
 _TARGETS = {"cuda": "cuda", "gpu": "cuda", "generic": "generic", "cpu": "cpu",
             "parallel": "cpu", "npyufunc": "cpu"}
@@ -224,3 +224,57 @@ def try_attribute(tr, node, base: Val):
     impl = _resolve(tr, node, templates, f"attribute '{self_type}.{node.attr}'", (self_type,),
                     [], {})
     return tr.call_function(node, impl, [base], {})
+
+
+# ---- Python execution (numba.njit functions called from Python) ----------------------------
+
+def run_in_python(fn, args, kwargs):
+    """Call the Python function ``fn`` with each call it makes of an overloaded function
+    (named by a global) running that function's CPU implementation: the first ``'cpu'``,
+    then ``'generic'``, typing function to return one for the arguments' types (Numba's
+    ``njit`` of such code). The implementations run the same way, so an implementation
+    that calls another overloaded function gets its CPU one too."""
+    return _with_overloads(fn)(*args, **kwargs)
+
+
+def _with_overloads(fn):
+    g = getattr(fn, "__globals__", None)
+    code = getattr(fn, "__code__", None)
+    if g is None or code is None:
+        return fn
+    names = [n for n in code.co_names if n in g and is_overloaded(g[n])]
+    if not names:
+        return fn  # the function itself: nothing to dispatch
+    patched = dict(g)
+    for n in names:
+        patched[n] = _CpuDispatcher(g[n])
+    out = pytypes.FunctionType(code, patched, fn.__name__, fn.__defaults__, fn.__closure__)
+    out.__kwdefaults__ = fn.__kwdefaults__
+    return out
+
+
+class _CpuDispatcher:
+    """An overloaded function as Python code running for the CPU calls it."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "overloaded")
+
+    def __call__(self, *args, **kwargs):
+        from ..types import typeof
+
+        templates = [t for t in _FUNCTIONS[self.fn] if t.target == "cpu"] + \
+                    [t for t in _FUNCTIONS[self.fn] if t.target == "generic"]
+        try:
+            types = tuple(typeof(a) for a in args)
+            kwtypes = {k: typeof(v) for k, v in kwargs.items()}
+        except TypeError as exc:
+            raise TypeError(f"function '{self.__name__}' (overloaded): {exc}") from None
+        for t in templates:
+            impl = t.typing_fn(*types, **kwtypes)
+            if impl is not None:
+                return run_in_python(getattr(impl, "py_func", impl), args, kwargs)
+        shown = ", ".join([str(x) for x in types] + [f"{k}={x}" for k, x in kwtypes.items()])
+        raise TypeError(f"No implementation of function '{self.__name__}' found for "
+                        f"signature ({shown}) on the CPU: no 'cpu' or 'generic' @overload "
+                        f"typing function returned one")

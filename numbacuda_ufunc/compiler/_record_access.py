@@ -93,9 +93,16 @@ def store_attribute(tr, target, v: Val):
         name = getattr(base.type, "name", "None")
         raise tr.error(target, f"cannot assign to attribute '.{target.attr}' of {name} "
                                f"(attribute assignment is supported only on record fields)")
-    if not fill_sub_array(tr, target, base, target.attr, v):
-        ref = field_store_ref(tr, target, base, target.attr)
-        store_field(tr, target, ref, v, target.attr)
+    attr = attribute_field(base.type, target.attr)
+    if not fill_sub_array(tr, target, base, attr, v):
+        ref = field_store_ref(tr, target, base, attr)
+        store_field(tr, target, ref, v, attr)
+
+
+def attribute_field(t, attr: str) -> str:
+    """The field ``r.attr`` names: a StructModel type's ``make_attribute_wrapper`` may
+    give a field another attribute name; other records' attributes are their fields."""
+    return getattr(t, "attributes", {}).get(attr, attr)
 
 
 def fill_sub_array(tr, node, base: Val, name: str, v: Val) -> bool:

@@ -21,9 +21,20 @@ import types as pytypes
 
 import numpy as np
 
-from ..types import EXACT, CPointer, Record, Scalar, best_signatures, bool_, conversion_kind
+from ..types import (
+    EXACT,
+    CPointer,
+    Record,
+    Scalar,
+    Signature,
+    best_signatures,
+    bool_,
+    conversion_kind,
+    struct_record,
+)
 from . import _arrays as arrays
 from . import _closures as closures
+from . import _contains as contains
 from . import _datetime as datetimes
 from . import _enums as enums
 from . import _exceptions as exceptions
@@ -70,6 +81,7 @@ from ._types import (
 )
 from ._values import (
     BuiltinRef,
+    DtypeCallRef,
     LibFuncRef,
     LiteralRef,
     ModuleRef,
@@ -77,6 +89,7 @@ from ._values import (
     Ref,
     StringRef,
     TypeRef,
+    UnsupportedDtypeRef,
     UserModuleRef,
     Val,
     cast_code,
@@ -209,6 +222,10 @@ class FunctionTranslator:
         self.rewritten = {}  # id(for statement) -> (it, its enumerate/zip rewrite)
         self.star_bindings = []  # per call being translated: (name, tuple Val) of f(*g())
         self.storage = []  # C++ arrays declared with the locals: a.copy()'s (_arrays.copy)
+        # id(If node) -> the values its test had: True/False where the branch was pruned
+        # at compile time, None where it was not; _webs.py follows the pruned branches.
+        self.if_tests = {}
+        self.statement = None  # the statement being translated
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> str:
@@ -437,7 +454,11 @@ class FunctionTranslator:
         handler = getattr(self, "stmt_" + kind, None)
         if handler is None:
             raise self.error(s, f"unsupported statement '{kind}'")
-        handler(s)
+        saved, self.statement = self.statement, s  # what messages name (assigned_name)
+        try:
+            handler(s)
+        finally:
+            self.statement = saved
 
     def stmt_Pass(self, s):
         pass
@@ -634,8 +655,10 @@ class FunctionTranslator:
             if test.type is None and not test.code:  # `if None:` (a None global): never taken
                 test = Val("false", bool_, False)
             self._numeric(s.test, test, "if condition")
-            if (keyword == "if" and closes == 1 and test.const is not None
-                    and not isinstance(test.type, (Ref, TupleType))):
+            known = (keyword == "if" and closes == 1 and test.const is not None
+                     and not isinstance(test.type, (Ref, TupleType)))
+            self.if_tests.setdefault(id(s), set()).add(bool(test.const) if known else None)
+            if known:
                 # Known at compile time (a.ndim == 1 with a literal_unroll item): only the
                 # branch taken is typed and emitted, as Numba prunes dead branches.
                 self.lines.extend(before)
@@ -927,8 +950,8 @@ class FunctionTranslator:
             try:
                 from ..types import from_dtype
                 return Val("", TypeRef(from_dtype(value)))
-            except TypeError:
-                raise self.error(node, f"'{name}' is an unsupported dtype ({value})") from None
+            except TypeError:  # an error where it is used (as an array's dtype...)
+                return Val("", UnsupportedDtypeRef(value))
         try:
             v = const_val(value)
         except PromotionError as exc:
@@ -948,6 +971,9 @@ class FunctionTranslator:
             return Val("", ref)
         if isinstance(value, Scalar):
             return Val("", TypeRef(value))
+        rec = struct_record(value)  # a user type with a registered StructModel
+        if rec is not None:
+            return Val("", TypeRef(rec))
         if isinstance(value, type) and issubclass(value, np.generic):
             r = lookup_attribute(np, value.__name__)
             if isinstance(r, TypeRef):
@@ -967,8 +993,10 @@ class FunctionTranslator:
                                        f"cuda.jit(device=True))")
             for path in getattr(value, "link", None) or ():  # cuda.jit(device=True, link=)
                 self.ctx.links[path] = None
-            sigs = getattr(value, "signatures", None)
-            return Val("", PyFuncRef(py, tuple(sigs) if isinstance(sigs, list) else ()))
+            sigs = getattr(value, "signatures", None)  # declared ones (a kernel's: its specs)
+            sigs = tuple(x for x in sigs if isinstance(x, Signature)) \
+                if isinstance(sigs, list) else ()
+            return Val("", PyFuncRef(py, sigs, owner=value))
         if isinstance(value, pytypes.FunctionType):
             return Val("", PyFuncRef(value))
         if value is None:  # a global or closure None: the None constant
@@ -1012,7 +1040,7 @@ class FunctionTranslator:
         if is_array(base.type):
             return arrays.attribute(self, e, base)
         if isinstance(base.type, Record):
-            return records.field_read(self, e, base, e.attr)
+            return records.field_read(self, e, base, records.attribute_field(base.type, e.attr))
         if vectors.is_vector(base.type):
             return vectors.attribute(self, e, base, e.attr)
         if fp8.is_fp8_value(base.type):
@@ -1084,7 +1112,10 @@ class FunctionTranslator:
             # (n,): a shape; no C++ value is needed
             return Val("", tt, const)
         ct = self.promote(e, lambda: ctype(tt))
-        return Val(f"{ct}{{{', '.join(v.code for v in vals)}}}", tt, const)
+        codes = [v.code if v.code or not isinstance(v.type, TupleType) else
+                 f"{ctype(v.type)}{{{', '.join(const_val(c).code for c in v.const)}}}"
+                 for v in vals]  # a shape item ((3,), ...) has no code of its own
+        return Val(f"{ct}{{{', '.join(codes)}}}", tt, const)
 
     def expr_UnaryOp(self, e):
         return self.unaryop(e, type(e.op), self.expr(e.operand), e.operand)
@@ -1234,12 +1265,12 @@ class FunctionTranslator:
         return const_val(result)
 
     def expr_Compare(self, e):
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in e.ops):
+            if len(e.ops) > 1:  # lo < x in t
+                return contains.chain(self, e, _CMPOPS)
+            return contains.compare(self, e)  # _contains.py
         ops = []
         for op in e.ops:
-            if type(op) not in _CMPOPS and type(op) not in (ast.Is, ast.IsNot):
-                raise self.error(e, f"unsupported comparison '{type(op).__name__}' (in and "
-                                    f"not in are not supported; is and is not only between "
-                                    f"enum members)")
             ops.append(("is", "is") if isinstance(op, ast.Is) else
                        ("is not", "isnot") if isinstance(op, ast.IsNot) else _CMPOPS[type(op)])
         vals = [self.expr_raw(e.left)] + [self.expr_raw(c) for c in e.comparators]
@@ -1483,6 +1514,8 @@ class FunctionTranslator:
                 lambda v: kernel_api.dtype_arg(self, e, v, f"{ref.name}()"))
         if isinstance(ref, pointers.FfiRef) and ref.method == "from_buffer":
             return pointers.from_buffer(self, e, args, kwargs)
+        if isinstance(ref, DtypeCallRef):  # np.dtype("int32")
+            return kernel_api.dtype_call(self, e, args, kwargs)
         if isinstance(ref, (BuiltinRef, LibFuncRef)):
             return call_library(self, e, ref, args, kwargs)
         if isinstance(ref, TypeRef) and isinstance(ref.scalar, Record):
@@ -1504,7 +1537,7 @@ class FunctionTranslator:
         if isinstance(ref, PyFuncRef):
             if ref.signatures:  # cuda.jit("int32(int32)", device=True): cast to it
                 return self.call_with_signature(e, ref, args, kwargs)
-            return self.call_function(e, ref.fn, args, kwargs)
+            return self.call_function(e, ref.fn, args, kwargs, owner=ref.owner)
         if isinstance(ref, foreign.ForeignRef):
             return foreign.call(self, e, ref.fn, args, kwargs)
         if isinstance(ref, overloads.OverloadRef):
@@ -1586,10 +1619,10 @@ class FunctionTranslator:
             return r
         return Val(self.cast(node, r, sig.return_type), sig.return_type)
 
-    def call_function(self, node, fn, args, kwargs, src=None, hidden=()):
+    def call_function(self, node, fn, args, kwargs, src=None, hidden=(), owner=None):
         """A call of the Python function ``fn`` (specialised on the argument types);
         ``src`` and ``hidden`` are a nested function's source with hidden parameters, and
-        the values for those (_closures.py)."""
+        the values for those (_closures.py); ``owner`` the dispatcher ``fn`` came from."""
         try:
             sig = inspect.signature(fn)
             bound = sig.bind(*args, **kwargs)
@@ -1642,4 +1675,8 @@ class FunctionTranslator:
         rt = rec.return_type
         if isinstance(rt, Bottom):
             return Val("0", BOTTOM)
+        note = getattr(owner, "_nu_device_call", None)
+        if self.emitting and callable(note):  # final types: the dispatcher lists them
+            note(tuple(strong(t) if isinstance(t, Weak) else t for t in types
+                       if not isinstance(t, Ref)), strong(rt) if isinstance(rt, Weak) else rt)
         return Val(code, rt)

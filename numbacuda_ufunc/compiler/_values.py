@@ -86,9 +86,12 @@ class UserModuleRef(Ref):
 class PyFuncRef(Ref):
     """A Python function (or cuda.jit device function) called from translated code."""
 
-    def __init__(self, fn, signatures=()):
+    def __init__(self, fn, signatures=(), owner=None):
         self.fn = fn
         self.signatures = tuple(signatures)  # a device function's declared signatures
+        # The dispatcher (a @cuda.jit kernel...) the function came from: told of each
+        # specialization a call makes (``_nu_device_call``), as Numba records it there.
+        self.owner = owner
         self.name = f"function {fn.__name__}"
 
     def _key(self):
@@ -123,6 +126,21 @@ class TypeRef(Ref):
     def __init__(self, scalar):
         self.scalar = scalar
         self.name = f"type {scalar.name}"
+
+
+class DtypeCallRef(Ref):
+    """``np.dtype``, called in translated code: ``np.dtype("int32")`` is that type."""
+
+    name = "numpy.dtype"
+
+
+class UnsupportedDtypeRef(Ref):
+    """A NumPy dtype translated code has no type for (``np.dtype("O")``, strings): an
+    array of it cannot be made (its variable cannot be typed, in Numba's words)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.name = f"dtype {dtype!r}"
 
 
 class LiteralRef(Ref):

@@ -10,6 +10,11 @@ found by a reaching-definitions pass over the structured control flow (if, while
 break, continue, return). A web keeps the original name when it holds the parameter (or
 else the first definition); the others become ``<name>__<k>``.
 
+An ``if`` whose test the translator found known at compile time (``if b_is_tuple:``
+with a closure constant, ``if a.ndim == 1:``) is followed into the branch taken only, as
+the translator types only that branch (Numba prunes dead branches before its SSA pass):
+a definition in the pruned branch reaches nothing.
+
 Names read by nested functions or lambdas are left alone (those read them when called),
 and so is every name of a function using a statement this pass does not model.
 """
@@ -19,11 +24,19 @@ from __future__ import annotations
 import ast
 import copy
 
-__all__ = ["split_webs"]
+__all__ = ["split_webs", "uninitialized_reads"]
 
 
 class _GiveUp(Exception):
     pass
+
+
+def _undefined(name):
+    return frozenset([("undef", name)])
+
+
+def _is_undefined(key) -> bool:
+    return isinstance(key, tuple) and key[0] == "undef"
 
 
 _SIMPLE = (ast.Pass, ast.Expr, ast.Assert, ast.Return, ast.Raise, ast.Assign, ast.AugAssign,
@@ -31,7 +44,8 @@ _SIMPLE = (ast.Pass, ast.Expr, ast.Assert, ast.Return, ast.Raise, ast.Assign, as
 
 
 class _Flow:
-    def __init__(self):
+    def __init__(self, known_tests=None):
+        self.known_tests = known_tests or {}  # id(If node) -> the branch always taken
         self.uses = {}  # id(Name load node) -> (node, set of def keys)
         self.defs = {}  # def key -> (name, Name store node or None for a parameter)
         self.pinned = set()  # names nested functions read
@@ -39,22 +53,25 @@ class _Flow:
         self.augmented = []  # (read half, Name store) of each `name op= value`
 
     # ---- states: name -> frozenset of def keys (None: unreachable) ----------------------
+    # A name a state does not hold is unassigned there: ("undef", name) stands for that
+    # path where states merge and where it is read.
     @staticmethod
     def merge(*states):
         live = [s for s in states if s is not None]
         if not live:
             return None
-        out = dict(live[0])
-        for s in live[1:]:
-            for k, v in s.items():
-                out[k] = out.get(k, frozenset()) | v
+        if len(live) == 1:
+            return dict(live[0])
+        out = {}
+        for k in set().union(*live):
+            out[k] = frozenset().union(*(s.get(k, _undefined(k)) for s in live))
         return out
 
     def read(self, node, state):
         if state is None:
             return
         entry = self.uses.setdefault(id(node), (node, set()))
-        entry[1].update(state.get(node.id, ()))
+        entry[1].update(state.get(node.id, _undefined(node.id)))
 
     def define(self, node, name, state):
         key = id(node)
@@ -154,6 +171,9 @@ class _Flow:
             return self.define(s, s.name, state)
         if isinstance(s, ast.If):
             self.expr(s.test, state)
+            taken = self.known_tests.get(id(s))
+            if taken is not None:
+                return self.block(s.body if taken else s.orelse, state)
             return self.merge(self.block(s.body, state), self.block(s.orelse, state))
         if isinstance(s, ast.While):
             return self.loop(s, state, s.test, None)
@@ -173,17 +193,59 @@ class _Flow:
             if new_head == head:
                 break
             head = new_head
+        if isinstance(test, ast.Constant) and test.value:  # while True: only break leaves
+            return self.merge(*breaks)
         after = self.block(s.orelse, head) if s.orelse else head
         return self.merge(after, *breaks)
 
 
-def split_webs(fn_node):
+def _known(fn_node, node, if_tests):
+    """``if_tests`` (keyed by the If nodes of ``fn_node``) as id(If of ``node``, a copy or
+    ``fn_node`` itself) -> the branch always taken."""
+    known = {}
+    if if_tests:  # the copy's nodes, walked in the same order as the original's
+        for old, new in zip(ast.walk(fn_node), ast.walk(node)):
+            seen = if_tests.get(id(old))
+            if seen is not None and len(seen) == 1 and None not in seen:
+                known[id(new)] = next(iter(seen))
+    return known
+
+
+def uninitialized_reads(fn_node, if_tests=None):
+    """``[(name, Name node)]``: the first read of each local that some path reaches with
+    the name unassigned (Numba's "Detected uninitialized variable"); [] when the pass does
+    not model the function."""
+    if not isinstance(fn_node, ast.FunctionDef):
+        return []
+    flow = _Flow(_known(fn_node, fn_node, if_tests))
+    a = fn_node.args
+    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs] + \
+        [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    state = {p: frozenset([("param", p)]) for p in params}
+    try:
+        flow.block(fn_node.body, state)
+    except (_GiveUp, RecursionError):
+        return []
+    assigned = {name for name, _ in flow.defs.values()} - set(params)
+    out = {}
+    for node, reaching in flow.uses.values():
+        name = node.id
+        if name in assigned and ("undef", name) in reaching and not name.startswith("__nu_"):
+            where = (node.lineno, node.col_offset)
+            if name not in out or where < (out[name].lineno, out[name].col_offset):
+                out[name] = node
+    return sorted(out.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset))
+
+
+def split_webs(fn_node, if_tests=None):
     """A copy of ``fn_node`` (an ast.FunctionDef) whose locals with independent def-use
-    webs have one name per web, or None when no name splits (or the pass gives up)."""
+    webs have one name per web, or None when no name splits (or the pass gives up).
+    ``if_tests``: id(If node of ``fn_node``) -> the set of values its test had while
+    typing (True/False: known at compile time; None: not)."""
     if not isinstance(fn_node, ast.FunctionDef):
         return None
     node = copy.deepcopy(fn_node)
-    flow = _Flow()
+    flow = _Flow(_known(fn_node, node, if_tests))
     a = node.args
     params = [x.arg for x in a.posonlyargs + a.args] + ([a.vararg.arg] if a.vararg else [])
     state = {}
@@ -204,7 +266,7 @@ def split_webs(fn_node):
         return k
 
     for _, reaching in flow.uses.values():
-        keys = list(reaching)
+        keys = [k for k in reaching if not _is_undefined(k)]
         for k in keys[1:]:
             ra, rb = find(keys[0]), find(k)
             if ra != rb:
@@ -212,6 +274,8 @@ def split_webs(fn_node):
     for load, store in flow.augmented:  # x += 1 reads and writes one variable
         reaching = flow.uses[id(load)][1]
         for k in reaching:
+            if _is_undefined(k):
+                continue
             ra, rb = find(k), find(id(store))
             if ra != rb:
                 parent[rb] = ra
@@ -247,7 +311,7 @@ def split_webs(fn_node):
                 return None  # a nested function's name: leave the function alone
             store.id = new
     for load, reaching in flow.uses.values():
-        roots = {find(k) for k in reaching}
+        roots = {find(k) for k in reaching if not _is_undefined(k)}
         if len(roots) == 1:
             new = rename.get(roots.pop())
             if new is not None:

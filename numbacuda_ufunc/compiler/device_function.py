@@ -15,6 +15,7 @@ from .._jit_cache import CompileStats, FunctionCache  # imports no _core
 from .._linking import link_paths
 from ..errors import CompileError
 from ..types import Signature, parse_signature
+from . import _overloads
 from .translate import translate
 
 __all__ = ["DeviceFunction", "cpu_jit"]
@@ -146,14 +147,23 @@ def cpu_jit(func=None, signature=None, **options):
     itself (we compile nothing for the CPU); called from a kernel, ufunc or device function
     it is translated like any other Python function. Numba's options are accepted."""
     if callable(func) and hasattr(func, "__code__"):
-        return DeviceFunction(func)
+        return _CpuFunction(func)
     # numba.jit("(i4, i4)"): Numba compiles only that CPU signature and refuses the
     # function on the device; so do we (the signature is not compiled for the CPU).
     cpu_only = func is not None or signature is not None
 
     def decorate(fn):
-        d = DeviceFunction(fn)
+        d = _CpuFunction(fn)
         d._nu_cpu_only = cpu_only
         return d
 
     return decorate
+
+
+class _CpuFunction(DeviceFunction):
+    """What ``numba.jit``/``njit`` make here: a DeviceFunction that, called from Python,
+    runs the Python function with its calls of ``@overload``-ed functions going to their
+    'cpu' or 'generic' implementations, as Numba's CPU target resolves them."""
+
+    def __call__(self, *args, **kwargs):
+        return _overloads.run_in_python(self.py_func, args, kwargs)

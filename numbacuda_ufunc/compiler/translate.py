@@ -13,19 +13,20 @@ import hashlib
 import re
 import threading
 import types as pytypes
+import warnings
 import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import CompileError
+from ..errors import CompileError, NumbaWarning
 from ..types import Array, CPointer, Record, Scalar, parse_signature
 from . import _records, _tuples
 from ._foreign import declared_source
-from ._source import error_at, line_directive, load_source
+from ._source import BytecodeSource, error_at, line_directive, load_source
 from ._translator import FunctionTranslator
 from ._types import BOTTOM, TupleType, strong, typecode
-from ._webs import split_webs
+from ._webs import split_webs, uninitialized_reads
 
 __all__ = ["HEADER", "KERNEL_HEADER", "LINE_RESET", "line_directives", "TranslatedFunction",
            "TranslatedKernel", "forget_translations", "translate", "translate_kernel"]
@@ -36,6 +37,14 @@ HEADER = '#include "nu_array.cuh"\n'
 LINE_RESET = "// nu: end of python lines"
 KERNEL_HEADER = '#include "kernel.cuh"\n'
 _LOCAL_LIMIT = 512 * 1024  # bytes of local memory a CUDA thread may have
+
+# Numba's ALWAYS_WARN_UNINIT_VAR (default off): a NumbaWarning for each local that some
+# path reads unassigned. numbacuda_ufunc.cuda.config sets it (by that name).
+_warn_uninit = [False]
+
+
+def set_warn_uninitialized(on: bool) -> None:
+    _warn_uninit[0] = bool(on)
 
 
 @dataclass(frozen=True)
@@ -162,22 +171,44 @@ class _Context:
 def _translate_split(ctx, fn, src, arg_types, rec, declared_return):
     """Translates the function; where one name holds values of incompatible types in
     independent parts of it, translates it again with a name per part (_webs.py)."""
+    tr = FunctionTranslator(ctx, fn, src, arg_types, rec, declared_return)
     try:
-        return FunctionTranslator(ctx, fn, src, arg_types, rec, declared_return).run()
+        definition = tr.run()
+        _warn_uninitialized(src, tr.if_tests)
+        return definition
     except CompileError as exc:
-        split = split_webs(src.node) if getattr(exc, "nu_incompatible", False) else None
+        split = split_webs(src.node, tr.if_tests) \
+            if getattr(exc, "nu_incompatible", False) else None
         if split is None:
             raise
         first = exc
     again = copy.copy(src)
     again.node = split
     rec.return_type, rec.prototype, rec.waits_on = BOTTOM, None, set()
+    tr = FunctionTranslator(ctx, fn, again, arg_types, rec, declared_return)
     try:
-        return FunctionTranslator(ctx, fn, again, arg_types, rec, declared_return).run()
+        definition = tr.run()
+        _warn_uninitialized(again, tr.if_tests)
+        return definition
     except CompileError as exc:
         if getattr(exc, "nu_incompatible", False):
             raise first from None  # the names that do not split: the original message
         raise
+
+
+def _warn_uninitialized(src, if_tests):
+    """Numba's warning (with ALWAYS_WARN_UNINIT_VAR) for locals that some path reads before
+    any assignment; such a read gives the type's zero here. Functions without source are
+    lifted into a state machine whose paths the analysis cannot follow: not checked."""
+    if not _warn_uninit[0] or isinstance(src, BytecodeSource):
+        return
+    for name, node in uninitialized_reads(src.node, if_tests):
+        line = node.lineno + src.line_offset
+        warnings.warn_explicit(NumbaWarning(
+            f"Detected uninitialized variable {name} in function '{src.name}' "
+            f"({src.filename}:{line}): some path reads it before any assignment (Python "
+            f"raises UnboundLocalError there; the kernel reads the zero of its type)"),
+            NumbaWarning, src.filename, line)
 
 
 def _environment_token(fn, depth=0):
@@ -280,12 +311,13 @@ def _as_types(arg_types, kernel=False):
                 _records.struct_name(t if isinstance(t, Record) else t.dtype)
             except _records.RecordError as exc:
                 raise CompileError(f"translate(): {exc}") from None
-        if kernel and isinstance(t, CPointer):  # an address argument (_pointers.py)
+        if isinstance(t, CPointer):  # an address (kernels) or a T* / void* (_pointers.py)
             out.append(t)
             continue
         if not isinstance(t, (Scalar, TupleType, Array)):
-            raise CompileError(f"translate(): argument types must be scalar or array types "
-                               f"such as float32 or float32[:, :] (got {t!r})")
+            raise CompileError(f"translate(): argument types must be scalar, array, tuple or "
+                               f"pointer types such as float32, float32[:, :] or "
+                               f"CPointer(int32) (got {t!r})")
         if isinstance(t, Array) and t.ndim < 1 and not kernel:  # kernels take 0-d arrays
             raise CompileError(f"translate(): array arguments need at least one dimension; "
                                f"pass a 0-d value as a scalar (got {t!r})")

@@ -16,6 +16,9 @@ from then on.
   ``NumbaInvalidConfigWarning``.
 * ``CACHE_DIR`` (default "", from ``NUMBA_CACHE_DIR`` only): where ``cuda.jit(cache=True)``
   keeps its files instead of the ``__pycache__`` folder beside the source.
+* ``ALWAYS_WARN_UNINIT_VAR`` (default 0): translating a function that may read a local
+  before any assignment on some path issues a ``NumbaWarning`` ("Detected uninitialized
+  variable x"), as Numba's SSA pass does with this setting.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ import sys
 import types
 
 from .. import _core
+from ..compiler.translate import set_warn_uninitialized
 
-__all__ = ["CACHE_DIR", "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT",
+__all__ = ["ALWAYS_WARN_UNINIT_VAR", "CACHE_DIR", "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT",
            "CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
 
 
@@ -53,16 +57,19 @@ CUDA_DEBUGINFO_DEFAULT = _from_environment("CUDA_DEBUGINFO_DEFAULT", 0)
 OPT = _from_environment("OPT", 3)
 # Numba's NUMBA_CACHE_DIR only: NUMBACUDA_UFUNC_CACHE_DIR is the engine's kernel cache.
 CACHE_DIR = os.environ.get("NUMBA_CACHE_DIR", "")
+ALWAYS_WARN_UNINIT_VAR = _from_environment("ALWAYS_WARN_UNINIT_VAR", 0)
 
 _ENGINE_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
-                    "CUDA_ARRAY_INTERFACE_SYNC")
+                    "CUDA_ARRAY_INTERFACE_SYNC", "ALWAYS_WARN_UNINIT_VAR")
 
 
 def _push(module) -> None:
-    """Hand the settings the C++ launch path reads to the engine (a deleted one is off)."""
+    """Hand the settings the C++ launch path and the translator read to them (a deleted
+    one is off)."""
     _core.set_launch_warnings(bool(getattr(module, "CUDA_LOW_OCCUPANCY_WARNINGS", 0)),
                               bool(getattr(module, "CUDA_WARN_ON_IMPLICIT_COPY", 0)))
     _core.set_cai_sync(bool(getattr(module, "CUDA_ARRAY_INTERFACE_SYNC", 0)))
+    set_warn_uninitialized(getattr(module, "ALWAYS_WARN_UNINIT_VAR", 0))
 
 
 class _ConfigModule(types.ModuleType):

@@ -179,7 +179,11 @@ def intrinsic(*args, **kwargs):
 
 
 def make_attribute_wrapper(typeclass, struct_attr, python_attr):
-    """Accepted (a data-model attribute: no effect here, as no data model can be made)."""
+    """``x.python_attr`` reads (and writes) member ``struct_attr`` of a type with a
+    registered StructModel (its members are also read by their own names)."""
+    from ..types import wrap_struct_attribute
+
+    wrap_struct_attribute(typeclass, struct_attr, python_attr)
 
 
 class _Model:
@@ -190,13 +194,43 @@ class _Model:
         _refuse(f"data model {type(self).__name__}")
 
 
+class StructModel(_Model):
+    """``models.StructModel``: a user type held as a struct of its ``members`` (a list of
+    ``(name, type)`` pairs of scalar types). Registered with ``register_model(MyType)``,
+    the type is an array dtype (``my_type[::1]``, ``cuda.local.array(n, dtype=my_type)``)
+    whose elements are records of those fields (read as ``a[i].x``, copied whole). Making a
+    value of the type in a kernel needs its constructor's lowering (LLVM): not supported."""
+
+    def __init__(self, dmm, fe_type, members):
+        self._nu_members = list(members)
+
+
 class _Models:
-    """``models`` / ``core_models``: every attribute is a data-model base class."""
+    """``models`` / ``core_models``: ``StructModel``, and every other attribute a
+    data-model base class that cannot be made here."""
+
+    def __init__(self):
+        self._made = {"StructModel": StructModel}
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return type(attr, (_Model,), {"__doc__": f"models.{attr}: see _Model"})
+        if attr not in self._made:  # one class per name: isinstance and registries agree
+            self._made[attr] = type(attr, (_Model,), {"__doc__": f"models.{attr}: see _Model"})
+        return self._made[attr]
+
+
+def register_model(type_class):
+    """``@register_model(MyType)`` on a data model class: a ``StructModel`` makes MyType's
+    instances usable as array dtypes (see :class:`StructModel`); other models are
+    accepted and have no effect."""
+    def decorate(model_class):
+        if isinstance(model_class, type) and issubclass(model_class, StructModel):
+            from ..types import register_struct_model
+
+            register_struct_model(type_class, model_class)
+        return model_class
+    return decorate
 
 
 class _TypeofImpl:
@@ -220,7 +254,6 @@ lower_cast = _registration("lower_cast")
 lower_getattr = _registration("lower_getattr")
 lower_getattr_generic = _registration("lower_getattr_generic")
 lower_setattr = _registration("lower_setattr")
-register_model = _registration("register_model")
 box = _registration("box")
 unbox = _registration("unbox")
 infer = _registration("infer")

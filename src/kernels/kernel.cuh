@@ -423,37 +423,8 @@ NU_DEVICE unsigned long long dynamic_shared_bytes() {
 #endif
 }
 
-// A C-contiguous view of N-d data at p: shared, local and constant arrays.
-template <class T, int N>
-NU_DEVICE array<T, N> contiguous_view(T* p, const long long (&shape)[N]) {
-    array<T, N> a;
-    a.data = reinterpret_cast<char*>(p);
-    long long stride = sizeof(T);
-    for (int d = N - 1; d >= 0; --d) {
-        a.shape[d] = shape[d];
-        a.strides[d] = stride;
-        stride *= shape[d];
-    }
-    return a;
-}
-// carray/farray's Fortran order: the first dimension varies fastest.
-template <class T, int N>
-NU_DEVICE array<T, N> fortran_view(T* p, const long long (&shape)[N]) {
-    array<T, N> a;
-    a.data = reinterpret_cast<char*>(p);
-    long long stride = sizeof(T);
-    for (int d = 0; d < N; ++d) {
-        a.shape[d] = shape[d];
-        a.strides[d] = stride;
-        stride *= shape[d];
-    }
-    return a;
-}
-// __constant__ data is const; the translator never writes through such a view.
-template <class T, int N>
-NU_DEVICE array<T, N> contiguous_view(const T* p, const long long (&shape)[N]) {
-    return contiguous_view(const_cast<T*>(p), shape);
-}
+// contiguous_view and fortran_view (shared, local and constant arrays, carray/farray)
+// live in nu_array.cuh: device functions compiled on their own use carray too.
 
 // a.reshape(...) in a kernel: the same data in a C-contiguous shape; one dimension given
 // as -1 takes what the others leave. An array that is not C-contiguous at run time, or a

@@ -283,6 +283,40 @@ NU_DEVICE array<T, 0> captured_view(unsigned long long address) {
     return r;
 }
 
+namespace kern {
+// A C-contiguous view of N-d data at p: shared, local and constant arrays.
+template <class T, int N>
+NU_DEVICE array<T, N> contiguous_view(T* p, const long long (&shape)[N]) {
+    array<T, N> a;
+    a.data = reinterpret_cast<char*>(p);
+    long long stride = sizeof(T);
+    for (int d = N - 1; d >= 0; --d) {
+        a.shape[d] = shape[d];
+        a.strides[d] = stride;
+        stride *= shape[d];
+    }
+    return a;
+}
+// carray/farray's Fortran order: the first dimension varies fastest.
+template <class T, int N>
+NU_DEVICE array<T, N> fortran_view(T* p, const long long (&shape)[N]) {
+    array<T, N> a;
+    a.data = reinterpret_cast<char*>(p);
+    long long stride = sizeof(T);
+    for (int d = 0; d < N; ++d) {
+        a.shape[d] = shape[d];
+        a.strides[d] = stride;
+        stride *= shape[d];
+    }
+    return a;
+}
+// __constant__ data is const; the translator never writes through such a view.
+template <class T, int N>
+NU_DEVICE array<T, N> contiguous_view(const T* p, const long long (&shape)[N]) {
+    return contiguous_view(const_cast<T*>(p), shape);
+}
+}  // namespace kern
+
 // One item of a subscript that makes a view: an integer (fixes its dimension) or a slice
 // start:stop:step whose missing bounds are flagged, as Python's slice() keeps None.
 struct index_part {
