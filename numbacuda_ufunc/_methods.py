@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["accumulate", "outer", "at", "reduceat"]
+__all__ = ["accumulate", "outer", "at", "reduceat", "masked_for_reduce"]
 
 
 def _binary(uf, api):
@@ -271,3 +271,53 @@ def outer(uf, A, B, **kwargs):
     b, _, _ = _operand(B)
     shape = tuple(a.shape) + (1,) * b.ndim
     return uf(a.reshape(shape) if isinstance(a, np.ndarray) else a.reshape(*shape), b, **kwargs)
+
+
+# ---- reduce(where=...) -------------------------------------------------------------------
+
+_SELECTS = {}  # target -> the lazy select ufunc of that target
+
+
+def _select_ufunc(target):
+    """``x if m else fill`` as a lazy ufunc of ``target``: the mask is applied where the
+    data is (on the device for device arrays), never through the host."""
+    uf = _SELECTS.get(target)
+    if uf is None:
+        from .ufunc import vectorize
+
+        def nu_where_select(m, x, fill):
+            return x if m else fill
+
+        uf = _SELECTS[target] = vectorize(target=target)(nu_where_select)
+    return uf
+
+
+def masked_for_reduce(uf, a, where, has_initial, stream, api):
+    """``a`` with the elements ``where`` leaves out replaced by the ufunc's identity, which
+    then fold in without changing the result (NumPy's ``reduce(where=...)``). A ufunc
+    without an identity would need the kernels to skip elements: it is refused."""
+    if uf.identity in (None, "reorderable"):
+        if not has_initial:
+            raise ValueError(f"{api}(): reduction operation '{uf.__name__}' does not have an "
+                             f"identity, so to use a where mask one has to specify 'initial'")
+        raise NotImplementedError(
+            f"{api}(): where= needs a ufunc with an identity (vectorize(..., identity=...)); "
+            f"'{uf.__name__}' has none (got identity={uf.identity!r})")
+    a, on_device, is_cupy = _operand(a, uf)
+    mask, mask_on_device, _ = _operand(where, uf)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"{api}(): where must be a boolean mask (got dtype {mask.dtype})")
+    try:
+        fits = np.broadcast_shapes(tuple(mask.shape), tuple(a.shape)) == tuple(a.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{api}(): where of shape {tuple(mask.shape)} does not broadcast to "
+                         f"the array's shape {tuple(a.shape)}")
+    with np.errstate(all="ignore"):
+        fill = np.asarray(uf.identity).astype(a.dtype)[()]
+    if not on_device:
+        if mask_on_device:
+            mask = mask.copy_to_host()
+        return np.where(mask, a, fill)
+    return _finish(_select_ufunc(uf.target)(mask, a, fill, stream=stream), is_cupy, stream)

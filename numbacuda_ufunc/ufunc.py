@@ -153,14 +153,19 @@ class UFunc(_core.UFunc):
                 for i, sig in enumerate(self._translated)}
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
-               stream=0):
+               where=True, stream=0):
         """NumPy's ``ufunc.reduce`` on the GPU (CUB), for a binary ufunc whose loop has one
         type for both inputs and the output. ``initial`` defaults to the ufunc's identity;
-        an empty reduction with neither raises TypeError."""
+        an empty reduction with neither raises TypeError. ``where`` (a boolean mask that
+        broadcasts to ``a``) leaves elements out, for a ufunc with an identity."""
         api = f"{self.__name__}.reduce"
         if self.nin != 2:
             raise ValueError(f"{api}(): reduce is only supported for binary functions "
                              f"(got a ufunc with {self.nin} input(s))")
+        if where is not True:
+            if _dask.is_dask_array(a):
+                raise TypeError(f"{api}(): where= is not supported with Dask arrays")
+            a = _methods.masked_for_reduce(self, a, where, initial is not _NO_VALUE, stream, api)
         engine = self.__dict__.get("_reducer")
         if engine is None:
             engine = _core.Reducer(self.__name__, self.target, self.fastmath)

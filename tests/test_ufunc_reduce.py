@@ -129,3 +129,71 @@ def test_errors():
         add.reduce(np.ones((2, 2)), axis=-3)
     with pytest.raises(TypeError, match=r"numeric dtype"):
         add.reduce(np.array(["x"]))
+
+
+@nu.vectorize(["float64(float64, float64)", "int64(int64, int64)"], identity=1)
+def mul(a, b):
+    return a * b
+
+
+@pytest.mark.parametrize("shape,axis,keepdims", CASES[:8])
+@pytest.mark.parametrize("kind", ["numpy", "device"])
+def test_where_mask_matches_numpy(shape, axis, keepdims, kind):
+    rng = np.random.default_rng(abs(hash((shape, axis, kind))) % 2**32)
+    x = rng.integers(-5, 6, size=shape)
+    f = rng.standard_normal(shape)
+    f.flat[0] = np.nan  # a masked-out NaN must not reach the result
+    # masks of the array's shape, broadcast from the inner dimensions, and scalars
+    masks = [rng.random(shape) > 0.4, rng.random(shape[1:]) > 0.5, np.bool_(False)]
+    masks[0].flat[0] = False
+    masks[1].flat[0] = False
+
+    def on(a):
+        return cuda.to_device(a) if kind == "device" else a
+
+    def host(r):
+        return r.copy_to_host() if isinstance(r, cuda.DeviceNDArray) else r
+
+    for m in masks:
+        for uf, ref in ((add, np.add), (mul, np.multiply)):
+            np.testing.assert_array_equal(
+                host(uf.reduce(on(x), axis=axis, keepdims=keepdims, where=m)),
+                ref.reduce(x, axis=axis, keepdims=keepdims, where=m))
+            np.testing.assert_allclose(
+                host(uf.reduce(on(f), axis=axis, keepdims=keepdims, where=m, initial=2.0)),
+                ref.reduce(f, axis=axis, keepdims=keepdims, where=m, initial=2.0), rtol=1e-12)
+
+
+def test_where_mask_on_the_device_with_out_and_dtype():
+    x = np.arange(24, dtype=np.int32).reshape(4, 6)
+    m = (x % 3) != 0
+    out = cuda.to_device(np.full(6, -99, np.int64))
+    got = add.reduce(cuda.to_device(x), axis=0, where=cuda.to_device(m), dtype=np.int64, out=out)
+    assert got is out
+    np.testing.assert_array_equal(out.copy_to_host(), np.add.reduce(x, axis=0, where=m, dtype=np.int64))
+    x0 = x.copy()
+    add.reduce(x, axis=1, where=m)
+    np.testing.assert_array_equal(x, x0)  # the input is never written
+
+
+def test_where_mask_errors():
+    x = np.ones((3, 4))
+    with pytest.raises(ValueError, match=r"add.reduce\(\): where of shape \(2, 4\) does not "
+                                         r"broadcast to the array's shape \(3, 4\)"):
+        add.reduce(x, where=np.ones((2, 4), bool))
+    with pytest.raises(TypeError, match=r"where must be a boolean mask \(got dtype int64\)"):
+        add.reduce(x, where=np.ones((3, 4), np.int64))
+    with pytest.raises(ValueError, match=r"reduction operation 'maximum' does not have an "
+                                         r"identity, so to use a where mask one has to specify "
+                                         r"'initial'"):
+        maximum.reduce(x, where=x > 0)
+    with pytest.raises(NotImplementedError, match=r"where= needs a ufunc with an identity"):
+        maximum.reduce(x, where=x > 0, initial=0.0)
+
+
+def test_where_mask_on_a_stream():
+    s = cuda.stream()
+    x = np.arange(10.0)
+    got = add.reduce(cuda.to_device(x, stream=s), where=x > 3.5, stream=s)
+    s.synchronize()
+    assert got == np.add.reduce(x, where=x > 3.5)
