@@ -6,7 +6,7 @@ imports nothing from ``_core`` (the C++ engine imports it to raise these types).
 """
 
 __all__ = ["NumbaCudaUfuncError", "CompileError", "CudaSupportError", "CudaError",
-           "LaunchConfigError", "LinkerError", "NumbaWarning", "NumbaPerformanceWarning",
+           "LaunchConfigError", "DuplicateOutputError", "LinkerError", "NumbaWarning", "NumbaPerformanceWarning",
            "NumbaInvalidConfigWarning"]
 
 
@@ -44,6 +44,15 @@ class LaunchConfigError(CudaError, ValueError):
     backend. ``name`` is the CUDA error the driver gives for it (``CUDA_ERROR_INVALID_VALUE``,
     or ``CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`` when registers limit the block), so
     ``except CudaAPIError`` catches it as in Numba, and ``except ValueError`` too."""
+
+
+class DuplicateOutputError(NumbaCudaUfuncError, TypeError, ValueError):
+    """A gufunc call that gives its outputs both positionally and with ``out=``: a
+    ``TypeError``, as NumPy raises for any ufunc, and a ``ValueError``, as Numba's gufuncs
+    raise, with Numba's message (:data:`DUPLICATE_OUTPUT`)."""
+
+
+DUPLICATE_OUTPUT = "cannot specify argument 'out' as both positional and keyword"
 
 
 class LinkerError(NumbaCudaUfuncError, RuntimeError):

@@ -76,7 +76,9 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     std::vector<py::object> outs(nout, py::none());
     if (nargs == nin + nout) {
         if (!kw.out.is_none()) {
-            throw nu::type_error(g.name() + "(): cannot specify outputs both positionally and with out=");
+            const py::module_ errors = py::module_::import("numbacuda_ufunc.errors");
+            PyErr_SetObject(errors.attr("DuplicateOutputError").ptr(), errors.attr("DUPLICATE_OUTPUT").ptr());
+            throw py::error_already_set();
         }
         for (std::size_t k = 0; k < nout; ++k) outs[k] = args[nin + k];
     } else if (!kw.out.is_none()) {
