@@ -30,9 +30,14 @@ class CudaSupportError(NumbaCudaUfuncError, RuntimeError):
 
 
 class CudaError(NumbaCudaUfuncError, RuntimeError):
-    """A CUDA driver call failed; ``name`` is the CUDA error name, ``call`` the API call."""
+    """A CUDA driver call failed; ``name`` is the CUDA error name, ``call`` the API call.
+    Numba's form ``CudaAPIError(code, msg)`` (an integer code first) reads
+    ``"[code] msg"``, with ``code`` and ``msg`` kept."""
 
     def __init__(self, message, name="", call=""):
+        if isinstance(message, int) and not isinstance(message, bool):
+            self.code, self.msg = message, str(name)
+            message, name = f"[{message}] {name}", ""
         super().__init__(message)
         self.name = name
         self.call = call

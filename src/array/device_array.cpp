@@ -309,6 +309,7 @@ void device_array::copy_from_host(const array_view& host, const stream_ref& stre
     const stream_handle s = live_handle(stream, "copy_to_device");
     const std::size_t nbytes = m_view.nbytes();
     if (m_view.is_contiguous() && host.strides == m_view.strides) {
+        notify_transfer(true, m_view.data, host.data, nbytes);
         b.copy_to_device(m_view.data, host.data, nbytes, s);
         return;
     }
@@ -323,11 +324,13 @@ void device_array::copy_from_host(const array_view& host, const stream_ref& stre
     m_view.byte_extent(&lo, &hi);
     std::vector<char> staging(static_cast<std::size_t>(hi - lo));
     if (!m_view.is_contiguous()) {  // keep the bytes between the view's elements intact
+        notify_transfer(false, staging.data(), byte_ptr(m_view.data) + lo, staging.size());
         b.copy_to_host(staging.data(), byte_ptr(m_view.data) + lo, staging.size(), s);
     }
     array_view packed = m_view;
     packed.data = staging.data() - lo;
     copy_strided(packed, host);
+    notify_transfer(true, byte_ptr(m_view.data) + lo, staging.data(), staging.size());
     b.copy_to_device(byte_ptr(m_view.data) + lo, staging.data(), staging.size(), s);
 }
 
@@ -337,6 +340,7 @@ void device_array::copy_to_host(const array_view& host, const stream_ref& stream
     backend& b = active_backend();
     const stream_handle s = live_handle(stream, "copy_to_host");
     if (m_view.is_contiguous() && host.strides == m_view.strides) {
+        notify_transfer(false, host.data, m_view.data, m_view.nbytes());
         b.copy_to_host(host.data, m_view.data, m_view.nbytes(), s);
         return;
     }
@@ -350,6 +354,7 @@ void device_array::copy_to_host(const array_view& host, const stream_ref& stream
     std::int64_t lo = 0, hi = 0;
     m_view.byte_extent(&lo, &hi);
     std::vector<char> staging(static_cast<std::size_t>(hi - lo));
+    notify_transfer(false, staging.data(), byte_ptr(m_view.data) + lo, staging.size());
     b.copy_to_host(staging.data(), byte_ptr(m_view.data) + lo, staging.size(), s);
     array_view packed = m_view;
     packed.data = staging.data() - lo;
