@@ -54,8 +54,9 @@ def _require(api: str, *names: str) -> tuple[str, str]:
         if path is not None:
             return name, path
     looked = ", ".join(dict.fromkeys(_tool_dirs()))
-    raise CudaSupportError(f"{api}: needs {' or '.join(names)} from the CUDA toolkit, and none "
-                           f"was found (looked in {looked} and PATH); {_INSTALL_HINT}")
+    missing = ", ".join(f"{name} was not found" for name in names)  # Numba's words, per tool
+    raise CudaSupportError(f"{api}: needs {' or '.join(names)} from the CUDA toolkit: {missing} "
+                           f"(looked in {looked} and PATH); {_INSTALL_HINT}")
 
 
 def inspection_cc() -> tuple[int, int]:

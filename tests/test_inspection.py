@@ -134,8 +134,10 @@ def test_print_formats_live_in_constant_memory():
 def test_missing_tools_raise_a_typed_error(monkeypatch):
     monkeypatch.setattr(_sass, "find_tool", lambda name: None)
     with pytest.raises(CudaSupportError, match=r"inspect_sass\(\): needs cuobjdump or nvdisasm .*"
-                                               r"pip install nvidia-cuda-cuobjdump"):
+                                               r"pip install nvidia-cuda-cuobjdump") as err:
         stencil.inspect_sass(SIG)
+    # Numba's RuntimeError and words when nvdisasm is missing
+    assert isinstance(err.value, RuntimeError) and "nvdisasm was not found" in str(err.value)
     with pytest.raises(CudaSupportError, match=r"get_regs_per_thread\(\): needs cuobjdump"):
         stencil.get_regs_per_thread(SIG)
 
