@@ -14,6 +14,9 @@ from then on.
 * ``CUDA_DEBUGINFO_DEFAULT`` (default 0) and ``OPT`` (default 3): ``cuda.jit``'s defaults
   for ``debug`` and ``opt``; ``debug`` and ``opt`` both on give Numba's
   ``NumbaInvalidConfigWarning``.
+* ``CUDA_NVRTC_EXTRA_SEARCH_PATHS`` (default ``""``): include directories, separated by
+  ``:``, for the CUDA C++ files that kernels link (``link=``) and ``cuda.compile`` builds,
+  searched after the file's own directory; read when a kernel is compiled.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import types
 from .. import _core
 
 __all__ = ["CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT", "CUDA_LOW_OCCUPANCY_WARNINGS",
-           "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
+           "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
 
 
 def _from_environment(name, default):
@@ -49,6 +52,17 @@ CUDA_WARN_ON_IMPLICIT_COPY = _from_environment("CUDA_WARN_ON_IMPLICIT_COPY", 1)
 CUDA_ARRAY_INTERFACE_SYNC = _from_environment("CUDA_ARRAY_INTERFACE_SYNC", 1)
 CUDA_DEBUGINFO_DEFAULT = _from_environment("CUDA_DEBUGINFO_DEFAULT", 0)
 OPT = _from_environment("OPT", 3)
+CUDA_NVRTC_EXTRA_SEARCH_PATHS = (os.environ.get("NUMBACUDA_UFUNC_CUDA_NVRTC_EXTRA_SEARCH_PATHS")
+                                 or os.environ.get("NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS", ""))
+
+
+def extra_search_paths() -> list:
+    """``CUDA_NVRTC_EXTRA_SEARCH_PATHS`` as a list of directories (empty entries dropped)."""
+    value = getattr(sys.modules[__name__], "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or ""
+    if not isinstance(value, str):
+        raise TypeError(f"cuda.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS must be a string of "
+                        f"directories separated by ':' (got {value!r})")
+    return [d for d in value.split(":") if d]
 
 _ENGINE_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
                     "CUDA_ARRAY_INTERFACE_SYNC")

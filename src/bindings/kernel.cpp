@@ -521,11 +521,12 @@ void bind_kernel(py::module_& m) {
         .def("_add_spec",
              [](nu::jit_kernel& k, const std::vector<std::tuple<py::object, int, std::string>>& params,
                 std::string function, std::string source, bool cooperative, std::int64_t static_shared,
-                bool grid_sync, const std::vector<std::tuple<std::string, std::string, py::bytes>>& links) {
+                bool grid_sync,
+                const std::vector<std::tuple<std::string, std::string, py::bytes, std::vector<std::string>>>& links) {
                  nu::kernel_spec s;
-                 for (const auto& [path, kind, content] : links) {
+                 for (const auto& [path, kind, content, includes] : links) {
                      nu::check_link_kind(path, kind);
-                     s.links.push_back({path, kind, std::string(content)});
+                     s.links.push_back({path, kind, std::string(content), includes});
                  }
                  for (const auto& [dtype, ndim, ctype] : params) {
                      s.params.push_back({as_dtype(dtype, "cuda.jit"), ndim, ctype});
