@@ -626,6 +626,16 @@ class KernelOverload:
         return self._kernel._specs[self._index].arg_types
 
     @property
+    def _codelibrary(self):
+        """Numba's code library, reduced to ``_linking_files``: the files this
+        specialization links (its kernel's and its device functions' ``link=``; nothing
+        else, cudadevrt included, is ever linked)."""
+        import types as pytypes
+
+        tk = self._kernel._specs[self._index]
+        return pytypes.SimpleNamespace(_linking_files=list(self._kernel._link_paths(tk)))
+
+    @property
     def _type_annotation(self):
         """Numba's typing record, reduced to what code reads of it: ``typemap``, the type
         of each argument and local by name (as ``inspect_types`` prints them)."""

@@ -115,6 +115,40 @@ def test_overloads_are_numba_compiled_kernel_objects():
         k_ov.no_such_field  # noqa: B018
 
 
+def test_this_grid_without_sync_is_not_cooperative():
+    # Only grid.sync() makes a launch cooperative (its grid then must fit on the device at
+    # once); Numba marks any kernel that calls this_grid() so.
+    @cuda.jit
+    def grid_only(a):
+        cuda.cg.this_grid()
+        a[0] = 1.0
+
+    a = np.full(1, np.nan)
+    grid_only[4096, 1024](a)  # more blocks than a cooperative launch could hold
+    assert a[0] == 1.0
+    (ov,) = grid_only.overloads.values()
+    assert ov.cooperative is False
+
+
+def test_codelibrary_lists_the_linked_files(tmp_path):
+    cu = tmp_path / "one.cu"
+    cu.write_text('extern "C" __device__ int nu_one(int* r) { *r = 1; return 0; }\n')
+    one = cuda.declare_device("nu_one", "int32()", link=str(cu))
+
+    @cuda.jit
+    def plain(a):
+        a[0] = cuda.grid(1)
+
+    @cuda.jit
+    def linked(a):
+        a[0] = one()
+
+    for k in (plain, linked):
+        k[1, 1](np.zeros(1, np.int32))
+    assert next(iter(plain.overloads.values()))._codelibrary._linking_files == []
+    assert next(iter(linked.overloads.values()))._codelibrary._linking_files == [str(cu)]
+
+
 @pytest.mark.skipif(_sass.find_tool("cuobjdump") is None,
                     reason="no cuobjdump (CUDA toolkit, or pip install nvidia-cuda-cuobjdump)")
 def test_overload_resource_queries_agree_with_the_kernel():
