@@ -43,8 +43,8 @@ from .ufunc import _take_identity_of
 __all__ = ["Kernel", "jit"]
 
 # Numba options that change nothing here (NVRTC always optimises; the cache is always on).
-_IGNORED_OPTIONS = {"inline", "cache", "opt", "forceinline", "max_registers", "boundscheck",
-                    "lto"}
+_IGNORED_OPTIONS = {"inline", "cache", "opt", "_dbg_optnone", "forceinline", "max_registers",
+                    "boundscheck", "lto"}
 # Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
 _THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
 _EMULATED_GRID_SYNC_BLOCKS = 1024  # the host backend runs each block of such a kernel on a thread
@@ -479,11 +479,10 @@ class Kernel(_core.Kernel):
 
     def _each(self, signature, one):
         """``one(index)`` for the specialization of ``signature`` (its result), or for every
-        specialization (a dict keyed by argument types)."""
-        picked = self._selected(signature)
+        specialization (a dict keyed like ``overloads``: tuples of argument types)."""
         if signature is not None:
-            return one(picked[0])
-        return {_sig_text(self._specs[i].arg_types): one(i) for i in picked}
+            return one(self._selected(signature)[0])
+        return self._by_types(one)
 
     def _link_paths(self, tk) -> tuple:
         """The files a specialization links: the kernel's and its device functions'."""

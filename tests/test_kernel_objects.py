@@ -195,6 +195,42 @@ def test_nopython_option():
         cuda.jit(axpy)
 
 
+def test_numba_debug_options_are_accepted():
+    # _dbg_optnone (Numba's LLVM optnone for debugging) changes nothing in a -G build.
+    @cuda.jit("int64(boolean, boolean)", debug=True, opt=False, _dbg_optnone=True, device=True)
+    def choice(c1, c2):
+        return 1 if c1 and c2 else 2
+
+    @cuda.jit(debug=True, opt=False, _dbg_optnone=True)
+    def k(r, a, b):
+        r[0] = choice(a, b)
+
+    r = np.zeros(1, np.int64)
+    for a, b in ((True, True), (True, False), (False, True)):
+        k[1, 1](r, a, b)
+        assert r[0] == (1 if a and b else 2)
+    with pytest.raises(TypeError, match="unexpected keyword argument '_dbg_nothing'"):
+        cuda.jit(_dbg_nothing=True)(axpy)
+
+
+def test_inspect_asm_is_keyed_like_overloads():
+    # Numba's inspect_asm(): argument-type tuples -> PTX, looked up with the signature's
+    # types (test_optimization indexes it so).
+    sig = (float64[::1],)
+    k = cuda.jit(sig)(_store_one)
+    ptx = k.inspect_asm()
+    assert list(ptx) == list(k.overloads) and ".entry" in ptx[sig]
+    assert "__local_depot" not in ptx[sig]  # optimised: no stack frame
+    assert k.inspect_lto_ptx()[sig] == ptx[sig]
+    lazy = cuda.jit(_store_one)
+    lazy[1, 1](np.zeros(2))
+    assert lazy.inspect_asm()[sig] == lazy.inspect_asm(sig)  # the launch's float64[:] serves
+
+
+def _store_one(x):
+    x[0] = 1
+
+
 class _Doubler:
     """A Numba-style extension: scales float64 host arrays by 2 on the way in and
     records the write-back."""
