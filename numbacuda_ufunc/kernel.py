@@ -27,6 +27,7 @@ from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
 from .types import (
     EXACT,
     Array,
+    CharSeq,
     CPointer,
     NPDatetime,
     Record,
@@ -822,9 +823,10 @@ def _kernel_signature(sig, name) -> Signature:
 
 def _param(t):
     """(dtype, ndim, C++ element type) of a kernel parameter for the engine: ndim -1 for a
-    scalar, 0 for a record (passed by reference); the C++ type only for records."""
+    scalar, 0 for a record (passed by reference); the C++ type only for records and
+    fixed-width bytes/str elements."""
     if isinstance(t, Array):
-        elem = element_ctype(t.dtype) if isinstance(t.dtype, Record) else ""
+        elem = element_ctype(t.dtype) if isinstance(t.dtype, (Record, CharSeq)) else ""
         return (t.dtype.dtype, t.ndim, elem)
     if isinstance(t, Record):
         return (t.dtype, 0, element_ctype(t))

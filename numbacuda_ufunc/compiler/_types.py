@@ -23,6 +23,7 @@ from .._vector_types import VectorType
 from ..types import (
     SCALARS,
     Array,
+    CharSeq,
     CPointer,
     NPDatetime,
     Record,
@@ -249,6 +250,8 @@ def ctype(t) -> str:
         return f"nu::{t.name}"
     if isinstance(t, NPDatetime):  # an int64 count of its unit (_datetime.py)
         return "nu::i64"
+    if isinstance(t, CharSeq):  # S<n> / U<n>: the element's bytes (nu_record.cuh)
+        return f"nu::chars<{t.dtype.itemsize}>"
     return _CTYPES[getattr(strong(t), "value_type", strong(t)).name]  # an enum: its values
 
 
@@ -277,6 +280,8 @@ def typecode(t) -> str:
         return "r" + "".join(c for c in t.name if c.isalnum())[:16]
     if isinstance(t, NPDatetime):
         return t.dtype.kind + t.unit
+    if isinstance(t, CharSeq):
+        return f"{t.kind}{t.count}"
     if hasattr(t, "value_type"):  # an Enum member (_enums.py): its class in the code
         return "E" + "".join(c for c in t.cls.__name__ if c.isalnum())[:12] + \
             _CODES[t.value_type.name]
