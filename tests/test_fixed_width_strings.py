@@ -140,6 +140,22 @@ def test_unsupported_uses_are_compile_errors():
         read_field[1, 1](np.zeros(1), np.zeros(1, [("s", "S2")]))
 
 
+def test_ufuncs_refuse_string_arrays():
+    @cuda.vectorize
+    def lazy(a):
+        return 1
+
+    with pytest.raises(TypeError, match="add_loop: unsupported dtype '<U1'"):
+        lazy(np.array(["a", "b"]))
+
+    @cuda.vectorize(["float64(float64)"])
+    def eager(a):
+        return a
+
+    with pytest.raises(TypeError, match=r"no loop matches the input types \(\|S1\)"):
+        eager(np.array([b"a"]))
+
+
 def test_kernels_with_string_arrays_compile_for_the_gpu():
     @cuda.jit
     def store(u, s):

@@ -193,6 +193,16 @@ nu::dtype dtype_of(const py::dtype& dt, const char* what) {
     return nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what);
 }
 
+nu::dtype loop_dtype(const std::string& typestr) {
+    const nu::dtype t = typestr_dtype(typestr, "add_loop");
+    if (nu::is_chars(t)) {
+        throw nu::type_error("add_loop: unsupported dtype '" + typestr +
+                             "' (ufunc and gufunc loops take bool, integers, floats, complex, "
+                             "datetime64 and timedelta64; fixed-width bytes and str only kernels)");
+    }
+    return t;
+}
+
 nu::dtype typestr_dtype(const std::string& typestr, const char* what) {
     if (typestr.size() > 2 && (typestr[1] == 'M' || typestr[1] == 'm' || typestr[1] == 'S' || typestr[1] == 'U')) {
         py::dtype dt;

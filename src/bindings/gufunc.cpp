@@ -210,7 +210,7 @@ void bind_gufunc(py::module_& m) {
         .def("_add_loop", [](nu::gufunc& g, const std::vector<std::string>& types, const std::vector<int>& kinds,
                              std::string function, std::string source) {
             nu::gufunc_loop l;
-            for (const std::string& t : types) l.types.push_back(typestr_dtype(t, "add_loop"));
+            for (const std::string& t : types) l.types.push_back(loop_dtype(t));
             for (int k : kinds) l.kinds.push_back(static_cast<nu::arg_kind>(k));
             l.function = std::move(function);
             l.source = std::move(source);
