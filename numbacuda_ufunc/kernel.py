@@ -628,12 +628,13 @@ class KernelOverload:
     @property
     def _codelibrary(self):
         """Numba's code library, reduced to ``_linking_files``: the files this
-        specialization links (its kernel's and its device functions' ``link=``; nothing
-        else, cudadevrt included, is ever linked)."""
+        specialization links (its kernel's and its device functions' ``link=``, by path,
+        in-memory code by name; nothing else, cudadevrt included, is ever linked)."""
         import types as pytypes
 
         tk = self._kernel._specs[self._index]
-        return pytypes.SimpleNamespace(_linking_files=list(self._kernel._link_paths(tk)))
+        files = [p if isinstance(p, str) else p.name for p in self._kernel._link_paths(tk)]
+        return pytypes.SimpleNamespace(_linking_files=files)
 
     @property
     def _type_annotation(self):

@@ -143,10 +143,22 @@ def test_codelibrary_lists_the_linked_files(tmp_path):
     def linked(a):
         a[0] = one()
 
-    for k in (plain, linked):
-        k[1, 1](np.zeros(1, np.int32))
+    source = cuda.CUSource('extern "C" __device__ int nu_two(int* r) { *r = 2; return 0; }',
+                           name="two.cu")
+    two = cuda.declare_device("nu_two", "int32()", link=[source])
+
+    @cuda.jit
+    def linked_both(a):
+        a[0] = one() + two()
+
+    a = np.zeros(1, np.int32)
+    for k in (plain, linked, linked_both):
+        k[1, 1](a)
+    assert a[0] == 3
     assert next(iter(plain.overloads.values()))._codelibrary._linking_files == []
     assert next(iter(linked.overloads.values()))._codelibrary._linking_files == [str(cu)]
+    files = next(iter(linked_both.overloads.values()))._codelibrary._linking_files
+    assert files == [str(cu), "two.cu"]
 
 
 @pytest.mark.skipif(_sass.find_tool("cuobjdump") is None,
