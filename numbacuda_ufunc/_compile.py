@@ -257,7 +257,9 @@ def compile_cuda_source(source, name, cc, output, lineinfo=False, debug=False, o
         extra += ["-G"] + (["-dopt=on"] if opt else [])
     elif lineinfo:
         extra.append("-lineinfo")
-    for folder in (include_dir, _toolkit_include_dir()):
+    from .cuda.config import extra_search_paths
+
+    for folder in (include_dir, *extra_search_paths(), _toolkit_include_dir()):
         if folder:
             extra.append("-I" + folder)
     source = line_directive(name, 1) + "\n" + source

@@ -14,6 +14,8 @@ import warnings
 
 import numpy as np
 
+from .errors import DUPLICATE_OUTPUT, DuplicateOutputError
+
 __all__ = ["CASTING_RULES", "call_with_keywords", "input_dtype"]
 
 CASTING_RULES = ("no", "equiv", "safe", "same_kind", "unsafe")
@@ -328,7 +330,7 @@ def gufunc_call_with_keywords(g, args, kwargs):
     outs = list(args[nin:]) or [None] * nout
     if kwargs.get("out") is not None:
         if len(args) > nin:
-            raise TypeError(f"{name}(): cannot specify outputs both positionally and with out=")
+            raise DuplicateOutputError(DUPLICATE_OUTPUT)
         o = kwargs["out"]
         outs = list(o) if isinstance(o, tuple) else [o]
         if len(outs) != nout:

@@ -157,13 +157,18 @@ def link_paths(link, api: str) -> tuple:
 
 
 def read_link_files(paths, api: str) -> list:
-    """``[(path or name, kind, bytes)]`` for the engine, read now. The engine adds a
-    file's folder to the include path only for absolute paths, so in-memory code (named
-    ``<...>``) includes only toolkit headers, as in Numba."""
+    """``[(path or name, kind, bytes, include dirs)]`` for the engine, read now. The engine
+    adds a file's folder to the include path only for absolute paths, so in-memory code
+    (named ``<...>``) includes only toolkit headers and ``cuda.config``'s
+    ``CUDA_NVRTC_EXTRA_SEARCH_PATHS``, as in Numba; those directories go with every .cu
+    file."""
+    from .cuda.config import extra_search_paths
+
+    includes = extra_search_paths()
     files = []
     for path in paths:
         if isinstance(path, LinkableCode):
-            files.append((path.name, path.kind, path.data))
+            files.append((path.name, path.kind, path.data, includes if path.kind == "cu" else []))
             continue
         try:
             with open(path, "rb") as fh:
@@ -171,5 +176,6 @@ def read_link_files(paths, api: str) -> list:
         except OSError as exc:
             raise FileNotFoundError(f"{api}: cannot read link file '{path}': "
                                     f"{exc.strerror}") from None
-        files.append((path, os.path.splitext(path)[1][1:].lower(), data))
+        kind = os.path.splitext(path)[1][1:].lower()
+        files.append((path, kind, data, includes if kind == "cu" else []))
     return files

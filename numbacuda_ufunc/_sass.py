@@ -54,8 +54,9 @@ def _require(api: str, *names: str) -> tuple[str, str]:
         if path is not None:
             return name, path
     looked = ", ".join(dict.fromkeys(_tool_dirs()))
-    raise CudaSupportError(f"{api}: needs {' or '.join(names)} from the CUDA toolkit, and none "
-                           f"was found (looked in {looked} and PATH); {_INSTALL_HINT}")
+    missing = ", ".join(f"{name} was not found" for name in names)  # Numba's words, per tool
+    raise CudaSupportError(f"{api}: needs {' or '.join(names)} from the CUDA toolkit: {missing} "
+                           f"(looked in {looked} and PATH); {_INSTALL_HINT}")
 
 
 def inspection_cc() -> tuple[int, int]:
@@ -105,16 +106,28 @@ _FUNCTION = re.compile(r"^\s*Function\s+(\S+?):?\s*$")
 _FIELD = re.compile(r"(REG|STACK|SHARED|LOCAL|CONSTANT\[(\d+)\]|TEXTURE|SURFACE|SAMPLER):(\d+)")
 
 
+# The shared memory the driver reserves for system use in every block on sm_80 and later
+# (CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK). From sm_90 on, ptxas lays it out
+# inside the kernel's shared window: a CUBIN with a `.nv.shared.reserved.0` section puts the
+# kernel's own shared data at offset 0x400, and cuobjdump's SHARED counts from 0, so a
+# kernel with 400 bytes of shared arrays reads SHARED:1424 (a plain NVRTC kernel as much as
+# ours). The driver's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, which Numba reports, leaves the
+# reservation out.
+_RESERVED_SHARED = 1024
+_RESERVED_SECTION = b"\0.nv.shared.reserved."
+
+
 def resource_usage(cubin: bytes, api: str = "get_regs_per_thread()") -> dict:
     """Per function in ``cubin``: ``{"regs", "shared", "local", "stack", "const", "const0"}``
-    from ``cuobjdump -res-usage``. ``shared`` is static shared memory per block (on sm_80
-    and later it includes the 1 KiB the hardware reserves in any block that uses shared
-    memory, as the CUBIN records it); ``local``
+    from ``cuobjdump -res-usage``. ``shared`` is the kernel's own static shared memory per
+    block, without the 1 KiB the driver reserves in every block on sm_80 and later (as the
+    driver's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES counts it); ``local``
     local memory per thread including the stack frame (spills land there), as the
     driver's CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES counts it; ``const`` the user constant
     bank (``__constant__`` data), as CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES; ``const0`` the
     parameter bank."""
     text = _run_on_cubin(api, cubin, ("cuobjdump",), {"cuobjdump": ["-res-usage"]})
+    reserved = _RESERVED_SHARED if _RESERVED_SECTION in cubin else 0
     out, current, common_const = {}, None, 0
     for line in text.splitlines():
         m = _FUNCTION.match(line)
@@ -133,7 +146,7 @@ def resource_usage(cubin: bytes, api: str = "get_regs_per_thread()") -> dict:
             if key == "REG":
                 usage["regs"] = v
             elif key == "SHARED":
-                usage["shared"] = v
+                usage["shared"] = v - reserved if v >= reserved else v
             elif key in ("LOCAL", "STACK"):
                 usage[key.lower()] = v
             elif bank == "0":

@@ -6,7 +6,7 @@ imports nothing from ``_core`` (the C++ engine imports it to raise these types).
 """
 
 __all__ = ["NumbaCudaUfuncError", "CompileError", "CudaSupportError", "CudaError",
-           "LaunchConfigError", "LinkerError", "NumbaWarning", "NumbaPerformanceWarning",
+           "LaunchConfigError", "DuplicateOutputError", "LinkerError", "NumbaWarning", "NumbaPerformanceWarning",
            "NumbaInvalidConfigWarning"]
 
 
@@ -30,9 +30,14 @@ class CudaSupportError(NumbaCudaUfuncError, RuntimeError):
 
 
 class CudaError(NumbaCudaUfuncError, RuntimeError):
-    """A CUDA driver call failed; ``name`` is the CUDA error name, ``call`` the API call."""
+    """A CUDA driver call failed; ``name`` is the CUDA error name, ``call`` the API call.
+    Numba's form ``CudaAPIError(code, msg)`` (an integer code first) reads
+    ``"[code] msg"``, with ``code`` and ``msg`` kept."""
 
     def __init__(self, message, name="", call=""):
+        if isinstance(message, int) and not isinstance(message, bool):
+            self.code, self.msg = message, str(name)
+            message, name = f"[{message}] {name}", ""
         super().__init__(message)
         self.name = name
         self.call = call
@@ -44,6 +49,15 @@ class LaunchConfigError(CudaError, ValueError):
     backend. ``name`` is the CUDA error the driver gives for it (``CUDA_ERROR_INVALID_VALUE``,
     or ``CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`` when registers limit the block), so
     ``except CudaAPIError`` catches it as in Numba, and ``except ValueError`` too."""
+
+
+class DuplicateOutputError(NumbaCudaUfuncError, TypeError, ValueError):
+    """A gufunc call that gives its outputs both positionally and with ``out=``: a
+    ``TypeError``, as NumPy raises for any ufunc, and a ``ValueError``, as Numba's gufuncs
+    raise, with Numba's message (:data:`DUPLICATE_OUTPUT`)."""
+
+
+DUPLICATE_OUTPUT = "cannot specify argument 'out' as both positional and keyword"
 
 
 class LinkerError(NumbaCudaUfuncError, RuntimeError):

@@ -30,6 +30,7 @@ from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
 from .types import (
     EXACT,
     Array,
+    CharSeq,
     CPointer,
     NPDatetime,
     Record,
@@ -47,7 +48,8 @@ from .ufunc import _take_identity_of
 __all__ = ["Kernel", "jit"]
 
 # Numba options that change nothing here (NVRTC always optimises).
-_IGNORED_OPTIONS = {"inline", "opt", "forceinline", "max_registers", "boundscheck", "lto"}
+_IGNORED_OPTIONS = {"inline", "opt", "_dbg_optnone", "forceinline", "max_registers",
+                    "boundscheck", "lto"}
 # Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
 _THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
 _EMULATED_GRID_SYNC_BLOCKS = 1024  # the host backend runs each block of such a kernel on a thread
@@ -94,6 +96,9 @@ class Kernel(_core.Kernel):
         # argument types -> DeviceCallOverload: specializations translated for calls from
         # other kernels (this kernel used as a device function), listed as Numba lists them
         self._device_calls = {}
+        # spec index -> the (griddim, blockdim, sharedmem) it was compiled for, for the
+        # specializations marked launch-config sensitive (mark_launch_config_sensitive)
+        self._config_of = {}
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
             self._declared.append((sig, self._add(self._translate_spec(sig.args))))
@@ -175,7 +180,25 @@ class Kernel(_core.Kernel):
         if not isinstance(overload, KernelOverload) or overload._kernel is not self:
             raise TypeError(f"kernel '{self.__name__}': _compile_for_args() must return one "
                             f"of this kernel's overloads (got {overload!r})")
+        if config._is_kernel_launch_config_sensitive():
+            with self._lock:
+                self._config_of.setdefault(overload._index, _config_key(config))
+            self._set_launch_config_sensitive()
         return overload._index
+
+    def mark_launch_config_sensitive(self):
+        """Numba's: mark the specialization a launch is compiling now as valid for that
+        launch configuration (grid, block, dynamic shared memory) only, as when its code
+        depends on it. A later launch of the same argument types with another
+        configuration compiles again (through ``_compile_for_args``). Only during a
+        launch's compilation of this kernel (``cuda.launchconfig``)."""
+        from .cuda import launchconfig
+
+        config = launchconfig.ensure_current_launch_config()
+        if config.dispatcher is not self:
+            raise RuntimeError("mark_launch_config_sensitive() must be called on the active "
+                               "launch configuration's dispatcher")
+        config._kernel_launch_config_sensitive = True
 
     def _compile_for_args(self, *args, **kws):
         """Numba's hook: the specialization for these launch arguments, compiled when new
@@ -193,6 +216,8 @@ class Kernel(_core.Kernel):
     def _resolve(self, descr) -> int:
         """Called by the engine for a new tuple of argument types: ``descr`` holds
         (dtype, ndim) per argument, ndim -1 for scalars. Returns the specialization."""
+        from .cuda import launchconfig
+
         nparams = self.py_func.__code__.co_argcount
         if len(descr) != nparams:
             raise TypeError(f"kernel '{self.__name__}' takes {nparams} argument"
@@ -207,9 +232,11 @@ class Kernel(_core.Kernel):
         if self._declared:
             return self._choose_declared(descr)
         types = tuple(_array_or_scalar(dtype, ndim) for dtype, ndim in descr)
+        config = _config_key(launchconfig.current_launch_config())
         with self._lock:  # two threads' first calls with the same types share one spec
             for index, tk in enumerate(self._specs):
-                if index not in self._tuple_types and _same_types(tk.arg_types, types):
+                if index not in self._tuple_types and _same_types(tk.arg_types, types) \
+                        and self._config_of.get(index, config) == config:
                     return index
             return self._add(self._translate_spec(types))
 
@@ -230,11 +257,29 @@ class Kernel(_core.Kernel):
             raise TypeError(f"kernel '{self.__name__}': No matching definition for argument "
                             f"type(s) {got}; the signatures are: {sigs}")
         if len(best) > 1:
-            raise TypeError(f"Ambiguous overloading for kernel '{self.__name__}' ({got}): "
-                            f"the signatures {best[0][0]} and {best[1][0]} convert the "
+            # Numba's wording and type names, then ours: the function, the arguments' types
+            # and each tied signature, one a line.
+            tied = "\n".join(f"{_numba_types_text(sig.args)} -> none" for sig, _ in best)
+            raise TypeError(f"Ambiguous overloading for {self.py_func!r} "
+                            f"{_numba_types_text(self._launch_types(descr))}:\n{tied}\n"
+                            f"(kernel '{self.__name__}': these signatures convert the "
                             f"arguments equally well; pass arguments of one signature's "
-                            f"types (np.float32(x), ...)")
+                            f"types, np.float32(x), ...)")
         return best[0][1]
+
+    def _launch_types(self, descr) -> tuple:
+        """The types of the arguments of the launch compiling now, as ``typeof`` gives them
+        (layouts included), else as ``descr`` describes them."""
+        from .cuda import launchconfig
+        from .types import typeof
+
+        config = launchconfig.current_launch_config()
+        if config is not None and config.dispatcher is self and len(config.args) == len(descr):
+            try:
+                return tuple(typeof(a) for a in config.args)
+            except TypeError:
+                pass
+        return tuple(_array_or_scalar(dtype, ndim) for dtype, ndim in descr)
 
     def _resolve_tuples(self, descr) -> int:
         """A launch with tuple or enum arguments. The engine passes a tuple's items as
@@ -288,9 +333,15 @@ class Kernel(_core.Kernel):
                                       DeviceCallOverload(self, arg_types, return_type))
 
     def _by_types(self, value_of):
-        """``value_of(index)`` per specialization, keyed by argument types as ``overloads``."""
-        return _ByTypes((self._tuple_types.get(i, tk.arg_types), value_of(i))
-                        for i, tk in enumerate(self._specs))
+        """``value_of(index)`` per specialization, keyed by argument types as ``overloads``;
+        of the launch-config sensitive specializations of the same types, the first (Numba
+        keeps the others in per-configuration dispatchers)."""
+        out = _ByTypes()
+        for i, tk in enumerate(self._specs):
+            types = self._tuple_types.get(i, tk.arg_types)
+            if i not in self._config_of or types not in out:
+                out[types] = value_of(i)
+        return out
 
     @property
     def definitions(self) -> list:
@@ -509,11 +560,10 @@ class Kernel(_core.Kernel):
 
     def _each(self, signature, one):
         """``one(index)`` for the specialization of ``signature`` (its result), or for every
-        specialization (a dict keyed by argument types)."""
-        picked = self._selected(signature)
+        specialization (a dict keyed like ``overloads``: tuples of argument types)."""
         if signature is not None:
-            return one(picked[0])
-        return {_sig_text(self._specs[i].arg_types): one(i) for i in picked}
+            return one(self._selected(signature)[0])
+        return self._by_types(one)
 
     def _link_paths(self, tk) -> tuple:
         """The files a specialization links: the kernel's and its device functions'."""
@@ -671,8 +721,25 @@ class KernelOverload:
         return self._kernel._specs[self._index].grid_sync
 
     @property
+    def launch_config_sensitive(self) -> bool:
+        """Whether this specialization was compiled for its launch configuration only
+        (``mark_launch_config_sensitive``)."""
+        return self._index in self._kernel._config_of
+
+    @property
     def argument_types(self) -> tuple:
         return self._kernel._specs[self._index].arg_types
+
+    @property
+    def _codelibrary(self):
+        """Numba's code library, reduced to ``_linking_files``: the files this
+        specialization links (its kernel's and its device functions' ``link=``, by path,
+        in-memory code by name; nothing else, cudadevrt included, is ever linked)."""
+        import types as pytypes
+
+        tk = self._kernel._specs[self._index]
+        files = [p if isinstance(p, str) else p.name for p in self._kernel._link_paths(tk)]
+        return pytypes.SimpleNamespace(_linking_files=files)
 
     @property
     def _type_annotation(self):
@@ -868,9 +935,10 @@ def _kernel_signature(sig, name) -> Signature:
 
 def _param(t):
     """(dtype, ndim, C++ element type) of a kernel parameter for the engine: ndim -1 for a
-    scalar, 0 for a record (passed by reference); the C++ type only for records."""
+    scalar, 0 for a record (passed by reference); the C++ type only for records and
+    fixed-width bytes/str elements."""
     if isinstance(t, Array):
-        elem = element_ctype(t.dtype) if isinstance(t.dtype, Record) else ""
+        elem = element_ctype(t.dtype) if isinstance(t.dtype, (Record, CharSeq)) else ""
         return (t.dtype.dtype, t.ndim, elem)
     if isinstance(t, Record):
         return (t.dtype, 0, element_ctype(t))
@@ -928,6 +996,24 @@ class _ByTypes(dict):
 
     def get(self, key, default=None):
         return self[key] if key in self else default
+
+
+def _numba_types_text(types) -> str:
+    """A tuple of types as Numba prints one in its messages: arrays as
+    ``Array(float64, 1, 'C', False, aligned=True)``, other types by name."""
+    def text(t):
+        if isinstance(t, Array):
+            return f"Array({t.dtype.name}, {t.ndim}, '{t.layout}', False, aligned=True)"
+        return t.name
+    items = [text(t) for t in types]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _config_key(config):
+    """The launch configuration a launch-config sensitive specialization is valid for."""
+    if config is None:
+        return None
+    return (tuple(config.griddim), tuple(config.blockdim), int(config.sharedmem))
 
 
 def _same_types(a, b) -> bool:

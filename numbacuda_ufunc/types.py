@@ -18,7 +18,7 @@ __all__ = [
     "half", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "intp", "uintp", "double", "single", "byte",
     "parse_signature", "signature", "from_dtype", "SCALARS", "CPointer", "voidptr", "carray",
-    "farray", "typeof", "NPDatetime", "NPTimedelta",
+    "farray", "typeof", "NPDatetime", "NPTimedelta", "CharSeq", "UnicodeCharSeq",
     "char", "uchar", "short", "ushort", "intc", "uintc", "long_", "ulong", "longlong",
     "ulonglong", "signed_domain", "unsigned_domain", "integer_domain", "real_domain",
     "complex_domain", "number_domain",
@@ -218,6 +218,41 @@ def struct_record(t):
         except AttributeError:
             pass
     return cached
+class CharSeq(Scalar):
+    """A fixed-width bytes element, NumPy's ``S<count>`` (Numba's ``types.CharSeq``).
+    Kernels take arrays of them and record fields of them, and store constants into their
+    elements (truncated to the width, NUL-padded, as NumPy and Numba do)."""
+
+    _kind = "S"
+    _unit = 1  # bytes per character
+
+    def __init__(self, count: int):
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise TypeError(f"{type(self).__name__}(): count must be a positive integer "
+                            f"(got {count!r})")
+        self.count = int(count)
+        self.dtype = np.dtype(f"{self._kind}{self.count}")
+        self.name = f"[{'char' if self._kind == 'S' else 'unichr'} x {self.count}]"
+
+    def _key(self):
+        return (self._kind, self.count)
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    def encode(self, value) -> bytes:
+        """The element's bytes for constant ``value``: NumPy's conversion, truncated to the
+        width and padded with NULs."""
+        return np.array(value, dtype=self.dtype).tobytes()
+
+
+class UnicodeCharSeq(CharSeq):
+    """A fixed-width str element, NumPy's ``U<count>``: ``count`` UTF-32 code units (Numba's
+    ``types.UnicodeCharSeq``)."""
+
+    _kind = "U"
+    _unit = 4
 
 
 DATETIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
@@ -496,6 +531,12 @@ def from_dtype(dtype) -> Scalar:
             raise TypeError(f"from_dtype(): record dtype {dt} has fields in non-native byte "
                             f"order (convert with dtype.newbyteorder('=') first)")
         return Record(dt)
+    if dt.kind in "SU":
+        if dt.itemsize == 0 or not dt.isnative:
+            raise TypeError(f"from_dtype(): unsupported dtype {dt} (fixed-width bytes and str "
+                            f"need a width, as in S12 or U12, and native byte order)")
+        cls = CharSeq if dt.kind == "S" else UnicodeCharSeq
+        return cls(dt.itemsize // cls._unit)
     if dt.kind in "Mm":
         unit, count = np.datetime_data(dt)
         if unit not in DATETIME_UNITS or count != 1 or not dt.isnative:

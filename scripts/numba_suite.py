@@ -486,7 +486,11 @@ def skip_under_cuda_memcheck(reason):
 
 
 def _have_tool(name):
-    return bool(shutil.which(name) or (_CUDA_HOME / "bin" / name).exists())
+    # Numba asks cuda.pathfinder, which finds the toolkit's tools and the nvidia-* wheels';
+    # numbacuda_ufunc's own lookup searches the same places.
+    from numbacuda_ufunc._sass import find_tool
+
+    return bool(find_tool(name) or shutil.which(name) or (_CUDA_HOME / "bin" / name).exists())
 
 
 def skip_without_nvdisasm(reason):

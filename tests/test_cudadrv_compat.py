@@ -26,3 +26,73 @@ def test_auto_device_and_is_cuda_ndarray():
     assert same is dev and not converted
     with pytest.raises(errors.CudaError):
         raise CudaAPIError("catchable as Numba's CudaAPIError")
+
+
+def test_cuda_api_error_takes_numba_s_code_and_message():
+    e = CudaAPIError(999, "Transfer not allowed")
+    assert str(e) == "[999] Transfer not allowed" and e.code == 999
+    assert e.msg == "Transfer not allowed"
+    assert str(CudaAPIError("plain message", "CUDA_ERROR_X")) == "plain message"
+
+
+@pytest.fixture
+def watched_transfers():
+    """driver.cuMemcpyHtoD / cuMemcpyDtoH set to recorders (removed afterwards)."""
+    seen = []
+    d = driver.driver
+    d.cuMemcpyHtoD = lambda dst, src, n: seen.append(("HtoD", n))
+    d.cuMemcpyDtoH = lambda dst, src, n: seen.append(("DtoH", n))
+    yield seen
+    del d.cuMemcpyHtoD
+    del d.cuMemcpyDtoH
+
+
+def test_transfer_observers_see_each_host_device_copy(watched_transfers):
+    host = np.arange(10.0)
+    dev = cuda.to_device(host)
+    assert watched_transfers == [("HtoD", 80)]
+    out = np.full(10, np.nan)
+    dev.copy_to_host(out)
+    np.testing.assert_array_equal(out, host)
+    dev[::-1].copy_to_host()  # strided: still one copy of the bytes the view spans
+    dev.copy_to_device(host[::-1])
+    assert watched_transfers == [("HtoD", 80), ("DtoH", 80), ("DtoH", 80), ("HtoD", 80)]
+    watched_transfers.clear()
+    dev2 = cuda.device_array_like(dev)
+    dev2.copy_to_device(dev)  # device to device: not a host transfer
+    assert watched_transfers == []
+
+
+def test_ufuncs_on_device_data_make_no_transfers(watched_transfers):
+    # numba-cuda's test_no_transfer_for_device_data: an observer that raises makes any
+    # transfer fail, so a ufunc call on device data must make none.
+    noise = cuda.to_device(np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32))
+    watched_transfers.clear()
+    d = driver.driver
+
+    def refuse(*args):
+        raise CudaAPIError(999, "Transfer not allowed")
+
+    d.cuMemcpyHtoD = d.cuMemcpyDtoH = refuse
+    with pytest.raises(CudaAPIError, match=r"\[999\] Transfer not allowed"):
+        noise.copy_to_host()
+    with pytest.raises(CudaAPIError, match="Transfer not allowed"):
+        cuda.to_device([1])
+
+    @cuda.vectorize(["float32(float32)"])
+    def plus_one(x):
+        return x + 1.0
+
+    result = plus_one(noise)
+    if not cuda.is_emulated():  # on a GPU host data goes to the device and back
+        with pytest.raises(CudaAPIError, match="Transfer not allowed"):
+            plus_one(np.ones(3, np.float32))
+    del d.cuMemcpyHtoD, d.cuMemcpyDtoH
+    np.testing.assert_allclose(result.copy_to_host(), noise.copy_to_host() + 1.0)
+    d.cuMemcpyHtoD = d.cuMemcpyDtoH = lambda *args: None  # for the fixture to remove
+
+
+def test_transfer_observers_must_be_callable():
+    with pytest.raises(TypeError, match="driver.cuMemcpyHtoD must be callable"):
+        driver.driver.cuMemcpyHtoD = 3
+    assert "cuMemcpyHtoD" not in vars(driver.driver)

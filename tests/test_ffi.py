@@ -231,6 +231,45 @@ def test_ffi_cu_includes_its_own_headers(tmp_path):
         np.testing.assert_array_equal(r, np.float32(4) * x)
 
 
+def test_ffi_cu_includes_from_the_extra_search_paths(tmp_path, monkeypatch):
+    # Numba's config.CUDA_NVRTC_EXTRA_SEARCH_PATHS: directories separated by ':', searched
+    # for a linked .cu file's <...> includes, on the host backend and through NVRTC.
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    (one / "nu_mul.cuh").write_text("#define NU_TEST_MUL(a, b) ((a) * (b))\n")
+    (two / "nu_add.cuh").write_text("#define NU_TEST_ADD(a, b) ((a) + (b))\n")
+    cu = tmp_path / "src" / "axpy.cu"
+    cu.parent.mkdir()
+    cu.write_text("#include <nu_mul.cuh>\n#include <nu_add.cuh>\n"
+                  'extern "C" __device__ int nu_axpy(float* r, float a, float x, float y) '
+                  "{ *r = NU_TEST_ADD(NU_TEST_MUL(a, x), y); return 0; }\n")
+    axpy = cuda.declare_device("nu_axpy", "float32(float32, float32, float32)", link=str(cu))
+
+    def make():
+        @cuda.jit
+        def k(r, a, x, y):
+            i = cuda.grid(1)
+            if i < len(r):
+                r[i] = axpy(a, x[i], y[i])
+        return k
+
+    x, y = _floats(10), _floats(10)
+    r = np.full_like(x, np.nan)
+    monkeypatch.setattr(cuda.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "")
+    with pytest.raises(CompileError, match="nu_mul.cuh"):
+        _launch(make(), 10, r, np.float32(3), x, y)
+    monkeypatch.setattr(cuda.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", f"{one}:{two}")
+    k = make()
+    _launch(k, 10, r, np.float32(3), x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(r, np.float32(3) * x + y)
+    assert _cuda_elf_arch(k._cubin(0, cc=(9, 0))) == 90  # NVRTC + nvJitLink find them too
+    monkeypatch.setattr(cuda.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", 3)
+    with pytest.raises(TypeError, match="CUDA_NVRTC_EXTRA_SEARCH_PATHS must be a string"):
+        make()[1, 1](r, np.float32(3), x, y)
+
+
 def test_ffi_edited_file_recompiles(tmp_path):
     cu = tmp_path / "factor.cu"
     f = cuda.declare_device("factor_fn", "float32(float32)")

@@ -182,7 +182,7 @@ def test_float16_multiply_add_is_not_fused_through_nvjitlink(tmp_path):
     (src,) = axpy.inspect_cuda().values()
     cu = tmp_path / "helper.cu"
     cu.write_text("__device__ int nu_test_helper(int x) { return x + 1; }\n")
-    links = [(str(cu), "cu", cu.read_bytes())]
+    links = [(str(cu), "cu", cu.read_bytes(), [])]
     exact = _half_ops(_sass.sass_of(_core.link_kernel_cubin(src, links, (9, 0), False)))
     assert "HMUL2" in exact and "HADD2" in exact and "HFMA2" not in exact, exact
 

@@ -7,7 +7,7 @@ function itself run on NumPy arrays.
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import cuda, float32, guvectorize, void
+from numbacuda_ufunc import cuda, errors, float32, guvectorize, void
 from numbacuda_ufunc.errors import CompileError
 from numbacuda_ufunc.gufunc import parse_layout
 
@@ -150,8 +150,13 @@ def test_outputs_positional_keyword_and_tuple():
     np.testing.assert_array_equal(hi2, x.max(axis=1))
     out = np.full((4, 6), np.nan)
     assert normalize(x, out=out) is out
-    with pytest.raises(TypeError, match="both positionally and with out="):
-        normalize(x, out, out=out)
+    # NumPy raises TypeError, Numba's gufuncs ValueError with these words: it is both.
+    for kwargs in ({}, {"keepdims": False}):  # the engine's path and the keywords' one
+        with pytest.raises(TypeError, match="^cannot specify argument 'out' as both "
+                                            "positional and keyword$") as err:
+            normalize(x, out, out=out, **kwargs)
+        assert isinstance(err.value, ValueError)
+        assert isinstance(err.value, errors.DuplicateOutputError)
     with pytest.raises(TypeError, match="out must be a tuple of 2"):
         min_max(x, out=(lo,))
 

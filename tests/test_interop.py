@@ -45,6 +45,23 @@ def test_import_keeps_the_producer_alive():
     assert cuda.memory_stats()["in_use_bytes"] == start
 
 
+def test_as_cuda_array_of_a_device_array_owns_its_memory():
+    # numba-cuda's test_ownership, by our memory accounting: the view keeps the memory of
+    # the array it was made from alive, and the last reference frees it at once (Numba
+    # queues the free in its deallocation list; ours are stream-ordered and never wait).
+    start = cuda.memory_stats()["in_use_bytes"]
+    d_arr = cuda.to_device(np.arange(100))
+    held = cuda.memory_stats()["in_use_bytes"]
+    assert held >= start + 800
+    cvted = cuda.as_cuda_array(d_arr)
+    del d_arr
+    assert cuda.memory_stats()["in_use_bytes"] == held
+    np.testing.assert_equal(cvted.copy_to_host(), np.arange(100))
+    np.testing.assert_equal(cvted[::-1].copy_to_host(), np.arange(100)[::-1])
+    del cvted
+    assert cuda.memory_stats()["in_use_bytes"] == start
+
+
 @pytest.mark.parametrize("drop", ["shape", "typestr", "data", "version"])
 def test_import_missing_key(drop):
     dev = cuda.device_array(4)

@@ -196,6 +196,71 @@ def test_launch_config_is_current_while_a_launch_compiles():
     assert len(seen) == 1
 
 
+def _block_sized(x):
+    x[0] = cuda.blockDim.x
+
+
+def test_a_launch_config_sensitive_kernel_compiles_again_for_a_new_configuration():
+    from numbacuda_ufunc.cuda import launchconfig
+
+    k = cuda.jit(_block_sized)
+    seen = []
+    compile_for_args = k._compile_for_args
+
+    def sensitive(*args):
+        cfg = launchconfig.ensure_current_launch_config()
+        seen.append((cfg.griddim, cfg.blockdim, cfg.sharedmem))
+        cfg.dispatcher.mark_launch_config_sensitive()
+        assert cfg._is_kernel_launch_config_sensitive()
+        return compile_for_args(*args)
+
+    k._compile_for_args = sensitive
+    arr = np.full(1, -1, np.int32)
+    k[1, 32](arr)
+    k[1, 32](arr)  # the same configuration: compiled already
+    assert seen == [((1, 1, 1), (32, 1, 1), 0)] and arr[0] == 32
+    first = next(iter(k.overloads.values()))
+    assert first.launch_config_sensitive
+    for config in ((1, 64), (2, 32), (1, 32, 0, 8)):
+        k[config](arr)
+    assert seen[1:] == [((1, 1, 1), (64, 1, 1), 0), ((2, 1, 1), (32, 1, 1), 0),
+                        ((1, 1, 1), (32, 1, 1), 8)]
+    assert arr[0] == 32 and len(k.definitions) == 4
+    # overloads keeps the first, as Numba's dispatcher (the others are per configuration)
+    assert len(k.overloads) == 1 and next(iter(k.overloads.values()))._index == first._index
+    k[1, 64](arr)  # every configuration seen is kept
+    assert len(seen) == 4 and arr[0] == 64
+    k[1, 32](np.zeros(2))  # new types: compiled anew, for this configuration
+    assert len(seen) == 5 and len(k.overloads) == 2
+
+
+def test_an_unmarked_kernel_serves_every_configuration():
+    k = cuda.jit(_block_sized)
+    arr = np.zeros(1, np.int32)
+    k[1, 32](arr)
+    k[1, 64](arr)
+    assert arr[0] == 64 and len(k.definitions) == 1
+    assert not next(iter(k.overloads.values())).launch_config_sensitive
+
+
+def test_mark_launch_config_sensitive_needs_the_kernel_s_own_launch():
+    from numbacuda_ufunc.cuda import launchconfig
+
+    k, other = cuda.jit(_block_sized), cuda.jit(_block_sized)
+    with pytest.raises(RuntimeError, match="No launch config set"):
+        k.mark_launch_config_sensitive()
+    compile_for_args = k._compile_for_args
+
+    def marks_another(*args):
+        other.mark_launch_config_sensitive()
+        return compile_for_args(*args)
+
+    k._compile_for_args = marks_another
+    with pytest.raises(RuntimeError, match="active launch configuration's dispatcher"):
+        k[1, 1](np.zeros(1, np.int32))
+    assert launchconfig.current_launch_config() is None
+
+
 def test_capture_compile_config_records_and_restores():
     from numbacuda_ufunc.cuda import launchconfig
 

@@ -115,6 +115,52 @@ def test_overloads_are_numba_compiled_kernel_objects():
         k_ov.no_such_field  # noqa: B018
 
 
+def test_this_grid_without_sync_is_not_cooperative():
+    # Only grid.sync() makes a launch cooperative (its grid then must fit on the device at
+    # once); Numba marks any kernel that calls this_grid() so.
+    @cuda.jit
+    def grid_only(a):
+        cuda.cg.this_grid()
+        a[0] = 1.0
+
+    a = np.full(1, np.nan)
+    grid_only[4096, 1024](a)  # more blocks than a cooperative launch could hold
+    assert a[0] == 1.0
+    (ov,) = grid_only.overloads.values()
+    assert ov.cooperative is False
+
+
+def test_codelibrary_lists_the_linked_files(tmp_path):
+    cu = tmp_path / "one.cu"
+    cu.write_text('extern "C" __device__ int nu_one(int* r) { *r = 1; return 0; }\n')
+    one = cuda.declare_device("nu_one", "int32()", link=str(cu))
+
+    @cuda.jit
+    def plain(a):
+        a[0] = cuda.grid(1)
+
+    @cuda.jit
+    def linked(a):
+        a[0] = one()
+
+    source = cuda.CUSource('extern "C" __device__ int nu_two(int* r) { *r = 2; return 0; }',
+                           name="two.cu")
+    two = cuda.declare_device("nu_two", "int32()", link=[source])
+
+    @cuda.jit
+    def linked_both(a):
+        a[0] = one() + two()
+
+    a = np.zeros(1, np.int32)
+    for k in (plain, linked, linked_both):
+        k[1, 1](a)
+    assert a[0] == 3
+    assert next(iter(plain.overloads.values()))._codelibrary._linking_files == []
+    assert next(iter(linked.overloads.values()))._codelibrary._linking_files == [str(cu)]
+    files = next(iter(linked_both.overloads.values()))._codelibrary._linking_files
+    assert files == [str(cu), "two.cu"]
+
+
 @pytest.mark.skipif(_sass.find_tool("cuobjdump") is None,
                     reason="no cuobjdump (CUDA toolkit, or pip install nvidia-cuda-cuobjdump)")
 def test_overload_resource_queries_agree_with_the_kernel():
@@ -159,6 +205,42 @@ def test_nopython_option():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cuda.jit(axpy)
+
+
+def test_numba_debug_options_are_accepted():
+    # _dbg_optnone (Numba's LLVM optnone for debugging) changes nothing in a -G build.
+    @cuda.jit("int64(boolean, boolean)", debug=True, opt=False, _dbg_optnone=True, device=True)
+    def choice(c1, c2):
+        return 1 if c1 and c2 else 2
+
+    @cuda.jit(debug=True, opt=False, _dbg_optnone=True)
+    def k(r, a, b):
+        r[0] = choice(a, b)
+
+    r = np.zeros(1, np.int64)
+    for a, b in ((True, True), (True, False), (False, True)):
+        k[1, 1](r, a, b)
+        assert r[0] == (1 if a and b else 2)
+    with pytest.raises(TypeError, match="unexpected keyword argument '_dbg_nothing'"):
+        cuda.jit(_dbg_nothing=True)(axpy)
+
+
+def test_inspect_asm_is_keyed_like_overloads():
+    # Numba's inspect_asm(): argument-type tuples -> PTX, looked up with the signature's
+    # types (test_optimization indexes it so).
+    sig = (float64[::1],)
+    k = cuda.jit(sig)(_store_one)
+    ptx = k.inspect_asm()
+    assert list(ptx) == list(k.overloads) and ".entry" in ptx[sig]
+    assert "__local_depot" not in ptx[sig]  # optimised: no stack frame
+    assert k.inspect_lto_ptx()[sig] == ptx[sig]
+    lazy = cuda.jit(_store_one)
+    lazy[1, 1](np.zeros(2))
+    assert lazy.inspect_asm()[sig] == lazy.inspect_asm(sig)  # the launch's float64[:] serves
+
+
+def _store_one(x):
+    x[0] = 1
 
 
 class _Doubler:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from ..types import Array, CPointer, Record, from_dtype
+from ..types import Array, CharSeq, CPointer, Record, from_dtype
 from . import _exceptions as exceptions
 from . import _pointers as pointers
 from . import _record_access as records
@@ -36,7 +36,7 @@ from ._types import (
     is_int_like,
     kind_of,
 )
-from ._values import Ref, TypeRef, Val, const_val
+from ._values import Ref, StringRef, TypeRef, Val, const_val
 
 __all__ = [
     "address",
@@ -164,6 +164,10 @@ def load(tr, node, base: Val) -> Val:
     codes = _index_codes(tr, node, base.type)
     if codes is None:
         return Val("0", BOTTOM)
+    if isinstance(getattr(base.type, "dtype", None), CharSeq) and len(codes) == base.type.ndim:
+        raise tr.error(node, f"reading an element of a {base.type.dtype.dtype} array is not "
+                             f"supported: kernels can store str and bytes constants into "
+                             f"fixed-width bytes and str elements, not read them")
     return _access(base, codes)
 
 
@@ -239,8 +243,38 @@ def store(tr, target, v: Val):
     if isinstance(elem.type, Record):  # a[i] = a[j], a[i] = r: the record's bytes
         records.copy_record(tr, target, elem, v)
         return
+    if isinstance(elem.type, CharSeq):  # a[i] = "XYZ", r["name"] = b"XYZ"
+        store_chars(tr, target, elem, v)
+        return
     _check_storable(tr, target, v, elem.type)
     tr.emit(f"{elem.code} = {tr.cast(target, v, elem.type)};")
+
+
+def store_chars(tr, node, elem: Val, v: Val):
+    """A str or bytes constant stored into a fixed-width bytes (``S<n>``) or str (``U<n>``)
+    element or field: converted as NumPy converts it (``np.array(v, dtype)``: truncated to
+    the width, padded with NULs; str into ``S`` must be ASCII), the bytes kept once as
+    constant data and copied in."""
+    t = elem.type
+    if not isinstance(v.type, StringRef):
+        raise tr.error(node, f"cannot store {getattr(v.type, 'name', v.type)} in an element "
+                             f"of type {t.dtype}: only str and bytes constants can be stored "
+                             f"in fixed-width bytes and str elements")
+    try:
+        raw = t.encode(v.type.value)
+    except (UnicodeError, ValueError, TypeError) as exc:
+        raise tr.error(node, f"cannot store {v.type.value!r} in an element of type "
+                             f"{t.dtype}: {exc}") from None
+    consts = tr.ctx.constants
+    key = ("chars", raw)
+    symbol = consts.get(key)
+    if symbol is None:
+        symbol = f"nu_const_{len(consts)}"
+        body = ", ".join(f"{b:#04x}" for b in raw)
+        tr.ctx.file_scope.append(f"__constant__ const unsigned char {symbol}[{len(raw)}] = "
+                                 f"{{{body}}};")
+        consts[key] = symbol
+    tr.emit(f"nu::store_chars(&({elem.code}), {symbol}, {len(raw)});")
 
 
 def assign_view(tr, node, view: Val, v: Val):

@@ -743,8 +743,23 @@ def print_call(tr, node) -> Val:
     if len(values) > _PRINT_ITEMS:
         warnings.warn("CUDA print() cannot print more than 32 items. The raw format string "
                       "will be emitted by the kernel instead.", RuntimeWarning, stacklevel=2)
-        return Val(f'nu::kern::print("{fmt.replace("%", "%%")}")', None)
-    return Val(f'nu::kern::print("{fmt}"{"".join(", " + c for c in values)})', None)
+        return Val(f"nu::kern::print({_format_symbol(tr, fmt.replace('%', '%%'))})", None)
+    return Val(f'nu::kern::print({_format_symbol(tr, fmt)}{"".join(", " + c for c in values)})',
+               None)
+
+
+def _format_symbol(tr, fmt: str) -> str:
+    """A printf format (C string literal text) as a file-scope __constant__ array, one per
+    distinct format: Numba keeps its formats in constant memory, where a kernel's
+    get_const_mem_size() counts them; a literal would land in global memory."""
+    consts = tr.ctx.constants
+    key = ("print format", fmt)
+    symbol = consts.get(key)
+    if symbol is None:
+        symbol = f"nu_const_{len(consts)}"
+        tr.ctx.file_scope.append(f'__constant__ const char {symbol}[] = "{fmt}";')
+        consts[key] = symbol
+    return symbol
 
 
 def _print_value(tr, node, v, values) -> str:

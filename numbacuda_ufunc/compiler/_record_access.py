@@ -9,7 +9,7 @@ view. Errors name the field and the dtype.
 
 from __future__ import annotations
 
-from ..types import Record
+from ..types import CharSeq, Record
 from . import _arrays as arrays
 from . import _records
 from ._types import Bottom, is_complex
@@ -80,6 +80,9 @@ def _check_value(tr, node, v: Val, field_type, what):
 
 
 def store_field(tr, node, ref: Val, v: Val, name: str):
+    if isinstance(ref.type, CharSeq):  # r.name = "XYZ"
+        arrays.store_chars(tr, node, ref, v)
+        return
     _check_value(tr, node, v, ref.type, f"field '{name}'")
     tr.emit(f"{ref.code} = {tr.cast(node, v, ref.type)};")
 

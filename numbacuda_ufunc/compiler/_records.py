@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..types import Array, Record, Scalar, from_dtype
+from ..types import Array, CharSeq, Record, Scalar, from_dtype
 
 __all__ = ["MAX_RECORD_BYTES", "Field", "definitions", "field", "struct_name"]
 
@@ -75,6 +75,8 @@ class _Layout:
 def _natural_alignment(t) -> int:
     if isinstance(t, Record):
         return _layout(t).alignment
+    if isinstance(t, CharSeq):
+        return 1  # nu::chars<N>: bytes
     if t.kind == "c":
         return t.dtype.itemsize // 2  # nu::complex<T>: two T, as NumPy's complex
     return t.dtype.itemsize
@@ -226,6 +228,9 @@ def read(rec_code: str, rec: Record, f: Field):
         raise RecordError(f"field '{f.name}' of record dtype {rec.dtype} has dtype {f.dtype}, "
                           f"which kernels cannot use (supported field types: bool, integers, "
                           f"floats, complex, records and sub-arrays of those)")
+    if f.kind == "scalar" and isinstance(f.type, CharSeq):
+        raise RecordError(f"field '{f.name}' of record dtype {rec.dtype} has dtype {f.dtype}: "
+                          f"kernels can store str and bytes constants into it, not read it")
     if f.kind == "scalar":
         return (ref if f.aligned else f"nu::field_value({ref})"), f.type
     if not f.aligned:

@@ -828,10 +828,9 @@ class FunctionTranslator:
     def expr_Constant(self, e):
         if e.value is None:
             return Val("", None)
-        if isinstance(e.value, str):
-            return Val("", StringRef(e.value))  # a compile-time value (compared, passed)
-        if isinstance(e.value, bytes):
-            raise self.error(e, "unsupported construct 'bytes'")
+        if isinstance(e.value, (str, bytes)):
+            # a compile-time value (compared, passed, stored into S/U elements)
+            return Val("", StringRef(e.value))
         v = self.promote(e, lambda: const_val(e.value))
         if v is None:
             raise self.error(e, f"unsupported constant {e.value!r}")
@@ -958,7 +957,7 @@ class FunctionTranslator:
             raise self.error(node, str(exc)) from None
         if v is not None:
             return v
-        if isinstance(value, str):  # a global or closure string: compile-time, as a literal is
+        if isinstance(value, (str, bytes)):  # a global or closure string: compile-time, as a literal is
             return Val("", StringRef(value))
         if tuples.is_namedtuple_class(value):
             return Val("", tuples.NamedTupleRef(value))

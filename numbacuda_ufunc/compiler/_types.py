@@ -23,6 +23,7 @@ from .._vector_types import VectorType
 from ..types import (
     SCALARS,
     Array,
+    CharSeq,
     CPointer,
     NPDatetime,
     Record,
@@ -251,6 +252,8 @@ def ctype(t) -> str:
         return "nu::i64"
     if isinstance(getattr(t, "nu_ctype", None), str):  # FP8 values, bfloat16_raw (_fp8.py)
         return t.nu_ctype
+    if isinstance(t, CharSeq):  # S<n> / U<n>: the element's bytes (nu_record.cuh)
+        return f"nu::chars<{t.dtype.itemsize}>"
     return _CTYPES[getattr(strong(t), "value_type", strong(t)).name]  # an enum: its values
 
 
@@ -279,6 +282,8 @@ def typecode(t) -> str:
         return "r" + "".join(c for c in t.name if c.isalnum())[:16]
     if isinstance(t, NPDatetime):
         return t.dtype.kind + t.unit
+    if isinstance(t, CharSeq):
+        return f"{t.kind}{t.count}"
     if hasattr(t, "value_type"):  # an Enum member (_enums.py): its class in the code
         return "E" + "".join(c for c in t.cls.__name__ if c.isalnum())[:12] + \
             _CODES[t.value_type.name]

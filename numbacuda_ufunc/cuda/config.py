@@ -19,6 +19,9 @@ from then on.
 * ``ALWAYS_WARN_UNINIT_VAR`` (default 0): translating a function that may read a local
   before any assignment on some path issues a ``NumbaWarning`` ("Detected uninitialized
   variable x"), as Numba's SSA pass does with this setting.
+* ``CUDA_NVRTC_EXTRA_SEARCH_PATHS`` (default ``""``): include directories, separated by
+  ``:``, for the CUDA C++ files that kernels link (``link=``) and ``cuda.compile`` builds,
+  searched after the file's own directory; read when a kernel is compiled.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ import types
 from .. import _core
 from ..compiler.translate import set_warn_uninitialized
 
-__all__ = ["ALWAYS_WARN_UNINIT_VAR", "CACHE_DIR", "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_DEBUGINFO_DEFAULT",
-           "CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
+__all__ = ["ALWAYS_WARN_UNINIT_VAR", "CACHE_DIR", "CUDA_ARRAY_INTERFACE_SYNC",
+           "CUDA_DEBUGINFO_DEFAULT", "CUDA_LOW_OCCUPANCY_WARNINGS",
+           "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "CUDA_WARN_ON_IMPLICIT_COPY", "OPT"]
 
 
 def _from_environment(name, default):
@@ -58,6 +62,17 @@ OPT = _from_environment("OPT", 3)
 # Numba's NUMBA_CACHE_DIR only: NUMBACUDA_UFUNC_CACHE_DIR is the engine's kernel cache.
 CACHE_DIR = os.environ.get("NUMBA_CACHE_DIR", "")
 ALWAYS_WARN_UNINIT_VAR = _from_environment("ALWAYS_WARN_UNINIT_VAR", 0)
+CUDA_NVRTC_EXTRA_SEARCH_PATHS = (os.environ.get("NUMBACUDA_UFUNC_CUDA_NVRTC_EXTRA_SEARCH_PATHS")
+                                 or os.environ.get("NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS", ""))
+
+
+def extra_search_paths() -> list:
+    """``CUDA_NVRTC_EXTRA_SEARCH_PATHS`` as a list of directories (empty entries dropped)."""
+    value = getattr(sys.modules[__name__], "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or ""
+    if not isinstance(value, str):
+        raise TypeError(f"cuda.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS must be a string of "
+                        f"directories separated by ':' (got {value!r})")
+    return [d for d in value.split(":") if d]
 
 _ENGINE_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
                     "CUDA_ARRAY_INTERFACE_SYNC", "ALWAYS_WARN_UNINIT_VAR")

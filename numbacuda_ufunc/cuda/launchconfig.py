@@ -21,7 +21,8 @@ class LaunchConfig:
     ``griddim`` and ``blockdim`` (3-tuples), ``stream``, dynamic ``sharedmem`` bytes and
     the launch's ``args``."""
 
-    __slots__ = ("dispatcher", "griddim", "blockdim", "stream", "sharedmem", "args", "_launch")
+    __slots__ = ("dispatcher", "griddim", "blockdim", "stream", "sharedmem", "args", "_launch",
+                 "_kernel_launch_config_sensitive")
 
     def __init__(self, dispatcher, griddim, blockdim, stream, sharedmem, args, launch=None):
         self.dispatcher = dispatcher
@@ -31,6 +32,12 @@ class LaunchConfig:
         self.sharedmem = sharedmem
         self.args = tuple(args)
         self._launch = launch  # the configured kernel (kernel[grid, block]) launching
+        # Set by dispatcher.mark_launch_config_sensitive() during the compilation.
+        self._kernel_launch_config_sensitive = False
+
+    def _is_kernel_launch_config_sensitive(self):
+        """Whether the compilation was marked launch-config sensitive (Numba's)."""
+        return bool(self._kernel_launch_config_sensitive)
 
     def __repr__(self):
         return (f"LaunchConfig(kernel={getattr(self.dispatcher, '__name__', '?')!r}, "

@@ -300,8 +300,10 @@ char staging_order(const array_view& host) {
 void set_strided_device_copy(strided_device_copy copy) { g_strided_copy = copy; }
 
 // Non-contiguous device views go through a contiguous device temporary and the strided
-// copy kernel; without it, through the byte range they span, laid out exactly as on the
-// device and (un)packed on the host with copy_strided.
+// copy kernel; without it, or for dtypes it has no loop for (records, datetimes, S/U: ids
+// past the builtin dtypes, which indexed past its loops and crashed), through the byte
+// range they span, laid out exactly as on the device and (un)packed on the host with
+// copy_strided.
 void device_array::copy_from_host(const array_view& host, const stream_ref& stream) const {
     NU_ASSERT(host.shape == m_view.shape && host.type == m_view.type);
     if (m_view.size() == 0) return;
@@ -309,10 +311,11 @@ void device_array::copy_from_host(const array_view& host, const stream_ref& stre
     const stream_handle s = live_handle(stream, "copy_to_device");
     const std::size_t nbytes = m_view.nbytes();
     if (m_view.is_contiguous() && host.strides == m_view.strides) {
+        notify_transfer(true, m_view.data, host.data, nbytes);
         b.copy_to_device(m_view.data, host.data, nbytes, s);
         return;
     }
-    if (g_strided_copy != nullptr && !m_view.is_contiguous()) {
+    if (g_strided_copy != nullptr && !m_view.is_contiguous() && !is_record(m_view.type)) {
         const device_array packed = empty(m_view.shape, m_view.type, staging_order(host), std::nullopt,
                                           stream, "copy_to_device");
         packed.copy_from_host(host, stream);
@@ -323,11 +326,13 @@ void device_array::copy_from_host(const array_view& host, const stream_ref& stre
     m_view.byte_extent(&lo, &hi);
     std::vector<char> staging(static_cast<std::size_t>(hi - lo));
     if (!m_view.is_contiguous()) {  // keep the bytes between the view's elements intact
+        notify_transfer(false, staging.data(), byte_ptr(m_view.data) + lo, staging.size());
         b.copy_to_host(staging.data(), byte_ptr(m_view.data) + lo, staging.size(), s);
     }
     array_view packed = m_view;
     packed.data = staging.data() - lo;
     copy_strided(packed, host);
+    notify_transfer(true, byte_ptr(m_view.data) + lo, staging.data(), staging.size());
     b.copy_to_device(byte_ptr(m_view.data) + lo, staging.data(), staging.size(), s);
 }
 
@@ -337,10 +342,11 @@ void device_array::copy_to_host(const array_view& host, const stream_ref& stream
     backend& b = active_backend();
     const stream_handle s = live_handle(stream, "copy_to_host");
     if (m_view.is_contiguous() && host.strides == m_view.strides) {
+        notify_transfer(false, host.data, m_view.data, m_view.nbytes());
         b.copy_to_host(host.data, m_view.data, m_view.nbytes(), s);
         return;
     }
-    if (g_strided_copy != nullptr && !m_view.is_contiguous()) {
+    if (g_strided_copy != nullptr && !m_view.is_contiguous() && !is_record(m_view.type)) {
         const device_array packed = empty(m_view.shape, m_view.type, staging_order(host), std::nullopt,
                                           stream, "copy_to_host");
         g_strided_copy(packed, *this, stream);
@@ -350,6 +356,7 @@ void device_array::copy_to_host(const array_view& host, const stream_ref& stream
     std::int64_t lo = 0, hi = 0;
     m_view.byte_extent(&lo, &hi);
     std::vector<char> staging(static_cast<std::size_t>(hi - lo));
+    notify_transfer(false, staging.data(), byte_ptr(m_view.data) + lo, staging.size());
     b.copy_to_host(staging.data(), byte_ptr(m_view.data) + lo, staging.size(), s);
     array_view packed = m_view;
     packed.data = staging.data() - lo;
@@ -364,7 +371,7 @@ void device_array::copy_from_device(const device_array& src, const stream_ref& s
                                                live_handle(stream, "copy_to_device"));
         return;
     }
-    if (g_strided_copy != nullptr) {
+    if (g_strided_copy != nullptr && !is_record(m_view.type)) {
         g_strided_copy(*this, src, stream);
         return;
     }

@@ -86,6 +86,16 @@ dtype datetime_dtype(const std::string& typestr, const std::string& name) {
     return register_dtype(typestr, 8, name, typestr);
 }
 
+dtype chars_dtype(const std::string& typestr, std::size_t size, const std::string& name) {
+    return register_dtype(typestr, size, name, typestr);
+}
+
+bool is_chars(dtype t) {
+    if (!is_record(t)) return false;
+    const char kind = record(t).typestr[1];
+    return kind == 'S' || kind == 'U';
+}
+
 bool is_datetime(dtype t) {
     if (!is_record(t)) return false;
     const char kind = record(t).typestr[1];

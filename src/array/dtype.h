@@ -33,6 +33,11 @@ dtype record_dtype(const std::string& key, std::size_t size, const std::string& 
 dtype datetime_dtype(const std::string& typestr, const std::string& name);
 // Whether a registered id is a datetime64/timedelta64 dtype (an int64 in kernels).
 bool is_datetime(dtype t);
+// The id of fixed-width bytes or str dtype `typestr` ("|S12", "<U12"), `size` bytes long,
+// printed as `name`. Kernels store constants into their elements (Numba's CharSeq and
+// UnicodeCharSeq); the engine moves their bytes like a record's.
+dtype chars_dtype(const std::string& typestr, std::size_t size, const std::string& name);
+bool is_chars(dtype t);
 
 std::size_t itemsize(dtype t);
 const char* dtype_name(dtype t);   // "float32"

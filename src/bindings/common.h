@@ -49,6 +49,9 @@ nu::dtype dtype_of(const py::dtype& dt, const char* what);
 // nu::dtype_from_typestr, plus the datetime64/timedelta64 typestrs ("<M8[D]"), which are
 // registered through NumPy's dtype (dtype_of) so to_numpy_dtype can give them back.
 nu::dtype typestr_dtype(const std::string& typestr, const char* what);
+// A ufunc or gufunc loop's dtype: typestr_dtype, less the fixed-width bytes and str dtypes,
+// which only kernels take.
+nu::dtype loop_dtype(const std::string& typestr);
 py::dtype to_numpy_dtype(nu::dtype t);
 int dtype_from_type_num(int num);
 nu::shape_t as_shape(py::handle obj, const char* api, const char* what = "shape");

@@ -70,12 +70,14 @@ void bind_compile(py::module_& m) {
           py::arg("options") = std::vector<std::string>{},
           "The NVRTC option list these settings produce.");
     m.def("nvrtc_version", &nu::nvrtc_version, "(major, minor) of NVRTC; loads it.");
-    using link_files = std::vector<std::tuple<std::string, std::string, py::bytes>>;
+    using link_files = std::vector<std::tuple<std::string, std::string, py::bytes, std::vector<std::string>>>;
     m.def("link_kernel_cubin",
           [nvrtc_opts](const std::string& source, const link_files& files, std::pair<int, int> cc,
                        bool fastmath, bool ptx) -> py::object {
               std::vector<nu::link_file> links;
-              for (const auto& [path, kind, content] : files) links.push_back({path, kind, std::string(content)});
+              for (const auto& [path, kind, content, includes] : files) {
+                  links.push_back({path, kind, std::string(content), includes});
+              }
               std::string bin;
               {
                   py::gil_scoped_release release;
@@ -85,7 +87,8 @@ void bind_compile(py::module_& m) {
               return py::bytes(bin);
           },
           py::arg("source"), py::arg("links"), py::arg("cc"), py::arg("fastmath") = false, py::arg("ptx") = false,
-          "A kernel's translation unit and its link files [(path, kind, bytes)] -> one CUBIN for "
+          "A kernel's translation unit and its link files [(path, kind, bytes, include dirs)] -> "
+          "one CUBIN for "
           "sm_XY (NVRTC to LTO IR, nvJitLink), or with ptx=True the linked PTX text, through the "
           "kernel cache. No GPU needed.");
     m.def("nvjitlink_link",

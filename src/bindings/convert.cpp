@@ -156,6 +156,25 @@ nu::dtype datetime_of(const py::dtype& dt, const char* what) {
     return t;
 }
 
+// Fixed-width bytes ('S') and str ('U', UTF-32 code units): registered on first use,
+// keyed by typestr, as datetimes are.
+nu::dtype chars_of(const py::dtype& dt, const char* what) {
+    const std::string text = py::str(dt).cast<std::string>();
+    if (dt.itemsize() == 0 || dt.byteorder() == '>') {
+        throw nu::type_error(std::string(what) + ": unsupported dtype '" + text +
+                             "' (fixed-width bytes and str dtypes need a width, as in S12 or "
+                             "U12, and native byte order)");
+    }
+    auto& table = record_dtypes();
+    for (std::size_t k = 0; k < table.size(); ++k) {
+        if (table[k].ptr() == dt.ptr()) return record_id(k);
+    }
+    const nu::dtype t = nu::chars_dtype(dt.attr("str").cast<std::string>(), dt.itemsize(), text);
+    const std::size_t k = static_cast<std::size_t>(static_cast<int>(t) - nu::k_first_record);
+    if (k == table.size()) table.push_back(dt);
+    return t;
+}
+
 }  // namespace
 
 nu::dtype dtype_of(const py::dtype& dt, const char* what) {
@@ -164,6 +183,7 @@ nu::dtype dtype_of(const py::dtype& dt, const char* what) {
     if (code >= 0 && order != '>' && order != '<') return static_cast<nu::dtype>(code);
     if (dt.kind() == 'V' && dt.has_fields()) return record_of(dt, what);
     if (dt.kind() == 'M' || dt.kind() == 'm') return datetime_of(dt, what);
+    if (dt.kind() == 'S' || dt.kind() == 'U') return chars_of(dt, what);
     if (dt.kind() == 'V') {  // only bfloat16 among the void dtypes: typestr '<V2' is not enough
         throw nu::type_error(std::string(what) + ": unsupported dtype '" +
                              py::str(dt).cast<std::string>() + "' (supported: bool, int8..int64, "
@@ -173,8 +193,18 @@ nu::dtype dtype_of(const py::dtype& dt, const char* what) {
     return nu::dtype_from_typestr(dt.attr("str").cast<std::string>(), what);
 }
 
+nu::dtype loop_dtype(const std::string& typestr) {
+    const nu::dtype t = typestr_dtype(typestr, "add_loop");
+    if (nu::is_chars(t)) {
+        throw nu::type_error("add_loop: unsupported dtype '" + typestr +
+                             "' (ufunc and gufunc loops take bool, integers, floats, complex, "
+                             "datetime64 and timedelta64; fixed-width bytes and str only kernels)");
+    }
+    return t;
+}
+
 nu::dtype typestr_dtype(const std::string& typestr, const char* what) {
-    if (typestr.size() > 2 && (typestr[1] == 'M' || typestr[1] == 'm')) {
+    if (typestr.size() > 2 && (typestr[1] == 'M' || typestr[1] == 'm' || typestr[1] == 'S' || typestr[1] == 'U')) {
         py::dtype dt;
         try {
             dt = py::dtype(typestr);

@@ -76,7 +76,9 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     std::vector<py::object> outs(nout, py::none());
     if (nargs == nin + nout) {
         if (!kw.out.is_none()) {
-            throw nu::type_error(g.name() + "(): cannot specify outputs both positionally and with out=");
+            const py::module_ errors = py::module_::import("numbacuda_ufunc.errors");
+            PyErr_SetObject(errors.attr("DuplicateOutputError").ptr(), errors.attr("DUPLICATE_OUTPUT").ptr());
+            throw py::error_already_set();
         }
         for (std::size_t k = 0; k < nout; ++k) outs[k] = args[nin + k];
     } else if (!kw.out.is_none()) {
@@ -208,7 +210,7 @@ void bind_gufunc(py::module_& m) {
         .def("_add_loop", [](nu::gufunc& g, const std::vector<std::string>& types, const std::vector<int>& kinds,
                              std::string function, std::string source) {
             nu::gufunc_loop l;
-            for (const std::string& t : types) l.types.push_back(typestr_dtype(t, "add_loop"));
+            for (const std::string& t : types) l.types.push_back(loop_dtype(t));
             for (int k : kinds) l.kinds.push_back(static_cast<nu::arg_kind>(k));
             l.function = std::move(function);
             l.source = std::move(source);

@@ -389,6 +389,16 @@ void note_argument_stream_uses(py::handle arg, const std::vector<nu::kernel_arg>
     throw py::error_already_set();
 }
 
+// A launch-config-sensitive kernel's calls are keyed by their configuration too.
+void add_launch_config_key(const nu::launch_shape& shape, std::string& key) {
+    key += static_cast<char>(0xf9);  // the configuration's bytes follow
+    const auto add = [&key](const void* p, std::size_t n) { key.append(static_cast<const char*>(p), n); };
+    add(shape.grid, sizeof(shape.grid));
+    add(shape.block, sizeof(shape.block));
+    add(&shape.dynamic_shared, sizeof(shape.dynamic_shared));
+    add(&shape.forall_tasks, sizeof(shape.forall_tasks));
+}
+
 py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
     kernel_launcher& l = engine_object<kernel_launcher>(self);
     nu::jit_kernel& k = *l.kernel;
@@ -408,6 +418,8 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
         flattened = flattened || PyTuple_Check(args[i].ptr());  // (an enum member is one argument)
         add_argument(ctx, args[i], i, key, kargs);
     }
+    bool keyed_by_config = k.launch_config_sensitive();
+    if (keyed_by_config) add_launch_config_key(l.shape, key);
     int spec = k.find(key);
     if (spec < 0) {
         py::tuple descr(args.size());
@@ -416,6 +428,7 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
         // Translates (or picks a signature), with the launch configuration current
         // (numba.cuda.launchconfig) while it compiles.
         spec = l.owner.attr("_resolve_launch")(descr, self, args).cast<int>();
+        if (!keyed_by_config && k.launch_config_sensitive()) add_launch_config_key(l.shape, key);
         k.bind_key(key, spec);
     }
     try {
@@ -440,14 +453,14 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
 // A specialization as Kernel._add (kernel.py) describes it: (dtype, ndim, C++ type) per
 // parameter, and the link files as (path, kind, contents).
 using spec_params = std::vector<std::tuple<py::object, int, std::string>>;
-using spec_links = std::vector<std::tuple<std::string, std::string, py::bytes>>;
+using spec_links = std::vector<std::tuple<std::string, std::string, py::bytes, std::vector<std::string>>>;
 
 nu::kernel_spec make_spec(const spec_params& params, std::string function, std::string source,
                           bool cooperative, std::int64_t static_shared, bool grid_sync, const spec_links& links) {
     nu::kernel_spec s;
-    for (const auto& [path, kind, content] : links) {
+    for (const auto& [path, kind, content, includes] : links) {
         nu::check_link_kind(path, kind);
-        s.links.push_back({path, kind, std::string(content)});
+        s.links.push_back({path, kind, std::string(content), includes});
     }
     for (const auto& [dtype, ndim, ctype] : params) {
         s.params.push_back({as_dtype(dtype, "cuda.jit"), ndim, ctype});
@@ -526,6 +539,7 @@ void bind_kernel(py::module_& m) {
              py::arg("nvrtc_extra"), py::arg("max_threads"))
         .def_property_readonly("_nvrtc_extra", &nu::jit_kernel::nvrtc_extra)
         .def("_set_carveout", &nu::jit_kernel::set_carveout, py::arg("percent"))
+        .def("_set_launch_config_sensitive", &nu::jit_kernel::set_launch_config_sensitive)
         .def("_forall", &configure_forall, py::arg("tasks"), py::arg("stream"), py::arg("sharedmem"))
         .def("_add_spec",
              [](nu::jit_kernel& k, const spec_params& params, std::string function, std::string source,

@@ -314,6 +314,25 @@ void bind_memory_api(py::module_& m) {
         return py::make_tuple(reinterpret_cast<std::uintptr_t>(base), bytes);
     });
 
+    // ---- transfer observers: cudadrv.driver.cuMemcpyHtoD / cuMemcpyDtoH set from Python
+    m.def("set_transfer_observers", [](py::object to_device, py::object to_host) {
+        // Leaked on purpose: the observer may run until exit, after interpreter teardown
+        // has begun; objects held here are released when replaced.
+        static py::object* observers = new py::object[2];
+        observers[0] = std::move(to_device);
+        observers[1] = std::move(to_host);
+        if (observers[0].is_none() && observers[1].is_none()) {
+            nu::set_transfer_observer(nullptr);
+            return;
+        }
+        nu::set_transfer_observer([](bool to_dev, void* dst, const void* src, std::size_t bytes) {
+            py::gil_scoped_acquire gil;
+            const py::object& fn = observers[to_dev ? 0 : 1];
+            if (fn.is_none()) return;
+            fn(reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(src), bytes);
+        });
+    }, py::arg("to_device"), py::arg("to_host"));
+
     // ---- deferred cleanup and EMM plugins
     m.def("begin_deferred_cleanup", &nu::begin_deferred_cleanup);
     m.def("end_deferred_cleanup", &nu::end_deferred_cleanup);

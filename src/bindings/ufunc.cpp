@@ -189,8 +189,8 @@ void bind_ufunc(py::module_& m) {
         .def("_add_loop", [](nu::ufunc& uf, const std::vector<std::string>& in, const std::string& out,
                              std::string function, std::string source) {
             nu::loop l;
-            for (const std::string& t : in) l.in.push_back(typestr_dtype(t, "add_loop"));
-            l.out = typestr_dtype(out, "add_loop");
+            for (const std::string& t : in) l.in.push_back(loop_dtype(t));
+            l.out = loop_dtype(out);
             l.function = std::move(function);
             l.source = std::move(source);
             uf.add_loop(std::move(l));

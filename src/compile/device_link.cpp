@@ -66,6 +66,7 @@ std::string link_kernel_cubin(const std::string& source, const std::vector<link_
         nvrtc_options o = lto;
         o.fastmath = false;
         if (!directory_of(f.path).empty()) o.extra.push_back("-I" + directory_of(f.path));
+        for (const std::string& dir : f.include_paths) o.extra.push_back("-I" + dir);
         if (!includes.empty()) o.extra.push_back("-I" + includes);
         inputs.push_back({link_input_kind::ltoir, f.path, nvrtc_build(line_directive(f.path) + f.content, o)});
     }
@@ -98,8 +99,11 @@ std::vector<std::string> host_link_units(const std::vector<link_file>& files, co
 
 std::vector<std::string> host_link_options(const std::vector<link_file>& files) {
     std::vector<std::string> options;
-    for (const link_file& f : files)
-        if (f.kind == "cu" && !directory_of(f.path).empty()) options.push_back("-I" + directory_of(f.path));
+    for (const link_file& f : files) {
+        if (f.kind != "cu") continue;
+        if (!directory_of(f.path).empty()) options.push_back("-I" + directory_of(f.path));
+        for (const std::string& dir : f.include_paths) options.push_back("-I" + dir);
+    }
     return options;
 }
 

@@ -14,13 +14,17 @@ struct link_file {
     std::string path;     // absolute, for messages and #line
     std::string kind;     // extension: "cu", "ptx", "cubin", "fatbin", "ltoir", "o", "a"
     std::string content;  // the file's bytes
+    // A .cu file's extra include directories, searched after its own directory (Numba's
+    // config.CUDA_NVRTC_EXTRA_SEARCH_PATHS when the kernel was compiled).
+    std::vector<std::string> include_paths = {};
 };
 
 // Throws link_error unless `kind` is a link file extension we know.
 void check_link_kind(const std::string& path, const std::string& kind);
 
 // The kernel's translation unit compiled by NVRTC to LTO IR (-rdc=true -dlto), each .cu
-// file likewise (its directory and the toolkit's include directory on the include path),
+// file likewise (its directory, its extra include directories and the toolkit's include
+// directory on the include path),
 // and the rest as they are, linked by nvJitLink into one CUBIN for `target` (a CUBIN
 // target chosen by target_device). Every step goes through the kernel cache, so an
 // edited file relinks and an unchanged kernel loads from disk.
@@ -33,7 +37,8 @@ std::string link_kernel_cubin(const std::string& source, const std::vector<link_
 // prefixes the message.
 std::vector<std::string> host_link_units(const std::vector<link_file>& files, const std::string& api);
 
-// Include options for a .cu file: its directory (its own #include "..." files).
+// Include options for the .cu files: each one's directory (its own #include "..." files),
+// then its extra include directories.
 std::vector<std::string> host_link_options(const std::vector<link_file>& files);
 
 }  // namespace nu

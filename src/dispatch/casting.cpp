@@ -100,7 +100,7 @@ char dtype_kind(dtype t) {
 char dtype_char(dtype t) {
     static constexpr char chars[] = {'?', 'b', 'h', 'i', 'l', 'B', 'H', 'I', 'L', 'f', 'd', 'F', 'D',
                                      'e', 'E'};
-    if (is_datetime(t)) return typestr(t)[1];  // 'M' or 'm', as NumPy's dtype.char
+    if (is_datetime(t) || is_chars(t)) return typestr(t)[1];  // 'M', 'm', 'S', 'U' as NumPy's dtype.char
     return is_record(t) ? 'V' : chars[static_cast<int>(t)];
 }
 

@@ -115,6 +115,11 @@ void jit_kernel::bind_key(const std::string& key, int spec) {
     m_keys[key] = spec;
 }
 
+void jit_kernel::set_launch_config_sensitive() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_config_sensitive.exchange(true)) m_keys.clear();
+}
+
 int jit_kernel::find(const std::string& key) const {
     std::lock_guard<std::mutex> lock(m_mutex);
     auto it = m_keys.find(key);

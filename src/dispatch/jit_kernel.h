@@ -1,6 +1,7 @@
 // src/dispatch/jit_kernel.h: @cuda.jit kernels: specializations, launch checks and launches
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -75,6 +76,12 @@ public:
     void replace_spec(int index, kernel_spec spec);
     void bind_key(const std::string& key, int spec);
     int find(const std::string& key) const;
+    // Numba's mark_launch_config_sensitive(): a specialization compiled for one launch
+    // configuration. From then on a call's key includes its grid, block and dynamic shared
+    // size, so a new configuration asks Python again (which compiles anew for it); the
+    // keys bound before, without a configuration, are dropped.
+    void set_launch_config_sensitive();
+    bool launch_config_sensitive() const { return m_config_sensitive.load(); }
     std::shared_ptr<const kernel_spec> spec(int index);
     std::size_t spec_count();
     // The complete translation unit of a specialization for the host or the device.
@@ -108,6 +115,7 @@ private:
     std::vector<std::string> m_nvrtc_extra;
     int m_bounds_threads = 0;
     std::optional<int> m_carveout;
+    std::atomic<bool> m_config_sensitive{false};
     mutable std::mutex m_mutex;  // guards everything below: launches may come from threads
     std::deque<std::shared_ptr<const kernel_spec>> m_specs;
     std::unordered_map<std::string, int> m_keys;

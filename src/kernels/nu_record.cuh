@@ -13,6 +13,8 @@
 //   the same shape and byte strides (NumPy's field view).
 // * `member_array`: `r.h` of a field of sub-array type ('h', f4, (3, 2)), a C-contiguous
 //   view of the bytes inside the record.
+// * `chars<N>` and `store_chars`: an element of a fixed-width bytes or str array (S12, U12),
+//   or such a field, and the store of a constant into it.
 #pragma once
 
 // The structs' offset checks. NVRTC has no constant offsetof (only the null-pointer form,
@@ -27,6 +29,20 @@
 #endif
 
 namespace nu {
+
+// One element of a fixed-width bytes (S<N>) or str (U<N/4>, UTF-32) array: its N bytes.
+// Kernels store constants into them; the translator encodes the constant as NumPy does
+// (truncated to the width, padded with NULs) into constant data, copied here byte by byte
+// (S elements need not be aligned beyond a byte).
+template <int N>
+struct chars {
+    unsigned char bytes[N];
+};
+
+NU_DEVICE void store_chars(void* dst, const unsigned char* src, int n) {
+    unsigned char* out = static_cast<unsigned char*>(dst);
+    for (int k = 0; k < n; ++k) out[k] = src[k];
+}
 
 template <class T>
 struct unaligned {

@@ -2,6 +2,7 @@
 #include "runtime/driver_api.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <mutex>
 
@@ -16,6 +17,7 @@ namespace {
 driver_api g_api;
 const driver_api* g_loaded = nullptr;
 std::string g_why;
+pid_t g_init_pid = 0;  // the process that initialized the driver
 
 void load_once() {
     // Never link libcuda: on machines without a driver the link would break `import`.
@@ -52,6 +54,7 @@ void load_once() {
                 " (no usable GPU or driver)";
         return;
     }
+    g_init_pid = getpid();
     g_loaded = &g_api;
 }
 
@@ -73,9 +76,16 @@ void check(CUresult status, const char* call) {
         g_api.cuGetErrorString(status, &text);
     }
     const std::string error_name = name ? name : "CUDA_ERROR_UNKNOWN";
-    throw cuda_error(static_cast<int>(status), error_name, call,
-                     std::string(call) + "() failed: " + error_name +
-                         (text ? std::string(" (") + text + ")" : std::string()));
+    std::string message = std::string(call) + "() failed: " + error_name +
+                          (text ? std::string(" (") + text + ")" : std::string());
+    // A forked child inherits the parent's initialized driver state, which CUDA does not
+    // support: its calls fail (CUDA_ERROR_NOT_INITIALIZED, usually). Say so, as Numba does.
+    if (g_loaded != nullptr && getpid() != g_init_pid) {
+        message = "CUDA initialized before forking: pid " + std::to_string(getpid()) + " forked from pid " +
+                  std::to_string(g_init_pid) + " after CUDA driver init (" + message +
+                  "); start worker processes with the 'spawn' or 'forkserver' method";
+    }
+    throw cuda_error(static_cast<int>(status), error_name, call, message);
 }
 
 }  // namespace nu

@@ -1,6 +1,7 @@
 // src/runtime/memory_hooks.cpp: EMM plugins and deferred frees, between arrays and backends
 #include "runtime/memory_hooks.h"
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -20,8 +21,16 @@ std::mutex g_mutex;
 std::shared_ptr<external_allocator>& g_allocator = *new std::shared_ptr<external_allocator>();
 int g_defer_depth = 0;
 std::vector<pending_free>* g_pending = new std::vector<pending_free>();  // never destroyed: frees run at exit
+std::atomic<transfer_observer> g_transfer_observer{nullptr};
 
 }  // namespace
+
+void set_transfer_observer(transfer_observer observer) { g_transfer_observer.store(observer); }
+
+void notify_transfer(bool to_device, void* dst, const void* src, std::size_t bytes) {
+    const transfer_observer observer = g_transfer_observer.load(std::memory_order_relaxed);
+    if (observer != nullptr) observer(to_device, dst, src, bytes);
+}
 
 void set_external_allocator(std::shared_ptr<external_allocator> allocator) {
     std::lock_guard<std::mutex> lock(g_mutex);

@@ -22,6 +22,14 @@ struct external_allocator {
 void set_external_allocator(std::shared_ptr<external_allocator> allocator);
 std::shared_ptr<external_allocator> current_external_allocator();
 
+// An observer of the host<->device copies of array data (Numba's tests patch the driver's
+// cuMemcpyHtoD/cuMemcpyDtoH to watch them). When set, it is called before each such copy
+// with its direction (true: host to device), destination, source and size; what it throws
+// propagates and the copy is not made. Unset (the default) it costs one load per copy.
+using transfer_observer = void (*)(bool to_device, void* dst, const void* src, std::size_t bytes);
+void set_transfer_observer(transfer_observer observer);
+void notify_transfer(bool to_device, void* dst, const void* src, std::size_t bytes);
+
 // Numba's deallocation queue, for the memory we allocate ourselves: while a
 // defer_cleanup() block is open, frees are queued instead of done (so no free can
 // synchronize inside a timed region), and done when the last block closes.

@@ -1,7 +1,10 @@
 """Numba's ``numba.cuda.cudadrv.driver``: the driver-level classes and errors by Numba's
 names. ``driver`` is the one driver object Numba exposes; here it answers what code asks
-it (device count, nvJitLink), and attributes set on it (Numba's tests patch its ``cuMemcpy*``
-functions) change nothing in the engine."""
+it (device count, nvJitLink). The engine calls the driver from C++, so its functions are
+not attributes here; but a callable set as ``driver.cuMemcpyHtoD`` or
+``driver.cuMemcpyDtoH`` (as Numba's tests patch them) observes the host<->device copies
+of array data: it is called ``(dst, src, nbytes)`` before each, and what it raises
+propagates with the copy not made. Deleting the attribute removes it."""
 
 from ...errors import CudaError, CudaSupportError, LinkerError
 from .. import Context, Device, Event, Stream
@@ -10,6 +13,9 @@ __all__ = ["CudaAPIError", "CudaSupportError", "Context", "Device", "Event", "Li
            "Stream", "driver"]
 
 CudaAPIError = CudaError
+
+
+_TRANSFER_OBSERVERS = ("cuMemcpyHtoD", "cuMemcpyDtoH")  # host->device, device->host
 
 
 class _Driver:
@@ -28,6 +34,23 @@ class _Driver:
 
     def __repr__(self):
         return "<numbacuda_ufunc CUDA driver (the engine calls it from C++)>"
+
+    def __setattr__(self, name, value):
+        if name in _TRANSFER_OBSERVERS and not callable(value):
+            raise TypeError(f"driver.{name} must be callable (got {value!r})")
+        object.__setattr__(self, name, value)
+        if name in _TRANSFER_OBSERVERS:
+            self._install_observers()
+
+    def __delattr__(self, name):
+        object.__delattr__(self, name)
+        if name in _TRANSFER_OBSERVERS:
+            self._install_observers()
+
+    def _install_observers(self):
+        from ..._compile import core
+
+        core().set_transfer_observers(*(vars(self).get(n) for n in _TRANSFER_OBSERVERS))
 
 
 driver = _Driver()
