@@ -147,27 +147,26 @@ def is_available() -> bool:
     return _core.is_available()
 
 
-def is_bfloat16_supported() -> bool:
-    """Numba's check for ``cuda.bf16``: compute capability 8.0 or newer (always true on the
-    host backend). False, never an error, when there is no device."""
+def _cc_at_least(cc) -> bool:
+    """The current device has compute capability ``cc`` or newer (always true on the host
+    backend, which emulates sm_90). False, never an error, when there is no device."""
     if _core.emulation_enabled():
         return True
     try:
-        return tuple(get_current_device().compute_capability) >= (8, 0)
-    except Exception:  # no driver or no device: bfloat16 kernels cannot run
+        return tuple(get_current_device().compute_capability) >= cc
+    except Exception:  # no driver or no device: such kernels cannot run
         return False
+
+
+def is_bfloat16_supported() -> bool:
+    """Numba's check for ``cuda.bf16``: compute capability 8.0 or newer."""
+    return _cc_at_least((8, 0))
 
 
 def is_fp8_supported() -> bool:
     """Numba's check for FP8 types (``numba.cuda.api.is_fp8_supported``): compute
-    capability 8.9 or newer; true on the host backend, which emulates sm_90. False, never
-    an error, when there is no device."""
-    if _core.emulation_enabled():
-        return True
-    try:
-        return tuple(get_current_device().compute_capability) >= (8, 9)
-    except Exception:  # no driver or no device: FP8 kernels cannot run
-        return False
+    capability 8.9 or newer."""
+    return _cc_at_least((8, 9))
 
 
 def is_emulated() -> bool:
