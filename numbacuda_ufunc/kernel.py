@@ -99,19 +99,26 @@ class Kernel(_core.Kernel):
         # spec index -> the (griddim, blockdim, sharedmem) it was compiled for, for the
         # specializations marked launch-config sensitive (mark_launch_config_sensitive)
         self._config_of = {}
+        self._config_sensitive = False  # a launch marked a specialization (above)
         for sig in signatures:
             sig = _kernel_signature(sig, pyfunc.__name__)
             self._declared.append((sig, self._add(self._translate_spec(sig.args))))
 
     # ---- specializations ------------------------------------------------------------------
-    def _translate(self, fn, types):
-        return translate_kernel(fn, types, line_info=self.lineinfo)
+    def _translate(self, fn, types, launch_config=None):
+        return translate_kernel(fn, types, line_info=self.lineinfo, launch_config=launch_config)
 
     def _translate_spec(self, types):
         """The kernel translated for ``types``: with cache=True loaded from its files when
-        they hold it (a hit), else translated (a miss) and saved there."""
+        they hold it (a hit), else translated (a miss) and saved there. Once the kernel is
+        launch-config sensitive its translations are per configuration and stay out of the
+        files (a new process learns the sensitivity again by translating)."""
+        from .cuda import launchconfig
+
         types = tuple(types)
-        disk = self._disk
+        current = launchconfig.current_launch_config()
+        config = _config_key(current) if self._config_sensitive else None
+        disk = self._disk if config is None else None
         key = None
         if disk is not None and disk.cache_path is not None:
             key = disk.key(types, ("lineinfo",) if self.lineinfo else ())
@@ -120,10 +127,11 @@ class Kernel(_core.Kernel):
                 self._cache_hits[types] += 1
                 return tk
         self._cache_misses[types] += 1
-        tk = self._translate(self.py_func, types)
+        tk = self._translate(self.py_func, types, config)
         if disk is not None:
             check_cachable(tk, self.__name__)
-            if key is not None:
+            marked = current is not None and current._is_kernel_launch_config_sensitive()
+            if key is not None and not marked:
                 disk.save(key, tk, self.__name__)
         return tk
 
@@ -183,6 +191,7 @@ class Kernel(_core.Kernel):
         if config._is_kernel_launch_config_sensitive():
             with self._lock:
                 self._config_of.setdefault(overload._index, _config_key(config))
+                self._config_sensitive = True
             self._set_launch_config_sensitive()
         return overload._index
 

@@ -234,6 +234,63 @@ def test_a_launch_config_sensitive_kernel_compiles_again_for_a_new_configuration
     assert len(seen) == 5 and len(k.overloads) == 2
 
 
+_CONFIG_OVERLOAD = """
+import sys
+import numpy as np
+from numbacuda_ufunc import cuda
+from numbacuda_ufunc.cuda import launchconfig
+from numbacuda_ufunc.cuda.extending import overload
+
+
+def block_constant():
+    pass
+
+
+@overload(block_constant, target="cuda")
+def _block_constant():
+    # Numba's use of the marker: code generated for the configuration being compiled
+    cfg = launchconfig.ensure_current_launch_config()
+    cfg.dispatcher.mark_launch_config_sensitive()
+    n = cfg.blockdim[0] * 1000 + cfg.griddim[0]
+
+    def impl():
+        return n
+    return impl
+
+
+@cuda.jit(cache=CACHE)
+def k(x):
+    x[0] = block_constant()
+
+
+arr = np.full(1, -1, np.int64)
+for b, g in [tuple(int(v) for v in a.split("x")) for a in sys.argv[1:]]:
+    k[g, b](arr)
+    print(int(arr[0]))
+"""
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_translation_that_reads_the_configuration_is_made_per_configuration(tmp_path, cache):
+    import subprocess
+    import sys
+
+    script = tmp_path / "lcs.py"
+    script.write_text(_CONFIG_OVERLOAD.replace("CACHE", str(cache)))
+
+    def run(*configs):
+        out = subprocess.run([sys.executable, str(script), *configs], capture_output=True,
+                             text=True, timeout=300, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return [int(v) for v in out.stdout.split()]
+
+    # the overload's answer (and so the code) differs per configuration, and each
+    # configuration seen keeps its own specialization
+    assert run("32x1", "64x1", "32x1", "128x2") == [32001, 64001, 32001, 128002]
+    # a new process, another configuration first: never the first process's code
+    assert run("64x1", "32x1") == [64001, 32001]
+
+
 def test_an_unmarked_kernel_serves_every_configuration():
     k = cuda.jit(_block_sized)
     arr = np.zeros(1, np.int32)

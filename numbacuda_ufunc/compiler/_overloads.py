@@ -11,6 +11,7 @@ so a call site typed the same way reuses one device function.
 
 from __future__ import annotations
 
+import sys
 import types as pytypes
 
 from .._type_classes import BooleanLiteral, IntegerLiteral
@@ -44,12 +45,22 @@ class Template:
             key = None
         if key is not None and key in self.impls:
             return self.impls[key]
+        config = _launch_config()
+        was_marked = config is not None and config._kernel_launch_config_sensitive
+        if config is not None:
+            config._kernel_launch_config_sensitive = False
         try:
             impl = self.typing_fn(*args, **kwargs)
         except Exception as exc:  # the typing function's own error, at the call site
             raise tr.error(node, f"{self.what}: the typing function "
                                  f"'{self.typing_fn.__name__}' raised "
                                  f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            marked = config is not None and config._kernel_launch_config_sensitive
+            if config is not None:
+                config._kernel_launch_config_sensitive = was_marked or marked
+        if marked:
+            key = None  # its answer depends on the launch configuration: ask again next time
         if impl is not None:
             py = getattr(impl, "py_func", impl)  # a cuda.jit device function is fine too
             if not isinstance(py, pytypes.FunctionType):
@@ -61,6 +72,14 @@ class Template:
         if key is not None:
             self.impls[key] = impl
         return impl
+
+
+def _launch_config():
+    """The launch configuration a kernel launch is compiling for (cuda.launchconfig), or
+    None. Looked up without importing the cuda package, which the translator never does:
+    when that module is not loaded, no launch is compiling."""
+    module = sys.modules.get("numbacuda_ufunc.cuda.launchconfig")
+    return module.current_launch_config() if module is not None else None
 
 
 _FUNCTIONS: dict = {}  # overloaded function -> [Template]

@@ -383,15 +383,19 @@ class TranslatedKernel:
 
 
 def translate_kernel(pyfunc, arg_types, line_info=False,
-                     internal_linkage=False) -> TranslatedKernel:
+                     internal_linkage=False, launch_config=None) -> TranslatedKernel:
     """Translate ``pyfunc`` as a @cuda.jit kernel for the given argument types (scalars,
     arrays, 0-d arrays, tuples and CPointer addresses). Raises CompileError for anything outside the
     subset, for a kernel that returns a value, and for misuse of the ``cuda`` intrinsics.
-    ``line_info``, ``internal_linkage``: as for ``translate``."""
+    ``line_info``, ``internal_linkage``: as for ``translate``. ``launch_config`` (a hashable
+    key of the launch configuration being compiled for) keeps the translations of a kernel
+    whose code depends on its configuration (mark_launch_config_sensitive) apart."""
     fn = _python_function(pyfunc, "cuda.jit()")
     types = _as_types(arg_types, kernel=True)
     line_info, internal_linkage = bool(line_info), bool(internal_linkage)
     options = (("lines",) if line_info else ()) + (("static",) if internal_linkage else ())
+    if launch_config is not None:
+        options += (("config", launch_config),)
     return _memoized(fn, ("kernel", types) + options,
                      lambda: _kernel_of(fn, types, line_info, internal_linkage))
 
