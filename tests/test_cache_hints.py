@@ -252,8 +252,7 @@ def test_typeof_records():
     assert typeof(a[0]) == nt.from_dtype(rec)
 
 
-@pytest.mark.parametrize("value", ["text", [1, 2], object(), None,
-                                   np.array(["a"]), np.array([object()])])
+@pytest.mark.parametrize("value", ["text", [1, 2], object(), None, np.array([object()])])
 def test_typeof_refuses_other_values(value):
     with pytest.raises(TypeError, match=r"typeof\(\)"):
         typeof(value)

@@ -206,8 +206,8 @@ def test_unsupported_dtype_names_the_variable():
     def object_global():
         arr = cuda.local.array(10, dtype=OBJECT)  # noqa: F841
 
-    def unicode_unassigned():
-        cuda.local.array(10, dtype=np.dtype("U3"))
+    def void_unassigned():
+        cuda.local.array(10, dtype=np.dtype("V4"))
 
     def invalid_name():
         arr = cuda.shared.array(10, dtype=np.dtype("int33"))  # noqa: F841
@@ -217,8 +217,8 @@ def test_unsupported_dtype_names_the_variable():
         cuda.jit(void())(object_dtype)
     with pytest.raises(CompileError, match=r"Cannot infer the type of variable 'arr'"):
         cuda.jit(void())(object_global)
-    with pytest.raises(CompileError, match=r"^(?!.*Cannot infer).*dtype dtype\('<U3'\) is "
+    with pytest.raises(CompileError, match=r"^(?!.*Cannot infer).*dtype dtype\('V4'\) is "
                                            r"not one translated code holds"):
-        cuda.jit(void())(unicode_unassigned)
+        cuda.jit(void())(void_unassigned)
     with pytest.raises(CompileError, match="Invalid NumPy dtype specified: 'int33'"):
         cuda.jit(void())(invalid_name)
