@@ -16,6 +16,7 @@ import enum
 import inspect
 import math
 import operator
+import re
 import sys
 import types as pytypes
 
@@ -125,6 +126,22 @@ _PY_CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, 
            "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
 _MAX_PASSES = 32
 _SPLIT = 32  # operations of a long chain per C++ expression
+# Calls whose order can show: translated device functions (nu_<name>_<types>_<hash8>) and
+# kernel intrinsics with effects (atomics, random draws, print, barriers and warp
+# collectives, cache-hinted loads and stores, exceptions). Python evaluates operands left to
+# right; C++ leaves the order of a call's arguments unspecified (g++ often goes right to
+# left), so such operands are bound to temporaries in Python's order (in_order).
+_EFFECTS = re.compile(r"\bnu_\w+_[0-9a-f]{8}\(|nu::kern::(?:atomic|xoroshiro128p_(?:uniform|normal)"
+                      r"|print|sync|\w+_sync\b|activemask|nanosleep|cache_|raise|assert)")
+
+
+def _has_effects(v) -> bool:
+    return bool(v.code) and _EFFECTS.search(v.code) is not None
+
+
+def _reads_nothing(v) -> bool:
+    """A constant or a plain name: its value cannot depend on when it is read."""
+    return v.const is not None or not v.code or v.code.isidentifier()
 
 
 def _cname(name: str) -> str:
@@ -400,6 +417,23 @@ class FunctionTranslator:
     def temp(self, prefix="nu_t") -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
+
+    def in_order(self, vals) -> tuple:
+        """(bindings, vals): when one of the operands ``vals`` has effects and another one
+        reads anything, every scalar operand but the last is bound to a temporary, in
+        Python's left-to-right order ((name, Val) pairs for the caller to emit first)."""
+        if len(vals) < 2 or not any(_has_effects(v) for v in vals) or \
+                sum(not _reads_nothing(v) for v in vals) < 2:
+            return [], list(vals)
+        bindings, out = [], []
+        for v in vals[:-1]:
+            if _reads_nothing(v) or not isinstance(strong(v.type), Scalar):
+                out.append(v)  # arrays, tuples and compile-time values stay as they are
+                continue
+            name = self.temp("nu_o")
+            bindings.append((name, v))
+            out.append(Val(name, v.type))
+        return bindings, out + [vals[-1]]
 
     def _line_directives(self, node) -> list:
         """``[#line]`` mapping what follows to ``node``'s Python line (lineinfo/debug
@@ -1219,7 +1253,11 @@ class FunctionTranslator:
         acc = self.expr(e)
         stmts = []
         for k, node in enumerate(reversed(chain), 1):
-            acc = self.binop(node, _BINOPS.get(type(node.op)), acc, self.expr(node.right))
+            right = self.expr(node.right)
+            if not isinstance(acc.type, Bottom) and not isinstance(right.type, Bottom):
+                bound, (acc, right) = self.in_order([acc, right])
+                stmts += [f"const {ctype(v.type)} {name} = {v.code};" for name, v in bound]
+            acc = self.binop(node, _BINOPS.get(type(node.op)), acc, right)
             if (k % _SPLIT == 0 and k < len(chain) and acc.const is None
                     and not isinstance(acc.type, Bottom)):
                 tmp = self.temp()
@@ -1299,11 +1337,15 @@ class FunctionTranslator:
             if not self._numeric(node, v, "comparison"):
                 return Val("0", BOTTOM)
         if len(ops) == 1:
+            bound, vals = self.in_order(vals)
             code, r = self._compare2(e, ops[0], vals[0], vals[1])
             a, b = vals[0].const, vals[1].const
             if (isinstance(a, (int, float)) and isinstance(b, (int, float))
                     and isinstance(r, Weak)):  # ndim == 1, a constant: known to branches
                 return Val(code, r, bool(_PY_CMP[ops[0][1]](a, b)))
+            if bound:
+                binds = " ".join(f"const {ctype(v.type)} {name} = {v.code};" for name, v in bound)
+                return Val(f"([&]() -> bool {{ {binds} return {code}; }}())", r)
             return Val(f"({code})" if not code.startswith("nu::") else code, r)
         # a < b < c: each operand evaluated once, later ones only if needed (Python).
         names = [self.temp("nu_c") for _ in vals]
@@ -1492,6 +1534,11 @@ class FunctionTranslator:
         ref = f.type
         if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
             return Val("0", BOTTOM)
+        # f(g(x), h(x)): the arguments in Python's order (bound in expr_Call's wrapper)
+        bound, ordered = self.in_order(list(args) + list(kwargs.values()))
+        if bound:
+            self.star_bindings[-1].extend(bound)
+            args, kwargs = ordered[:len(args)], dict(zip(kwargs, ordered[len(args):]))
         if isinstance(ref, LibFuncRef) and ref.lib == "numpy" and ref.fname in UFUNC_NIN:
             def element(vals, ref=ref):
                 return call_library(self, e, ref, vals, {})
