@@ -690,3 +690,45 @@ def test_fp8_pair_errors():
         o[0] = cuda.float32x4(fp8x2_e4m3(cuda.float32x2(1, 2))).x
     with pytest.raises(CompileError, match="cannot convert fp8x2_e4m3 to float32x4"):
         _run(wrong_back, np.zeros(1, np.float32))
+
+
+_OLD_HEADER_CHILD = """
+import numpy as np
+from numbacuda_ufunc import cuda, float32
+from numbacuda_ufunc.cuda.fp8 import fp8_e4m3
+
+
+@cuda.jit
+def k(out):
+    out[0] = float32(fp8_e4m3(float32(1.5)))
+
+
+out = np.zeros(1, np.float32)
+k[1, 1](out)
+from numbacuda_ufunc import _core
+for src in k.inspect_cuda().values():
+    _core.compile_ptx(src, (9, 0), options=["-minimal"])
+print(out[0])
+"""
+
+
+def test_an_older_cuda_fp8_header_first_on_the_path_is_passed_over(tmp_path):
+    """A toolkit whose cuda_fp8.h predates E8M0 (CUDA < 12.8) named first: the engine takes
+    the newer header further down the search path."""
+    import os
+    import subprocess
+    import sys
+
+    old = tmp_path / "oldcuda" / "include"
+    old.mkdir(parents=True)
+    (old / "cuda_fp8.h").write_text("#pragma once\n#error an old header without E8M0\n")
+    (old / "cuda_fp8.hpp").write_text("#pragma once\n")
+    script = tmp_path / "child.py"
+    script.write_text(_OLD_HEADER_CHILD)
+    env = dict(os.environ, CUDA_HOME=str(tmp_path / "oldcuda"),
+               NUMBACUDA_UFUNC_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("NUMBACUDA_UFUNC_CUDA_HOME", None)
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[-1] == "1.5"

@@ -311,8 +311,9 @@ std::string nvrtc_build(const std::string& source, const nvrtc_options& given) {
     if (includes_fp8(source)) {
         const std::string dir = fp8_include_dir();
         if (dir.empty())
-            throw compile_error("FP8 types need CUDA's cuda_fp8.h, which was not found in the "
-                                "toolkit (set NUMBACUDA_UFUNC_CUDA_HOME to a CUDA 12.8+ toolkit)",
+            throw compile_error("FP8 types need the cuda_fp8.h of CUDA 12.8 or later (with "
+                                "E8M0), which was not found in the toolkit (set "
+                                "NUMBACUDA_UFUNC_CUDA_HOME to a CUDA 12.8+ toolkit)",
                                 "");
         opts.extra.push_back("-I" + dir);
     }

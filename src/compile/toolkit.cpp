@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 
@@ -83,8 +85,13 @@ std::string fp8_include_dir() {
         std::lock_guard<std::mutex> lock(g_mutex);
         dirs.insert(dirs.end(), g_wheel_include_dirs.begin(), g_wheel_include_dirs.end());
     }
-    for (const auto& d : dirs)
-        if (file_exists(d + "/cuda_fp8.h")) return d;
+    // nu_fp8.cuh uses the E8M0 conversions of CUDA 12.8's headers: an older cuda_fp8.h
+    // (an older toolkit first on the search path) is passed over for a newer one.
+    for (const auto& d : dirs) {
+        std::ifstream f(d + "/cuda_fp8.hpp");
+        const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+        if (file_exists(d + "/cuda_fp8.h") && text.find("__nv_fp8_e8m0") != std::string::npos) return d;
+    }
     return "";
 }
 
