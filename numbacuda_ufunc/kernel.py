@@ -125,6 +125,7 @@ class Kernel(_core.Kernel):
             tk = disk.load(key)
             if isinstance(tk, TranslatedKernel) and _same_types(tk.arg_types, types):
                 self._cache_hits[types] += 1
+                _replay_device_calls(tk)
                 return tk
         self._cache_misses[types] += 1
         tk = self._translate(self.py_func, types, config)
@@ -1016,6 +1017,20 @@ def _numba_types_text(types) -> str:
         return t.name
     items = [text(t) for t in types]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _replay_device_calls(tk) -> None:
+    """The calls a cached translation makes to module-level kernels as device functions,
+    told to those kernels again (the translator that noted them did not run)."""
+    import sys
+
+    for module, qualname, types, result in getattr(tk, "device_calls", ()):
+        callee = sys.modules.get(module)
+        for part in qualname.split("."):
+            callee = getattr(callee, part, None)
+        note = getattr(callee, "_nu_device_call", None)
+        if callable(note):
+            note(types, result)
 
 
 def _config_key(config):

@@ -55,6 +55,16 @@ MODULE = textwrap.dedent('''
         r[()] = x[()] + Z
 
 
+    @cuda.jit
+    def twice(x):  # a kernel called as a device function
+        return x * 2
+
+
+    @cuda.jit(cache=True)
+    def calls_twice(r, x):
+        r[()] = twice(x[()])
+
+
     @cuda.jit("void(float64[::1], float64)", cache=True)
     def scale(a, s):
         i = cuda.grid(1)
@@ -562,3 +572,18 @@ def test_jit_cache_fingerprint_covers_the_engine_binary(tmp_path, monkeypatch):
     monkeypatch.setattr(_core, "__file__", str(other))
     monkeypatch.setattr(jc, "_fingerprint", None)
     assert jc._translator_fingerprint() != mine
+
+
+def test_jit_cache_hit_still_lists_a_kernel_called_as_a_device_function(mod):
+    """Numba lists a kernel's specializations made by calls from other kernels in its
+    ``signatures``; a caller loaded from its files (no translation) tells the callee again."""
+    body = '''
+        out["r"] = kmod.call(kmod.calls_twice, 21)
+        out["sigs"] = [str(t) for sig in kmod.twice.signatures for t in sig]
+        out["hm"] = hm(kmod.calls_twice)
+    '''
+    first = run(mod, body)
+    second = run(mod, body, forbid_translation=True)
+    assert first["r"] == second["r"] == 42
+    assert first["hm"] == [0, 1] and second["hm"] == [1, 0]
+    assert first["sigs"] == second["sigs"] == ["int64"]

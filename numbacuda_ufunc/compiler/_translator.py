@@ -1723,6 +1723,11 @@ class FunctionTranslator:
             return Val("0", BOTTOM)
         note = getattr(owner, "_nu_device_call", None)
         if self.emitting and callable(note):  # final types: the dispatcher lists them
-            note(tuple(strong(t) if isinstance(t, Weak) else t for t in types
-                       if not isinstance(t, Ref)), strong(rt) if isinstance(rt, Weak) else rt)
+            final = tuple(strong(t) if isinstance(t, Weak) else t for t in types
+                          if not isinstance(t, Ref))
+            result = strong(rt) if isinstance(rt, Weak) else rt
+            note(final, result)
+            where = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", ""))
+            if where[0] and "<locals>" not in where[1]:
+                self.ctx.device_calls.append((*where, final, result))
         return Val(code, rt)

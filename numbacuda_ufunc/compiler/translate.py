@@ -107,6 +107,7 @@ class _Context:
         self.libdevice = False  # calls numba.cuda.libdevice functions (nu_libdevice.cuh)
         self.fp8 = False  # uses FP8 types or conversions (nu_fp8.cuh, _fp8.py)
         self.exceptions = []  # raise sites: (class, args, (function, file, line)); code = index + 1
+        self.device_calls = []  # (module, qualname, types, return type) of @cuda.jit callees
 
     def function(self, fn, arg_types, caller=None, node=None, declared_return=None, src=None):
         key = (fn, arg_types, declared_return)
@@ -376,6 +377,10 @@ class TranslatedKernel:
     foreign: tuple = ()  # C names of the foreign functions it calls (cuda.declare_device)
     links: tuple = ()  # files to link that declare_device / device functions ask for
     exceptions: tuple = ()  # raise sites, code k at index k - 1: (class, args, (fn, file, line))
+    # (module, qualname, argument types, return type) of the module-level @cuda.jit kernels
+    # it calls as device functions: a translation loaded from cache=True files tells them
+    # again (their signatures list such calls, as Numba's do)
+    device_calls: tuple = ()
 
     @property
     def cuda_source(self) -> str:
@@ -420,7 +425,7 @@ def _kernel_of(fn, types, line_info=False, internal_linkage=False) -> Translated
         cooperative=ctx.cooperative, static_shared_bytes=ctx.static_shared_bytes,
         grid_sync=ctx.grid_sync, local_types=getattr(rec, "var_types", ()),
         captured=tuple(ctx.captured), foreign=tuple(ctx.foreign), links=tuple(ctx.links),
-        exceptions=tuple(ctx.exceptions))
+        exceptions=tuple(ctx.exceptions), device_calls=tuple(ctx.device_calls))
 
 
 def line_directives(unit: str, unit_name: str = "nu_module.cu") -> str:
