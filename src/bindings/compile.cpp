@@ -148,6 +148,8 @@ void bind_compile(py::module_& m) {
     m.def("host_compiler_command", &nu::host_compiler_command);
 
     m.def("cache_dir", &nu::cache_dir, "The disk cache directory (created on demand).");
+    m.def("headers_digest", &nu::headers_digest,
+          "SHA-256 of the kernel headers embedded in this build (part of every cache key).");
     m.def("cache_stats", [] {
         nu::cache_stats s = nu::get_cache_stats();
         py::dict d;

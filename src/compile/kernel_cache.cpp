@@ -129,6 +129,8 @@ void write_entry(const std::string& path, const std::string& key, const std::str
     if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
 }
 
+}  // namespace
+
 const std::string& headers_digest() {
     static const std::string d = [] {
         sha256 h;
@@ -137,8 +139,6 @@ const std::string& headers_digest() {
     }();
     return d;
 }
-
-}  // namespace
 
 std::string cache_dir() {
     std::string dir;

@@ -42,6 +42,9 @@ cache_stats get_cache_stats();
 void reset_cache_stats();
 void clear_memory_cache();
 
+// SHA-256 of the kernel headers embedded in this build (every cache key includes it).
+const std::string& headers_digest();
+
 // Path of the disk entry for a key (whether or not it exists).
 std::string cache_entry_path(const std::string& key);
 
