@@ -144,6 +144,11 @@ def _reads_nothing(v) -> bool:
     return v.const is not None or not v.code or v.code.isidentifier()
 
 
+def _binding(name: str, v) -> str:
+    """The C++ statement that evaluates ``v`` once into the constant ``name``."""
+    return f"const {ctype(v.type)} {name} = {v.code};"
+
+
 def _cname(name: str) -> str:
     return "v_" + (name if name.isascii() else "u" + name.encode().hex())
 
@@ -615,7 +620,7 @@ class FunctionTranslator:
                 raise self.error(target, f"cannot unpack {v.type} into {len(target.elts)} "
                                          f"names")
             tmp = self.temp()
-            self.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
+            self.emit(_binding(tmp, v))
             for i, (t, it) in enumerate(zip(target.elts, v.type.items)):
                 self.assign_target(t, Val(f"{tmp}.v{i}", it))
         else:
@@ -639,7 +644,7 @@ class FunctionTranslator:
                     temps.append(v)
                     continue
                 tmp = self.temp()
-                self.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
+                self.emit(_binding(tmp, v))
                 temps.append(Val(tmp, v.type, v.const))
             for t, v in zip(targets[0].elts, temps):
                 self.assign_target(t, v)
@@ -654,7 +659,7 @@ class FunctionTranslator:
         if len(targets) > 1 and not isinstance(v.type, Bottom) and v.const is None \
                 and not isinstance(v.type, (Ref, type(None))):
             tmp = self.temp()
-            self.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
+            self.emit(_binding(tmp, v))
             v = Val(tmp, v.type)
         for t in targets:
             self.assign_target(t, v)
@@ -1256,12 +1261,12 @@ class FunctionTranslator:
             right = self.expr(node.right)
             if not isinstance(acc.type, Bottom) and not isinstance(right.type, Bottom):
                 bound, (acc, right) = self.in_order([acc, right])
-                stmts += [f"const {ctype(v.type)} {name} = {v.code};" for name, v in bound]
+                stmts += [_binding(name, v) for name, v in bound]
             acc = self.binop(node, _BINOPS.get(type(node.op)), acc, right)
             if (k % _SPLIT == 0 and k < len(chain) and acc.const is None
                     and not isinstance(acc.type, Bottom)):
                 tmp = self.temp()
-                stmts.append(f"const {ctype(acc.type)} {tmp} = {acc.code};")
+                stmts.append(_binding(tmp, acc))
                 acc = Val(tmp, acc.type)
         if stmts:
             acc = Val(f"([&]() -> {ctype(acc.type)} {{ {' '.join(stmts)} return {acc.code}; "
@@ -1344,7 +1349,7 @@ class FunctionTranslator:
                     and isinstance(r, Weak)):  # ndim == 1, a constant: known to branches
                 return Val(code, r, bool(_PY_CMP[ops[0][1]](a, b)))
             if bound:
-                binds = " ".join(f"const {ctype(v.type)} {name} = {v.code};" for name, v in bound)
+                binds = " ".join(_binding(name, v) for name, v in bound)
                 return Val(f"([&]() -> bool {{ {binds} return {code}; }}())", r)
             return Val(f"({code})" if not code.startswith("nu::") else code, r)
         # a < b < c: each operand evaluated once, later ones only if needed (Python).
@@ -1443,7 +1448,7 @@ class FunctionTranslator:
         finally:
             bindings = self.star_bindings.pop()
         if bindings and v.code and not isinstance(v.type, Bottom):
-            binds = " ".join(f"const {ctype(b.type)} {name} = {b.code};" for name, b in bindings)
+            binds = " ".join(_binding(name, b) for name, b in bindings)
             return Val(f"([&]() {{ {binds} return {v.code}; }}())", v.type, v.const)
         return v
 
