@@ -163,8 +163,8 @@ def _equal(tr, e, x, item) -> Val:
         if not (isinstance(x.type, TupleType) and isinstance(item.type, TupleType)) \
                 or len(x.type.items) != len(item.type.items):
             return const_val(False)
-        return _all(tr, [_equal(tr, e, _part(x, i), _part(item, i))
-                         for i in range(len(x.type.items))])
+        return _all([_equal(tr, e, _part(x, i), _part(item, i))
+                     for i in range(len(x.type.items))])
     if isinstance(x.type, EnumMember) or isinstance(item.type, EnumMember):
         r = enums.compare(tr, e, "eq", x, item)  # members of one class by value
         if r is not None:
@@ -190,22 +190,22 @@ def _part(v, i) -> Val:
     return Val(f"({v.code}).v{i}", v.type.items[i])
 
 
-def _all(tr, parts) -> Val:
-    if any(p.const is False for p in parts):
-        return const_val(False)
+def _fold(parts, is_any: bool) -> Val:
+    """``any(parts)`` or ``all(parts)`` of bool Vals, folded where items are known."""
+    if any(p.const is is_any for p in parts):
+        return const_val(is_any)
     live = [p for p in parts if p.const is None]
     if not live:
-        return const_val(True)
-    return Val("(" + " && ".join(p.code for p in live) + ")", bool_)
+        return const_val(not is_any)
+    return Val("(" + (" || " if is_any else " && ").join(p.code for p in live) + ")", bool_)
+
+
+def _all(parts) -> Val:
+    return _fold(parts, False)
 
 
 def _any(parts) -> Val:
-    if any(p.const is True for p in parts):
-        return const_val(True)
-    live = [p for p in parts if p.const is None]
-    if not live:
-        return const_val(False)
-    return Val("(" + " || ".join(p.code for p in live) + ")", bool_)
+    return _fold(parts, True)
 
 
 def _bind_left(tr, e, x):
