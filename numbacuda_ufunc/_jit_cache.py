@@ -35,12 +35,10 @@ import inspect
 import io
 import os
 import pickle
-import stat
 import sys
 import tempfile
 import threading
 import types
-import uuid
 import warnings
 
 import cloudpickle
@@ -51,8 +49,6 @@ __all__ = ["CompileStats", "FunctionCache", "check_cachable"]
 
 CompileStats = collections.namedtuple("_CompileStats", ("cache_path", "cache_hits", "cache_misses"))
 
-_MAGIC = b"numbacuda_ufunc cache=True file 1\n"
-_MAX_FILE_BYTES = 256 << 20  # as the kernel cache: anything larger is not ours
 _DEVICE_ARRAYS = ("Cannot serialize kernels or device functions referencing global device "
                   "arrays. Pass the array(s) as arguments to the kernel instead.")
 _LINKS = "Cannot pickle CUDACodeLibrary with linking files"
@@ -116,6 +112,9 @@ class FunctionCache:
         abiflags = getattr(sys, "abiflags", "")
         self._base = (f"{fullname}-{disambiguator}.py"
                       f"{sys.version_info[0]}{sys.version_info[1]}{abiflags}")
+        # The index file's own key (a data file's is its entry's key): an index copied over
+        # another function's is a miss.
+        self._index_key = hashlib.sha256(f"index {self._base}".encode()).hexdigest()
         self._path = None
         self._located = False
         self._lock = threading.Lock()
@@ -178,14 +177,13 @@ class FunctionCache:
         name = self._entries(path).get(key)
         if name is None:
             return None
-        payload = _read(os.path.join(path, name))
+        payload = _read(os.path.join(path, name), key)
         if payload is None:
             return None
         try:
-            stored_key, obj = pickle.loads(payload)
+            return pickle.loads(payload)
         except Exception:  # a class it names is gone, a module fails to import...
             return None
-        return obj if stored_key == key else None
 
     def save(self, key, obj, name: str) -> None:
         """Saves ``obj`` under ``key``: its data file first, then the index, so a reader
@@ -195,7 +193,7 @@ class FunctionCache:
         if path is None:
             return
         try:
-            payload = cloudpickle.dumps((key, obj))
+            payload = cloudpickle.dumps(obj)
         except Exception as exc:
             warnings.warn(f"kernel '{name}' (cache=True): not cached, its translation cannot "
                           f"be pickled ({type(exc).__name__}: {exc}); it is translated again "
@@ -205,7 +203,7 @@ class FunctionCache:
             try:
                 entries = self._entries(path)
                 data = entries.get(key) or self._free_name(entries)
-                _write(os.path.join(path, data), payload)
+                _write(os.path.join(path, data), key, payload)
                 if entries.get(key) != data:
                     entries[key] = data
                     self._write_index(path, entries)
@@ -225,7 +223,7 @@ class FunctionCache:
         return os.path.join(path, self._base + ".nui")
 
     def _entries(self, path) -> dict:
-        payload = _read(self._index_path(path))
+        payload = _read(self._index_path(path), self._index_key)
         if payload is None:
             return {}
         try:
@@ -244,7 +242,7 @@ class FunctionCache:
     def _write_index(self, path, entries):
         index = {"stamp": self._stamp, "translator": _translator_fingerprint(),
                  "entries": entries}
-        _write(self._index_path(path), pickle.dumps(index, protocol=4))
+        _write(self._index_path(path), self._index_key, pickle.dumps(index, protocol=4))
 
     def _free_name(self, entries) -> str:
         used = set(entries.values())
@@ -270,48 +268,24 @@ def _writable(path) -> bool:
     return True
 
 
-def _write(path, payload: bytes) -> None:
-    """``payload`` behind our header and its SHA-256, written to a temporary file and
-    renamed over ``path`` (readers see the old file or the new one, never a part)."""
-    tmp = f"{path}.tmp.{uuid.uuid4().hex[:16]}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def _write(path, key: str, payload: bytes) -> None:
+    """``payload`` for ``key`` in the kernel cache's entry format (the engine's: key, size,
+    SHA-256), written to a temporary file and renamed over ``path``: readers see the old
+    file or the new one, never a part. OSError when it cannot be written."""
+    if not _core().write_cache_file(path, key, payload):
+        raise OSError(f"cannot write the cache file {path}")
 
 
-def _read(path):
-    """The payload of a file ``_write`` made, or None: missing, not a regular file (a FIFO
-    is never waited on), too large, or not intact."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_FILE_BYTES:
-            return None
-        with os.fdopen(fd, "rb") as f:
-            fd = None
-            data = f.read(_MAX_FILE_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        if fd is not None:
-            os.close(fd)
-    head = len(_MAGIC) + 65
-    if len(data) < head or not data.startswith(_MAGIC) or data[head - 1:head] != b"\n":
-        return None
-    payload = data[head:]
-    if hashlib.sha256(payload).hexdigest().encode() != data[len(_MAGIC):head - 1]:
-        return None
-    return payload
+def _read(path, key: str):
+    """The payload ``_write`` stored for ``key`` at ``path``, or None: missing, not a
+    regular file (a FIFO is never waited on), too large, not intact, or another key's."""
+    return _core().read_cache_file(path, key)
+
+
+def _core():
+    from . import _core
+
+    return _core
 
 
 def _code_identity(code) -> tuple:

@@ -265,3 +265,32 @@ def test_stale_build_directories_are_removed(tmp_path):
     assert not dead.exists() and not ancient.exists()
     assert fresh.exists()
     assert not [p for p in tmp.iterdir() if p.name.startswith("nu_build_") and p != fresh]
+
+
+def test_cache_file_primitives_bind_the_payload_to_its_key(tmp_path):
+    """_core.read/write_cache_file (cuda.jit(cache=True)'s files use them): a round trip,
+    another key's file, a flipped byte, a FIFO and a bad key."""
+    from numbacuda_ufunc import _core
+
+    key, other = "a" * 64, "b" * 64
+    path = str(tmp_path / "entry.nuc")
+    payload = bytes(range(256)) * 3
+    assert _core.write_cache_file(path, key, payload) is True
+    assert _core.read_cache_file(path, key) == payload
+    assert _core.read_cache_file(path, other) is None
+    data = bytearray(open(path, "rb").read())
+    data[100] ^= 1
+    open(path, "wb").write(bytes(data))
+    assert _core.read_cache_file(path, key) is None
+    assert _core.read_cache_file(str(tmp_path / "missing.nuc"), key) is None
+    os.unlink(path)
+    os.mkfifo(path)
+    assert _core.read_cache_file(path, key) is None  # never waits for a writer
+    assert _core.write_cache_file(path, key, b"x") is True  # the FIFO is replaced
+    assert _core.read_cache_file(path, key) == b"x"
+    assert _core.write_cache_file(str(tmp_path / "no" / "dir.nuc"), key, b"x") is False
+    for bad in ("A" * 64, "a" * 63, "g" * 64):
+        with pytest.raises(ValueError, match="key must be 64 lowercase hex digits"):
+            _core.read_cache_file(path, bad)
+        with pytest.raises(ValueError, match="key must be 64 lowercase hex digits"):
+            _core.write_cache_file(path, bad, b"")

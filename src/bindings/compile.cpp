@@ -12,6 +12,20 @@
 
 namespace nu::bindings {
 
+namespace {
+
+// A cache file's key: 64 lowercase hex digits (a SHA-256), as the entry format stores it.
+void check_cache_key(const std::string& key) {
+    const bool hex = key.size() == 64 && std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    });
+    if (!hex)
+        throw py::value_error("key must be 64 lowercase hex digits (a SHA-256), got a string of " +
+                              std::to_string(key.size()) + " characters");
+}
+
+}  // namespace
+
 // Compilation (NVRTC, host compiler, kernel cache): see src/compile/.
 void bind_compile(py::module_& m) {
     py::register_exception_translator([](std::exception_ptr p) {
@@ -160,6 +174,27 @@ void bind_compile(py::module_& m) {
         d["rejected_entries"] = s.rejected_entries;
         return d;
     });
+    m.def("read_cache_file", [](const std::string& path, const std::string& key) -> py::object {
+        check_cache_key(key);
+        std::string payload;
+        bool ok;
+        {
+            py::gil_scoped_release release;
+            ok = nu::read_cache_file(path, key, payload);
+        }
+        if (!ok) return py::none();
+        return py::bytes(payload);
+    }, py::arg("path"), py::arg("key"),
+          "The payload of a file in the kernel cache's entry format written for `key`, or None "
+          "(missing, special, oversized, corrupt, or another key's).");
+    m.def("write_cache_file", [](const std::string& path, const std::string& key, py::bytes payload) {
+        check_cache_key(key);
+        std::string data = payload;
+        py::gil_scoped_release release;
+        return nu::write_cache_file(path, key, data);
+    }, py::arg("path"), py::arg("key"), py::arg("payload"),
+          "Writes `payload` for `key` atomically in the kernel cache's entry format; False when "
+          "the file could not be written.");
     m.def("reset_cache_stats", &nu::reset_cache_stats);
     m.def("clear_memory_cache", &nu::clear_memory_cache,
           "Forget cached PTX/CUBIN in this process (loaded host libraries stay loaded).");

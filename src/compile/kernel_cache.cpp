@@ -110,13 +110,14 @@ bool decode_entry(const std::string& file, const std::string& key, std::string& 
 }
 
 // Writes to a unique temporary file in the same directory, then renames over the entry:
-// readers see either no file or a complete one.
-void write_entry(const std::string& path, const std::string& key, const std::string& payload) {
+// readers see either no file or a complete one. False when it could not (a read-only
+// directory, a full disk): the caller keeps working from memory.
+bool write_entry(const std::string& path, const std::string& key, const std::string& payload) {
     static std::atomic<unsigned> counter{0};
     std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
                       std::to_string(counter.fetch_add(1));
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return;  // read-only cache directory: keep working from memory
+    if (fd < 0) return false;
     std::string head(k_magic, sizeof k_magic);
     head += key;
     std::uint64_t size = payload.size();
@@ -126,10 +127,30 @@ void write_entry(const std::string& path, const std::string& key, const std::str
               write_all(fd, payload.data(), payload.size()) &&
               write_all(fd, reinterpret_cast<const char*>(digest.data()), digest.size());
     ok = (::close(fd) == 0) && ok;
-    if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+    ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+    if (!ok) ::unlink(tmp.c_str());
+    return ok;
+}
+
+// Unlinks a special file (FIFO, socket, device) where an entry is to be written: rename()
+// would refuse to replace a directory, and a FIFO must not stay.
+void unlink_special(const std::string& path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        ::unlink(path.c_str());
 }
 
 }  // namespace
+
+bool read_cache_file(const std::string& path, const std::string& key, std::string& payload) {
+    std::string file;
+    return read_file(path, file) && decode_entry(file, key, payload);
+}
+
+bool write_cache_file(const std::string& path, const std::string& key, const std::string& payload) {
+    unlink_special(path);
+    return write_entry(path, key, payload);
+}
 
 const std::string& headers_digest() {
     static const std::string d = [] {
@@ -196,14 +217,7 @@ std::string cached_artifact(const std::string& key, const std::function<std::str
     }
     if (!found) {
         payload = build();  // outside the lock: builds take seconds and may run in parallel
-        if (disk) {
-            // Replaces a rejected entry; a special file in its place is unlinked first, as
-            // rename() would refuse to replace a directory and a FIFO must not stay.
-            struct stat st;
-            if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-                ::unlink(path.c_str());
-            write_entry(path, key, payload);
-        }
+        if (disk) write_cache_file(path, key, payload);  // replaces a rejected entry
     }
     if (use_memory) {
         std::lock_guard<std::mutex> lock(g_mutex);

@@ -48,4 +48,12 @@ const std::string& headers_digest();
 // Path of the disk entry for a key (whether or not it exists).
 std::string cache_entry_path(const std::string& key);
 
+// One file in the entry format of the kernel cache, anywhere (cuda.jit(cache=True)'s files
+// in __pycache__ use it): `key` is 64 hex digits. read_cache_file is false for a missing,
+// special, oversized, truncated or corrupt file and for another key's entry;
+// write_cache_file writes atomically (temporary file + rename) and is false when it could
+// not.
+bool read_cache_file(const std::string& path, const std::string& key, std::string& payload);
+bool write_cache_file(const std::string& path, const std::string& key, const std::string& payload);
+
 }  // namespace nu
