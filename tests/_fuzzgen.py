@@ -117,8 +117,14 @@ class Gen:
                 if "c" in (kind_of(tb), kind_of(tc)):
                     op2 = "=="
                 try:
-                    binary_result(op2, tb, tc)
+                    t2 = binary_result(op2, tb, tc)
                 except PromotionError:
+                    return f"({a} {op} {b})", t
+                if isinstance(t, Weak) != isinstance(t2, Weak):
+                    # Python's chain gives the first comparison's result when it is false
+                    # and the second's otherwise: a NumPy bool or a Python bool depending
+                    # on the values (and ~ of a Python bool is an int), which no static
+                    # type describes.
                     return f"({a} {op} {b})", t
                 return f"({a} {op} {b} {op2} {c})", t
             return f"({a} {op} {b})", t
