@@ -137,6 +137,13 @@ def run(folder, body, forbid_translation=False, env=None, expect_ok=True):
     return json.loads(line[len("RESULT"):])
 
 
+def add_file(pycache, suffix):
+    """kmod.add's cache file ending in ``suffix`` (kmod.call's files sit beside it, in an
+    order that depends on the names, so on the Python version)."""
+    return next(p for p in pycache.iterdir() if p.name.startswith("kmod.add-")
+                and p.name.endswith(suffix))
+
+
 def files(folder, prefix=""):
     """The cache files in ``folder`` (not Python's .pyc), of names starting ``prefix``."""
     try:
@@ -350,7 +357,7 @@ def _damage_fifo(path):
 @pytest.mark.parametrize("which", ["nui", "1.nuc"])
 def test_jit_cache_damaged_file_is_ignored_and_rebuilt(mod, damage, which):
     run(mod, ADD_TWICE)
-    target = [p for p in (mod / "__pycache__").iterdir() if p.name.endswith("." + which)][0]
+    target = add_file(mod / "__pycache__", "." + which)
     damage(target)
     out = run(mod, ADD_TWICE)
     assert out["r"] == [6, 6.5]
@@ -363,8 +370,7 @@ def test_jit_cache_damaged_file_is_ignored_and_rebuilt(mod, damage, which):
 def test_jit_cache_data_file_of_another_key_is_refused(mod):
     run(mod, ADD_TWICE)
     pycache = mod / "__pycache__"
-    one = [p for p in pycache.iterdir() if p.name.endswith(".1.nuc")][0]
-    two = [p for p in pycache.iterdir() if p.name.endswith(".2.nuc")][0]
+    one, two = add_file(pycache, ".1.nuc"), add_file(pycache, ".2.nuc")
     two.write_bytes(one.read_bytes())  # intact, but the int64 entry in the float64 slot
     out = run(mod, ADD_TWICE)
     assert out["r"] == [6, 6.5] and out["add"] == [1, 1]
