@@ -173,6 +173,44 @@ def test_python_dash_c_one_liner(tmp_path):
     assert out.stdout.strip() == "[3.0, 3.0, -0.75]"
 
 
+def test_text_held_for_string_is_not_taken_for_another_function(monkeypatch):
+    """Python 3.13 keeps the ``python -c`` command in linecache under ``<string>``, the
+    name every exec'd function has too: an exec'd ``f(x)`` at line 1 must not be
+    translated from the command's own ``def f(x)`` there (it was, on 3.13: 4.0 for 6.0)."""
+    import linecache
+
+    text = ["def f(x): return x + 1\n", "g = lambda x: x + 1\n"]
+    monkeypatch.setitem(linecache.cache, "<string>", (40, None, text, "<string>"))
+    ns = {}
+    exec("def f(x): return x * 2\ng = lambda x: x - 3\n", ns)
+    f = vectorize(["float64(float64)"], target="cpu")(ns["f"])
+    g = vectorize(["float64(float64)"], target="cpu")(ns["g"])
+    np.testing.assert_array_equal(f(np.array([3.0, -1.5])), [6.0, -3.0])
+    np.testing.assert_array_equal(g(np.array([3.0, -1.5])), [0.0, -4.5])
+    # and the command's own functions still come from that text, as on 3.13
+    own = {}
+    exec(compile("".join(text), "<string>", "exec"), own)
+    h = vectorize(["float64(float64)"], target="cpu")(own["f"])
+    np.testing.assert_array_equal(h(np.array([3.0])), [4.0])
+
+
+def test_python_dash_c_exec_inside_the_command():
+    code = textwrap.dedent("""
+        def f(x): return x + 1
+        import numpy as np
+        from numbacuda_ufunc import vectorize
+        ns = {}
+        exec("def f(x): return x * 2\\n", ns)
+        print(vectorize(['float64(float64)'], target='cpu')(ns["f"])(np.array([3.0])).tolist(),
+              vectorize(['float64(float64)'], target='cpu')(f)(np.array([3.0])).tolist())
+    """).lstrip()
+    env = dict(os.environ, NUMBACUDA_UFUNC_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[6.0]", "[4.0]"]
+
+
 def test_unsupported_bytecode_is_a_compile_error():
     g = {}
     exec("def f(x):\n    return [x][0]\n\ndef h(x):\n    return x is x + 1\n", g)

@@ -126,12 +126,42 @@ def _pick(cands, code):
     return cands[0] if cands else None
 
 
+def _pseudo_file(filename: str) -> bool:
+    """``<string>``, ``<stdin>``, ``<python-input-3>``...: names of code that has no file."""
+    return filename.startswith("<") and filename.endswith(">")
+
+
+def _compiles_to(node, code, filename: str) -> bool:
+    """Whether ``node`` compiles to ``code``'s bytecode. The text linecache holds for a
+    pseudo-file is not necessarily this function's: every exec'd function is at
+    ``<string>``, and Python 3.13 keeps the ``python -c`` command under that name too (a
+    pytest-xdist worker's bootstrap, or a one-liner defining another ``f(x)``). A nested
+    function compiles differently on its own (its free variables become globals) and so
+    goes to the bytecode front end, which needs no source."""
+    stmt = node if isinstance(node, ast.FunctionDef) else ast.copy_location(ast.Expr(node), node)
+    try:
+        module = compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec")
+    except (SyntaxError, ValueError, TypeError):
+        return False
+    found = [c for c in module.co_consts if hasattr(c, "co_code") and c.co_name == code.co_name]
+    return len(found) == 1 and found[0].co_code == code.co_code and \
+        found[0].co_names == code.co_names and found[0].co_varnames == code.co_varnames
+
+
+def _lifted(fn, filename, name, code) -> BytecodeSource:
+    # exec()/compile(), python -c, a REPL before 3.13: the second front end.
+    from ._bytecode import lift
+
+    return BytecodeSource(lift(fn), filename, name, code)
+
+
 def load_source(fn, api: str = "translate()") -> FunctionSource:
     code = getattr(fn, "__code__", None)
     if code is None:
         raise CompileError(f"{api}: expected a Python function (got {fn!r})")
     name = "lambda" if code.co_name == "<lambda>" else code.co_name
     filename = code.co_filename
+    pseudo = _pseudo_file(filename)
     lines = linecache.getlines(filename, fn.__globals__)
     if lines:
         try:
@@ -140,18 +170,17 @@ def load_source(fn, api: str = "translate()") -> FunctionSource:
             index = None
         if index is not None:
             node = _pick(_candidates(index, code), code)
-            if node is not None:
+            if node is not None and (not pseudo or _compiles_to(node, code, filename)):
                 return FunctionSource(node, filename, lines, name)
+    if pseudo:
+        return _lifted(fn, filename, name, code)
     # The file changed since import, or a lambda we cannot single out: fall back to
     # inspect.getsource of the function alone.
     try:
         text = textwrap.dedent(inspect.getsource(fn))
         src_lines, start = inspect.getsourcelines(fn)
     except (OSError, TypeError):
-        # exec()/compile(), python -c, a REPL before 3.13: the second front end.
-        from ._bytecode import lift
-
-        return BytecodeSource(lift(fn), filename, name, code)
+        return _lifted(fn, filename, name, code)
     try:
         tree = ast.parse(text)
     except SyntaxError:
