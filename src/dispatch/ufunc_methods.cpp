@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "dispatch/broadcast.h"
+#include "dispatch/device_cast.h"
 #include "launch/elementwise_launch.h"
 #include "launch/kernel.h"
 #include "runtime/blocking.h"
@@ -98,6 +99,7 @@ struct staging {
     const char* api;
     std::vector<std::pair<device_array, array_view>> write_back;
     std::vector<device_array> keep;
+    operand_copies copies;
 
     array_view place(const reduce_operand& op, bool reads, bool writes) {
         if (host || !op.on_host) return op.view;
@@ -118,6 +120,14 @@ struct staging {
     }
     void finish() {
         for (auto& [d, view] : write_back) d.copy_to_host(view, stream);
+    }
+    // The input as the kernel may read it while writing `dst`: a private copy where the two
+    // overlap (NumPy buffers such an input), except the very same elements when
+    // `same_is_safe` (accumulate reads each element before it writes it).
+    array_view unaliased(const array_view& src, const array_view& dst, bool same_is_safe) {
+        if (!may_overlap(src, dst)) return src;
+        if (same_is_safe && src.data == dst.data && src.shape == dst.shape && src.strides == dst.strides) return src;
+        return copy_of(src, host, stream, copies);
     }
 };
 
@@ -226,8 +236,8 @@ void ufunc_methods::accumulate(int loop, const reduce_operand& in, const reduce_
     const bool host = runs_on_host();
     const stream_handle live = live_handle(stream, api);
     staging st{host, stream, api, {}, {}};
-    const array_view src = st.place(in, true, false);
     const array_view dst = st.place(out, false, true);
+    const array_view src = st.unaliased(st.place(in, true, false), dst, true);
     methods_layout l;
     set_lines(l, src, dst, api);
     l.len = src.shape.back();
@@ -269,8 +279,8 @@ void ufunc_methods::reduceat(int loop, const reduce_operand& in, const std::vect
     const bool host = runs_on_host();
     const stream_handle live = live_handle(stream, api);
     staging st{host, stream, api, {}, {}};
-    const array_view src = st.place(in, true, false);
     const array_view dst = st.place(out, false, true);
+    const array_view src = st.unaliased(st.place(in, true, false), dst, false);
     methods_layout l;
     set_lines(l, src, dst, api);
     l.len = src.shape.back();
