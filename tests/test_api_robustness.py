@@ -62,3 +62,39 @@ def test_reduceat_out_overlapping_input(target):
         f.reduceat(x, [0, 4, 6, 7, 1, 2, 3, 5], out=x)
         return x
     np.testing.assert_array_equal(run(ADD[target]), run(np.add))
+
+
+# ---- Python ints beyond int64 (NEP 50: weak, NumPy's default int64 when alone)
+
+LAZY = vectorize(target="cpu")(add_fn)
+
+
+@pytest.mark.parametrize("f", [ADD["cuda"], ADD["cpu"], LAZY], ids=["cuda", "cpu", "lazy"])
+@pytest.mark.parametrize("args", [(2**63, 2**63), (2**63, 1), (1, 2**64), (-2**63 - 1, 1),
+                                  (np.arange(3), 2**64), (np.array([True]), 2**63)])
+def test_python_int_beyond_int64_overflows_as_numpy(f, args):
+    with pytest.raises(OverflowError):
+        np.add(*args)
+    # (add(2**63, 2**63) was uint64 0: the sum wrapped silently)
+    with pytest.raises(OverflowError, match="out of bounds for int64"):
+        f(*args)
+
+
+@pytest.mark.parametrize("f", [ADD["cuda"], ADD["parallel"], LAZY],
+                         ids=["cuda", "parallel", "lazy"])
+@pytest.mark.parametrize("args", [
+    (np.arange(3.0), 2**64), (np.arange(3.0, dtype=np.float32), -10**30),
+    (np.arange(3.0), 2**63), (np.arange(2) * 1j, 10**30), (2**63, 1.0), (2**100, 1.0),
+    (2**100, 1j), (np.arange(3, dtype=np.uint64), 2**63)])
+def test_python_int_beyond_int64_in_inexact_call(f, args):
+    # (an int beyond uint64 raised OverflowError "out of bounds for every integer type"
+    # even where NumPy converts it to the float loop's type)
+    expected = np.add(*args)
+    got = f(*args)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_python_int_beyond_float64_overflows():
+    with pytest.raises(OverflowError, match="argument 2: Python integer 1000.* too large"):
+        ADD["cpu"](np.arange(3.0), 10**400)

@@ -92,11 +92,20 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
         } else {
             const unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(arg.ptr()) : 0;
             if (overflow < 0 || PyErr_Occurred()) {
+                // Beyond every integer type: a float or complex loop takes it as NumPy
+                // converts it (f(float_array, 10**30)); check_weak_scalars() refuses it
+                // for an integer loop.
                 PyErr_Clear();
-                throw_overflow(arg_name(uf, index) + ": Python integer " + repr_of(arg) +
-                               " is out of bounds for every integer type");
+                const double d = PyLong_AsDouble(arg.ptr());
+                if (d == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    throw_overflow(arg_name(uf, index) + ": Python integer " + repr_of(arg) +
+                                   " is too large to convert to float64");
+                }
+                op.value = nu::make_scalar(d);
+            } else {
+                op.value = nu::make_scalar(static_cast<std::uint64_t>(u));
             }
-            op.value = nu::make_scalar(static_cast<std::uint64_t>(u));
         }
         return op;
     }
