@@ -188,7 +188,16 @@ def call_with_keywords(uf, args, kwargs):
     where = kwargs.get("where", True)
     if where is True:
         where = None  # no mask: the plain loop
-    elif where is not None and not isinstance(where, (bool, np.bool_)):
+    elif not isinstance(where, (bool, np.bool_, np.ndarray)) and \
+            not hasattr(where, "__cuda_array_interface__"):
+        # As NumPy: objects that are not arrays (None, Python and NumPy scalars, lists)
+        # convert to bool as bool() would, so where=None is False and where=[1, 0] a mask.
+        try:
+            where = np.asarray(where, dtype=np.bool_)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{name}(): where must be a boolean array or bool (got "
+                            f"{type(where).__name__}: {e})") from None
+    if where is not None and not isinstance(where, (bool, np.bool_)):
         wt = input_dtype(where)
         if isinstance(wt, str) or wt != np.bool_:
             raise TypeError(f"{name}(): where must be a boolean array or bool (got "

@@ -98,3 +98,28 @@ def test_python_int_beyond_int64_in_inexact_call(f, args):
 def test_python_int_beyond_float64_overflows():
     with pytest.raises(OverflowError, match="argument 2: Python integer 1000.* too large"):
         ADD["cpu"](np.arange(3.0), 10**400)
+
+
+# ---- where= objects that are not arrays convert to bool, as in NumPy
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("where", [None, 0, 1, [1, 0, 1, 0], [1.5, 0, 0, 0], np.int64(1), ""],
+                         ids=["None", "0", "1", "int-list", "float-list", "np.int64", "str"])
+def test_where_non_array_converts_as_numpy(target, where):
+    # (where=None was taken as "no mask", so every element was written; NumPy's None is
+    # False; Python ints and int lists were refused)
+    a = np.arange(4.0)
+    expected = np.add(a, a, out=np.full(4, -1.0), where=where)
+    got = ADD[target](a, a, out=np.full(4, -1.0), where=where)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_where_int_array_still_refused():
+    with pytest.raises(TypeError, match="where must be a boolean"):
+        ADD["cpu"](np.arange(4.0), 1.0, out=np.zeros(4), where=np.array(1))
+
+
+def test_where_ragged_list_names_where():
+    with pytest.raises(TypeError, match=r"where must be a boolean array or bool \(got list"):
+        ADD["cpu"](np.arange(4.0), 1.0, out=np.zeros(4), where=[[1, 0], [1]])
