@@ -10,6 +10,7 @@ memory order of a new result and the ``where`` mask.
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
@@ -271,6 +272,11 @@ def _normalize_axes(g, axes, axis, keepdims):
                 len({c[0] for c in g._core_dims if c}) > 1:
             raise TypeError(f"{name}(): axis can only be used with a single shared core "
                             f"dimension (the layout is {g.signature})")
+        try:
+            axis = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"{name}(): axis must be an integer (got {type(axis).__name__} "
+                            f"{axis!r})") from None
         axes = [(axis,) if n == 1 else () for n in ncore]
     if keepdims and any(ncore[g.nin:]):
         raise TypeError(f"{name}(): keepdims can only be used for gufuncs whose outputs have "
@@ -301,6 +307,11 @@ def _normalize_axes(g, axes, axis, keepdims):
 def _resolved(ax, ndim, name, k):
     res = []
     for a in ax:
+        try:
+            a = operator.index(a)
+        except TypeError:
+            raise TypeError(f"{name}(): axes item {k} must hold integers (got "
+                            f"{type(a).__name__} {a!r})") from None
         if not -ndim <= a < ndim:
             raise np.exceptions.AxisError(f"{name}(): axis {a} of operand {k} is out of "
                                           f"bounds for array of dimension {ndim}")

@@ -123,3 +123,36 @@ def test_where_int_array_still_refused():
 def test_where_ragged_list_names_where():
     with pytest.raises(TypeError, match=r"where must be a boolean array or bool \(got list"):
         ADD["cpu"](np.arange(4.0), 1.0, out=np.zeros(4), where=[[1, 0], [1]])
+
+
+# ---- guvectorize axis= and axes= entries that are not integers
+
+
+def _vecdot(a, b, out):
+    acc = 0.0
+    for i in range(a.shape[0]):
+        acc += a[i] * b[i]
+    out[0] = acc
+
+
+VECDOT = guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(n)->()",
+                     target="cpu")(_vecdot)
+
+
+@pytest.mark.parametrize("axis", [(0,), "a", 1.0])
+def test_gufunc_axis_not_an_integer(axis):
+    # (the comparison in the bounds check raised "'<=' not supported between instances
+    # of 'int' and 'tuple'", naming neither the keyword nor the value)
+    x = np.ones((3, 4))
+    with pytest.raises(TypeError):
+        np.vecdot(x, x, axis=axis)
+    with pytest.raises(TypeError, match=r"axis must be an integer \(got"):
+        VECDOT(x, x, axis=axis)
+
+
+def test_gufunc_axes_entry_not_an_integer():
+    x = np.ones((3, 4))
+    with pytest.raises(TypeError, match=r"axes item 1 must hold integers \(got str 'a'\)"):
+        VECDOT(x, x, axes=[(0,), ("a",)])
+    np.testing.assert_array_equal(VECDOT(x, x, axes=[(np.int64(0),), (np.int8(0),)]),
+                                  np.vecdot(x, x, axes=[(0,), (0,)]))
