@@ -62,6 +62,11 @@ def _operand(x, uf=None):
 
 
 def _axis(axis, ndim, api):
+    if isinstance(axis, tuple) and len(axis) == 1:
+        axis = axis[0]  # NumPy takes a 1-tuple for these one-axis methods
+    elif axis is None or isinstance(axis, tuple):
+        raise ValueError(f"{api}(): the method takes a single axis, not multiple axes "
+                         f"(got axis={axis!r})")
     try:
         axis = operator.index(axis)
     except TypeError:

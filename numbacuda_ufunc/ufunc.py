@@ -177,6 +177,7 @@ class UFunc(_core.UFunc):
             self._reducer = engine
         if initial is _NO_VALUE:
             initial = None if self.identity in (None, "reorderable") else self.identity
+        out = _methods._unwrap_out(out, api)  # NumPy's out=(array,)
         if _methods._host_side(self) and not isinstance(a, np.ndarray) and \
                 hasattr(a, "__cuda_array_interface__"):
             a, _, _ = _methods._operand(a, self)  # a host target reads host memory

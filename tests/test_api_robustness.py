@@ -156,3 +156,37 @@ def test_gufunc_axes_entry_not_an_integer():
         VECDOT(x, x, axes=[(0,), ("a",)])
     np.testing.assert_array_equal(VECDOT(x, x, axes=[(np.int64(0),), (np.int8(0),)]),
                                   np.vecdot(x, x, axes=[(0,), (0,)]))
+
+
+# ---- the ufunc methods take NumPy's 1-tuples for out= and a single axis
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reduce_out_one_tuple(target):
+    # (out=(array,) was refused: "out must be a NumPy or device array (got <class 'tuple'>)")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    out = np.full((2, 4), -1.0)
+    assert ADD[target].reduce(a, axis=1, out=(out,)) is out
+    np.testing.assert_array_equal(out, np.add.reduce(a, axis=1))
+    with pytest.raises(TypeError, match="1-tuple"):
+        ADD[target].reduce(a, axis=1, out=(out, out))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_accumulate_and_reduceat_axis_one_tuple(target):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(ADD[target].accumulate(a, axis=(1,)),
+                                  np.add.accumulate(a, axis=(1,)))
+    np.testing.assert_array_equal(ADD[target].reduceat(a, [0, 2], axis=(-1,)),
+                                  np.add.reduceat(a, [0, 2], axis=(-1,)))
+
+
+@pytest.mark.parametrize("axis", [None, (0, 1), ()])
+def test_accumulate_and_reduceat_several_axes(axis):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    with pytest.raises(ValueError, match="multiple axes"):
+        np.add.accumulate(a, axis=axis)
+    with pytest.raises(ValueError, match=r"accumulate\(\): the method takes a single axis"):
+        ADD["cpu"].accumulate(a, axis=axis)
+    with pytest.raises(ValueError, match=r"reduceat\(\): the method takes a single axis"):
+        ADD["cpu"].reduceat(a, [0], axis=axis)
