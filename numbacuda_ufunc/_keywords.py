@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import DUPLICATE_OUTPUT, DuplicateOutputError
 
-__all__ = ["CASTING_RULES", "call_with_keywords", "input_dtype"]
+__all__ = ["CASTING_RULES", "call_with_keywords", "input_dtype", "where_as_array"]
 
 CASTING_RULES = ("no", "equiv", "safe", "same_kind", "unsafe")
 _ORDERS = ("K", "A", "C", "F")
@@ -36,6 +36,20 @@ def input_dtype(x):
     if cai is not None:
         return np.dtype(cai["typestr"])
     return np.asarray(x).dtype
+
+
+def where_as_array(where, api):
+    """NumPy's conversion of a ``where=`` that is not an array (None, Python and NumPy
+    scalars, lists): to bool as bool() would, so None is False and [1, 0] a mask. Arrays
+    (NumPy, device, CAI) are returned as they are; their dtype is checked by the caller."""
+    if isinstance(where, (bool, np.bool_, np.ndarray)) or \
+            hasattr(where, "__cuda_array_interface__"):
+        return where
+    try:
+        return np.asarray(where, dtype=np.bool_)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{api}: where must be a boolean array or bool (got "
+                        f"{type(where).__name__}: {e})") from None
 
 
 def _parse_signature(uf, sig):
@@ -189,15 +203,8 @@ def call_with_keywords(uf, args, kwargs):
     where = kwargs.get("where", True)
     if where is True:
         where = None  # no mask: the plain loop
-    elif not isinstance(where, (bool, np.bool_, np.ndarray)) and \
-            not hasattr(where, "__cuda_array_interface__"):
-        # As NumPy: objects that are not arrays (None, Python and NumPy scalars, lists)
-        # convert to bool as bool() would, so where=None is False and where=[1, 0] a mask.
-        try:
-            where = np.asarray(where, dtype=np.bool_)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"{name}(): where must be a boolean array or bool (got "
-                            f"{type(where).__name__}: {e})") from None
+    else:
+        where = where_as_array(where, f"{name}()")
     if where is not None and not isinstance(where, (bool, np.bool_)):
         wt = input_dtype(where)
         if isinstance(wt, str) or wt != np.bool_:

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from . import _core
+from ._keywords import where_as_array
 
 __all__ = ["accumulate", "outer", "at", "reduceat", "masked_for_reduce"]
 
@@ -309,7 +310,7 @@ def masked_for_reduce(uf, a, where, has_initial, stream, api):
             f"{api}(): where= needs a ufunc with an identity (vectorize(..., identity=...)); "
             f"'{uf.__name__}' has none (got identity={uf.identity!r})")
     a, on_device, is_cupy = _operand(a, uf)
-    mask, mask_on_device, _ = _operand(where, uf)
+    mask, mask_on_device, _ = _operand(where_as_array(where, f"{api}()"), uf)
     if mask.dtype != np.bool_:
         raise TypeError(f"{api}(): where must be a boolean mask (got dtype {mask.dtype})")
     try:

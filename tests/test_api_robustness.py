@@ -190,3 +190,14 @@ def test_accumulate_and_reduceat_several_axes(axis):
         ADD["cpu"].accumulate(a, axis=axis)
     with pytest.raises(ValueError, match=r"reduceat\(\): the method takes a single axis"):
         ADD["cpu"].reduceat(a, [0], axis=axis)
+
+
+# ---- reduce(where=) objects that are not arrays convert to bool, as in NumPy
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("where", [None, 0, 1, [1, 0, 1, 0]], ids=["None", "0", "1", "list"])
+def test_reduce_where_non_array_converts_as_numpy(target, where):
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(ADD[target].reduce(a, axis=1, where=where),
+                                  np.add.reduce(a, axis=1, where=where))
