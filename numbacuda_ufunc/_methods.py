@@ -130,6 +130,28 @@ def _unwrap_out(out, api):
     return out
 
 
+def out_loop_dtype(in_dtype, out):
+    """NumPy's choice for a reduction-like method given out= and no dtype=: out's dtype when
+    the input casts to it safely (add.reduce(bool_array, out=int64_array) counts), else None
+    (the input's loop, its result cast to out: add.accumulate(float_array, out=int_array)
+    sums floats)."""
+    out_dtype = getattr(out, "dtype", None)
+    if out_dtype is None or isinstance(in_dtype, str):
+        return None
+    try:
+        return np.dtype(out_dtype) if np.can_cast(in_dtype, out_dtype, "safe") else None
+    except TypeError:
+        return None
+
+
+def _method_dtype(a, dtype, out):
+    """The dtype whose loop a method runs: dtype=, else out's (see out_loop_dtype), else
+    the input's."""
+    if dtype is not None:
+        return dtype
+    return (out_loop_dtype(a.dtype, out) if out is not None else None) or a.dtype
+
+
 def _loop(uf, engine, dt, api):
     """The T(T, T) loop for dtype dt (as ufunc.reduce chooses it) and its type T."""
     index = uf._reduce_loop(engine, np.dtype(dt), api)
@@ -144,8 +166,8 @@ def accumulate(uf, array, axis=0, dtype=None, out=None, stream=0):
         raise TypeError(f"{api}(): cannot accumulate a 0-d array (got shape ())")
     axis = _axis(axis, a.ndim, api)
     engine = _engine(uf)
-    loop, loop_type = _loop(uf, engine, a.dtype if dtype is None else dtype, api)
     out = _unwrap_out(out, api)
+    loop, loop_type = _loop(uf, engine, _method_dtype(a, dtype, out), api)
     if out is None:
         result = _new(a.shape, loop_type if dtype is None else dtype, on_device, stream)
     else:
@@ -175,8 +197,8 @@ def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
     shape = list(a.shape)
     shape[axis] = idx.size
     engine = _engine(uf)
-    loop, loop_type = _loop(uf, engine, a.dtype if dtype is None else dtype, api)
     out = _unwrap_out(out, api)
+    loop, loop_type = _loop(uf, engine, _method_dtype(a, dtype, out), api)
     if out is None:
         result = _new(shape, loop_type if dtype is None else dtype, on_device, stream)
     else:

@@ -2,6 +2,8 @@
 guvectorize and their methods: each test is a defect that was fixed; NumPy's own ufunc
 with the same arguments is the oracle."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -201,3 +203,44 @@ def test_reduce_where_non_array_converts_as_numpy(target, where):
     a = np.arange(12.0).reshape(3, 4)
     np.testing.assert_array_equal(ADD[target].reduce(a, axis=1, where=where),
                                   np.add.reduce(a, axis=1, where=where))
+
+
+# ---- reduce, accumulate and reduceat with out= of another dtype choose NumPy's loop
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("method", ["reduce", "accumulate", "reduceat"])
+@pytest.mark.parametrize("in_dtype,out_dtype", [
+    (np.bool_, np.int64),       # the input casts safely to out: out's loop (counts)
+    (np.float64, np.int64),     # it does not: the input's loop, the result cast unsafely
+    (np.complex128, np.float64),
+    (np.float64, np.bool_),
+    (np.int64, np.float32)])
+def test_methods_out_dtype_selects_numpy_loop(target, method, in_dtype, out_dtype):
+    # (add.reduce(bool_array, out=int64_array) ran the bool loop, so it gave 1 where NumPy
+    # counts 5; accumulate and reduceat refused an out= NumPy casts to)
+    if in_dtype == np.bool_:
+        a = np.array([True, True, False, True, True, True])
+    else:
+        a = (np.arange(6) * 1.5 + 0.7).astype(in_dtype) if in_dtype != np.int64 else np.arange(6)
+    a = a + 1j if in_dtype == np.complex128 else a
+
+    def run(f):
+        if method == "reduce":
+            out = np.zeros((), out_dtype)
+            return f.reduce(a, out=out)
+        if method == "accumulate":
+            return f.accumulate(a, out=np.zeros(6, out_dtype))
+        return f.reduceat(a, [0, 2, 5], out=np.zeros(3, out_dtype))
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # NumPy's, for complex
+        expected = run(np.add)
+        if method != "reduce" and not np.can_cast(np.dtype(in_dtype), out_dtype, "same_kind"):
+            # Ours refuse what NumPy casts unsafely here (tests/test_ufunc_methods.py pins it)
+            with pytest.raises(TypeError, match="same_kind"):
+                run(ADD[target])
+            return
+        got = run(ADD[target])
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
