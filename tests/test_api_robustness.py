@@ -244,3 +244,11 @@ def test_methods_out_dtype_selects_numpy_loop(target, method, in_dtype, out_dtyp
         got = run(ADD[target])
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reduce_keepdims_of_0d_is_a_scalar(target):
+    # (a 0-d ndarray where NumPy returns its scalar)
+    got = ADD[target].reduce(np.array(2.5), keepdims=True)
+    expected = np.add.reduce(np.array(2.5), keepdims=True)
+    assert type(got) is type(expected) and got == expected
