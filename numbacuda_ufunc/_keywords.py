@@ -186,12 +186,16 @@ def call_with_keywords(uf, args, kwargs):
     inputs = tuple(args[:nin])
 
     casting = kwargs.get("casting", "same_kind")
+    if not isinstance(casting, str):
+        raise TypeError(f"{name}(): casting must be a str (got {type(casting).__name__})")
     if casting not in CASTING_RULES:
         raise ValueError(f"{name}(): casting must be one of 'no', 'equiv', 'safe', "
                          f"'same_kind', or 'unsafe' (got {casting!r})")
     order = kwargs.get("order", "K")
     order = "K" if order is None else order
-    if not isinstance(order, str) or order.upper() not in _ORDERS:
+    if not isinstance(order, str):
+        raise TypeError(f"{name}(): order must be a str (got {type(order).__name__})")
+    if order.upper() not in _ORDERS:
         raise ValueError(f"{name}(): order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
     order = order.upper()
     if "sig" in kwargs and "signature" in kwargs:

@@ -252,3 +252,17 @@ def test_reduce_keepdims_of_0d_is_a_scalar(target):
     got = ADD[target].reduce(np.array(2.5), keepdims=True)
     expected = np.add.reduce(np.array(2.5), keepdims=True)
     assert type(got) is type(expected) and got == expected
+
+
+# ---- casting= and order= that are not strings: NumPy's TypeError
+
+
+@pytest.mark.parametrize("kw", [{"casting": None}, {"casting": 3}, {"order": 1},
+                                {"order": b"C"}])
+def test_casting_and_order_not_str(kw):
+    a = np.arange(3.0)
+    with pytest.raises(TypeError):
+        np.add(a, a, **kw)
+    key = next(iter(kw))
+    with pytest.raises(TypeError, match=f"{key} must be a str"):
+        ADD["cpu"](a, a, **kw)
