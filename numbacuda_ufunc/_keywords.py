@@ -193,6 +193,8 @@ def call_with_keywords(uf, args, kwargs):
                          f"'same_kind', or 'unsafe' (got {casting!r})")
     order = kwargs.get("order", "K")
     order = "K" if order is None else order
+    if isinstance(order, bytes):
+        order = order.decode("ascii", "replace")  # NumPy takes b"C"
     if not isinstance(order, str):
         raise TypeError(f"{name}(): order must be a str (got {type(order).__name__})")
     if order.upper() not in _ORDERS:
