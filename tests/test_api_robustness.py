@@ -270,3 +270,19 @@ def test_casting_and_order_not_str(kw):
 def test_order_bytes_as_numpy():
     a = np.asfortranarray(np.arange(6.0).reshape(2, 3))
     assert ADD["cpu"](a, a, order=b"C").flags.c_contiguous
+
+
+# ---- a malformed __cuda_array_interface__ passed as out=
+
+
+class _CAI:
+    def __init__(self, **interface):
+        self.__cuda_array_interface__ = interface
+
+
+def test_out_interface_without_data():
+    # (KeyError: 'data' from the read-only check, before the interface was validated)
+    bad = _CAI(shape=(4,), typestr="<f8", version=3)
+    with pytest.raises(ValueError, match=r"argument 3\(\): __cuda_array_interface__ lacks the "
+                                         r"required key 'data'"):
+        ADD["cuda"](np.arange(4.0), 1.0, out=bad)

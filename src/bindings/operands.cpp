@@ -170,7 +170,10 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
         }
         if (!is_device_array(out)) {
             // CAI's data is (pointer, read_only): a read-only producer is no place to write.
-            py::object data = out.attr("__cuda_array_interface__")["data"];
+            // (A malformed interface is reported by to_operand() below, naming what is wrong.)
+            py::object cai = out.attr("__cuda_array_interface__");
+            py::object data = py::isinstance<py::dict>(cai) ? py::reinterpret_borrow<py::dict>(cai).attr("get")("data")
+                                                            : py::none();
             if (py::isinstance<py::tuple>(data) && py::len(data) == 2 && py::bool_(data[py::int_(1)])) {
                 throw nu::value_error(who.name + "(): " + what + " is read-only (its "
                                       "__cuda_array_interface__ says so)");
