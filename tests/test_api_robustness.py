@@ -286,3 +286,37 @@ def test_out_interface_without_data():
     with pytest.raises(ValueError, match=r"argument 3\(\): __cuda_array_interface__ lacks the "
                                          r"required key 'data'"):
         ADD["cuda"](np.arange(4.0), 1.0, out=bad)
+
+
+# ---- reductions and methods over strides that do not merge into the kernels' 8 dimensions
+
+PERM10 = [1, 0, 3, 2, 5, 4, 7, 6, 9, 8]
+
+
+def _t10():
+    return np.arange(2.0 ** 10).reshape((2,) * 10).transpose(PERM10)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("call", [
+    lambda f, a: f.reduce(a, axis=0), lambda f, a: f.reduce(a, axis=None),
+    lambda f, a: f.reduce(a, axis=(0, 3, 5)), lambda f, a: f.accumulate(a, axis=2),
+    lambda f, a: f.reduceat(a, [0, 1], axis=4)],
+    ids=["reduce-0", "reduce-all", "reduce-tuple", "accumulate", "reduceat"])
+def test_methods_many_unmergeable_dims(target, call):
+    # (ValueError "the array's layout needs more than 8 dimensions after merging": the
+    # input is now read from a C-ordered copy)
+    np.testing.assert_array_equal(call(ADD[target], _t10()), call(np.add, _t10()))
+
+
+def test_cuda_reduce_many_unmergeable_dims():
+    r = cuda.reduce(add_fn)
+    assert r(_t10()) == _t10().sum()
+    np.testing.assert_array_equal(r(_t10(), axis=1), _t10().sum(axis=1))
+
+
+def test_device_reduce_many_unmergeable_dims():
+    d = cuda.to_device(np.arange(2.0 ** 10).reshape((2,) * 10)).transpose(PERM10)
+    np.testing.assert_array_equal(host(ADD["cuda"].reduce(d, axis=0)), np.add.reduce(_t10(), axis=0))
+    np.testing.assert_array_equal(host(ADD["cuda"].accumulate(d, axis=2)),
+                                  np.add.accumulate(_t10(), axis=2))
