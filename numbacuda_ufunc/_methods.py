@@ -209,6 +209,8 @@ def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
 
 def at(uf, a, indices, b=None, stream=0):
     api = f"{uf.__name__}.at"
+    if uf.nin == 1:
+        return _unary_at(uf, a, indices, b, stream, api)
     _binary(uf, api)
     if b is None:
         raise TypeError(f"{api}(): a binary ufunc needs the second operand b")
@@ -259,6 +261,41 @@ def at(uf, a, indices, b=None, stream=0):
         raise ValueError(f"{api}(): b with shape {np.shape(bt)} does not broadcast to the "
                          f"indexed shape {flat.shape}") from None
     engine._at(target, flat.ravel(), np.ascontiguousarray(values).ravel(), loop, stream, api)
+
+
+def _unary_at(uf, a, indices, b, stream, api):
+    """NumPy's ``f.at(a, indices)`` for a unary ufunc: ``a[indices] = f(a[indices])``
+    unbuffered, so an element indexed k times is updated k times. Each round is one call of
+    the ufunc on the elements still to update (as many rounds as the most repeated index);
+    a device array is updated through a host copy."""
+    if b is not None:
+        raise ValueError(f"{api}(): a unary ufunc takes no second operand (got b={b!r})")
+    device = _device_array(a) if not isinstance(a, np.ndarray) else None
+    if device is not None:
+        if _host_side(uf):
+            raise TypeError(f"{api}(): a must be a NumPy array for the cpu and parallel "
+                            f"targets (got a device array)")
+        target = device.copy_to_host(stream=stream)
+    elif isinstance(a, np.ndarray):
+        if not a.flags.writeable:
+            raise ValueError(f"{api}(): the array is read-only")
+        target = a
+    else:
+        raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
+    if isinstance(indices, _core.DeviceNDArray):
+        indices = indices.copy_to_host()
+    try:
+        flat = np.arange(target.size, dtype=np.int64).reshape(target.shape)[indices]
+    except IndexError as e:
+        raise IndexError(f"{api}(): {e}") from None
+    flat = np.asarray(flat, dtype=np.int64).ravel()
+    elements, counts = np.unique(flat, return_counts=True)
+    for k in range(1, int(counts.max()) + 1 if counts.size else 1):
+        idx = np.unravel_index(elements[counts >= k], target.shape) if target.ndim else ()
+        with np.errstate(all="ignore"):
+            target[idx] = uf(target[idx])  # NumPy casts the result back unsafely
+    if device is not None:
+        device.copy_to_device(target, stream=stream)
 
 
 def _at_on_device(uf, target, indices, b, stream, api):

@@ -320,3 +320,57 @@ def test_device_reduce_many_unmergeable_dims():
     np.testing.assert_array_equal(host(ADD["cuda"].reduce(d, axis=0)), np.add.reduce(_t10(), axis=0))
     np.testing.assert_array_equal(host(ADD["cuda"].accumulate(d, axis=2)),
                                   np.add.accumulate(_t10(), axis=2))
+
+
+# ---- ufunc.at for unary ufuncs (NumPy has it: np.negative.at(a, indices))
+
+
+def sq1_fn(x):
+    return x * x + 1
+
+
+SQ1 = {t: vectorize(["int8(int8)", "int64(int64)", "float64(float64)"], target=t)(sq1_fn)
+       for t in TARGETS}
+
+
+def _sequential_at(target, indices):
+    """The oracle: the Python function applied once per occurrence of each index."""
+    t = target.copy()
+    for e in np.asarray(np.arange(t.size).reshape(t.shape)[indices]).ravel():
+        i = np.unravel_index(e, t.shape) if t.ndim else ()
+        t[i] = sq1_fn(t[i])
+    return t
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("array,indices", [
+    (np.arange(6.0), [0, 0, 1, 5, 5, 5]), (np.arange(6), [-1, 0, -1]),
+    (np.arange(12.0).reshape(3, 4)[:, ::-1], (np.array([0, 0, 2]), np.array([1, 1, 3]))),
+    (np.arange(6.0), slice(None)), (np.arange(6, dtype=np.int8) * 30, [1, 1, 1]),
+    (np.array(2.0), ()), (np.arange(6.0), np.array([True, False] * 3)), (np.arange(6.0), [])],
+    ids=["repeats", "negative", "2d-strided", "slice", "int8-wraps", "0d", "mask", "empty"])
+def test_unary_at(target, array, indices):
+    # (it raised "only binary ufuncs support this method")
+    got = array.copy()
+    with np.errstate(all="ignore"):
+        SQ1[target].at(got, indices)
+        expected = _sequential_at(array, indices)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_unary_at_device_array():
+    d = cuda.to_device(np.arange(6.0))
+    SQ1["cuda"].at(d, [0, 0, 3])
+    np.testing.assert_array_equal(d.copy_to_host(), _sequential_at(np.arange(6.0), [0, 0, 3]))
+
+
+def test_unary_at_errors():
+    with pytest.raises(ValueError, match="second operand"):
+        np.negative.at(np.arange(3.0), [0], 1.0)
+    with pytest.raises(ValueError, match=r"at\(\): a unary ufunc takes no second operand"):
+        SQ1["cpu"].at(np.arange(3.0), [0], 1.0)
+    with pytest.raises(IndexError, match="index 9 is out of bounds"):
+        SQ1["cpu"].at(np.arange(3.0), [9])
+    with pytest.raises(ValueError, match="read-only"):
+        SQ1["cpu"].at(np.broadcast_to(np.arange(3.0), (3,)), [0])
