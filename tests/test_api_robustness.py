@@ -374,3 +374,15 @@ def test_unary_at_errors():
         SQ1["cpu"].at(np.arange(3.0), [9])
     with pytest.raises(ValueError, match="read-only"):
         SQ1["cpu"].at(np.broadcast_to(np.arange(3.0), (3,)), [0])
+
+
+def test_gufunc_layout_fixed_size_beyond_int64():
+    # (pybind11's "incompatible constructor arguments" TypeError from the engine)
+    with pytest.raises(ValueError, match="fixed size 99999999999999999999 does not fit int64"):
+        guvectorize(["void(float64[:], float64[:])"], "(99999999999999999999)->(n)",
+                    target="cpu")(_copy)
+
+
+def _copy(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i]
