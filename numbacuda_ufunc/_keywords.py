@@ -127,6 +127,10 @@ def _choose_loop(uf, in_types, fixed, casting):
                 want.append(default[t] if isinstance(t, str) else t)
         uf._compile_for(want)
     loops = _loop_types(uf)
+    # With some inputs fixed and others free, NumPy promotes the free ones with the fixed:
+    # a free input must cast safely (add(f8, f8, signature=("f4", None, None)) has no loop).
+    fixed_in = [f is not None for f in fixed[:-1]]
+    partial = any(fixed_in) and not all(fixed_in)
     for rule in ("safe", casting):
         for index, (ins, o) in enumerate(loops):
             if any(f is not None and f != t for f, t in zip(fixed, ins)):
@@ -134,7 +138,8 @@ def _choose_loop(uf, in_types, fixed, casting):
             # A lazy loop's output type is inferred; the result is cast to dtype= instead.
             if fixed[-1] is not None and o != fixed[-1] and not uf._lazy:
                 continue
-            if all(_accepts(t, lt, rule) for t, lt in zip(in_types, ins)):
+            if all(_accepts(t, lt, "safe" if partial and not is_fixed else rule)
+                   for t, lt, is_fixed in zip(in_types, ins, fixed_in)):
                 return index
     shown = ", ".join("None" if f is None else str(f) for f in fixed)
     raise TypeError(f"{api}: no loop matching the specified signature ({shown}) and casting "

@@ -386,3 +386,34 @@ def test_gufunc_layout_fixed_size_beyond_int64():
 def _copy(a, out):
     for i in range(a.shape[0]):
         out[i] = a[i]
+
+
+# ---- signature= with some inputs fixed and others free: the free ones cast safely
+
+
+ARRAYS = {"f8": np.arange(3.0), "f4": np.arange(3.0, dtype=np.float32), "i8": np.arange(3),
+          "i1": np.arange(3, dtype=np.int8)}
+
+
+@pytest.mark.parametrize("x", list(ARRAYS))
+@pytest.mark.parametrize("y", list(ARRAYS))
+@pytest.mark.parametrize("sig", [("f4", None, None), (None, "f4", None), ("f8", None, None),
+                                 ("f4", None, "f8"), (None, None, "f4"), ("f4", "f4", None)])
+@pytest.mark.parametrize("casting", ["same_kind", "unsafe", "safe"])
+def test_partial_signature_as_numpy(x, y, sig, casting):
+    # (add(f8, f8, signature=("f4", None, None)) ran the float32 loop; NumPy has no loop)
+    f = ADD_SIG
+    a, b = ARRAYS[x], ARRAYS[y]
+    try:
+        expected = np.add(a, b, signature=sig, casting=casting)
+    except TypeError:
+        with pytest.raises(TypeError):
+            f(a, b, signature=sig, casting=casting)
+        return
+    got = f(a, b, signature=sig, casting=casting)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+ADD_SIG = vectorize(["int8(int8, int8)", "int64(int64, int64)", "float32(float32, float32)",
+                     "float64(float64, float64)"], target="cpu")(add_fn)
