@@ -256,11 +256,23 @@ def at(uf, a, indices, b=None, stream=0):
     loop, loop_type = _loop(uf, engine, dt, api)
     # As in NumPy, the result is cast back to the array's dtype unsafely (int += 1.5).
     try:
-        values = np.broadcast_to(np.asarray(bt, dtype=loop_type), flat.shape)
+        values = np.broadcast_to(_at_values(bt, loop_type), flat.shape)
     except ValueError:
         raise ValueError(f"{api}(): b with shape {np.shape(bt)} does not broadcast to the "
                          f"indexed shape {flat.shape}") from None
     engine._at(target, flat.ravel(), np.ascontiguousarray(values).ravel(), loop, stream, api)
+
+
+def _at_values(b, loop_type):
+    """b as the loop's dtype. A Python int the type cannot hold wraps, as NumPy's ufunc.at
+    casts it (np.add.at(uint8_array, i, -1) subtracts one), where a call would raise."""
+    try:
+        return np.asarray(b, dtype=loop_type)
+    except OverflowError:
+        if type(b) is not int:
+            raise
+        with np.errstate(all="ignore"):
+            return np.asarray(b).astype(loop_type)
 
 
 def _unary_at(uf, a, indices, b, stream, api):
@@ -322,7 +334,7 @@ def _at_on_device(uf, target, indices, b, stream, api):
     engine = _engine(uf)
     loop, loop_type = _loop(uf, engine, dt, api)
     if d_b is None:
-        d_b = _core.to_device(np.asarray(b, dtype=loop_type).reshape(1), stream)
+        d_b = _core.to_device(_at_values(b, loop_type).reshape(1), stream)
     elif d_b.dtype != loop_type:
         return False
     engine._at_device(target, d_idx, d_b, loop, stream, api)

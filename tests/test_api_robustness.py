@@ -417,3 +417,33 @@ def test_partial_signature_as_numpy(x, y, sig, casting):
 
 ADD_SIG = vectorize(["int8(int8, int8)", "int64(int64, int64)", "float32(float32, float32)",
                      "float64(float64, float64)"], target="cpu")(add_fn)
+
+
+# ---- ufunc.at with a Python int its dtype cannot hold wraps, as NumPy's at casts it
+
+AT_SMALL = {t: vectorize(["int8(int8, int8)", "uint8(uint8, uint8)", "int64(int64, int64)"],
+                         target=t)(add_fn) for t in TARGETS}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype,b", [(np.uint8, -1), (np.int8, 300), (np.uint8, 1000)])
+def test_at_python_int_wraps_as_numpy(target, dtype, b):
+    # (OverflowError "Python integer -1 out of bounds for uint8": decrementing a uint8
+    # counter with add.at(counts, i, -1) failed)
+    got, expected = np.arange(4, dtype=dtype), np.arange(4, dtype=dtype)
+    AT_SMALL[target].at(got, [0, 0, 3], b)
+    np.add.at(expected, [0, 0, 3], b)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_at_python_int_wraps_device_indices():
+    d = cuda.to_device(np.arange(4, dtype=np.uint8))
+    AT_SMALL["cuda"].at(d, cuda.to_device(np.array([0, 0, 3])), -1)
+    expected = np.arange(4, dtype=np.uint8)
+    np.add.at(expected, [0, 0, 3], -1)
+    np.testing.assert_array_equal(d.copy_to_host(), expected)
+
+
+def test_at_python_int_beyond_int64_still_overflows():
+    with pytest.raises(OverflowError):
+        AT_SMALL["cpu"].at(np.arange(4), [0], 2**70)
