@@ -10,13 +10,14 @@ memory order of a new result and the ``where`` mask.
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
 
 from .errors import DUPLICATE_OUTPUT, DuplicateOutputError
 
-__all__ = ["CASTING_RULES", "call_with_keywords", "input_dtype"]
+__all__ = ["CASTING_RULES", "call_with_keywords", "input_dtype", "where_as_array"]
 
 CASTING_RULES = ("no", "equiv", "safe", "same_kind", "unsafe")
 _ORDERS = ("K", "A", "C", "F")
@@ -35,6 +36,20 @@ def input_dtype(x):
     if cai is not None:
         return np.dtype(cai["typestr"])
     return np.asarray(x).dtype
+
+
+def where_as_array(where, api):
+    """NumPy's conversion of a ``where=`` that is not an array (None, Python and NumPy
+    scalars, lists): to bool as bool() would, so None is False and [1, 0] a mask. Arrays
+    (NumPy, device, CAI) are returned as they are; their dtype is checked by the caller."""
+    if isinstance(where, (bool, np.bool_, np.ndarray)) or \
+            hasattr(where, "__cuda_array_interface__"):
+        return where
+    try:
+        return np.asarray(where, dtype=np.bool_)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{api}: where must be a boolean array or bool (got "
+                        f"{type(where).__name__}: {e})") from None
 
 
 def _parse_signature(uf, sig):
@@ -112,6 +127,10 @@ def _choose_loop(uf, in_types, fixed, casting):
                 want.append(default[t] if isinstance(t, str) else t)
         uf._compile_for(want)
     loops = _loop_types(uf)
+    # With some inputs fixed and others free, NumPy promotes the free ones with the fixed:
+    # a free input must cast safely (add(f8, f8, signature=("f4", None, None)) has no loop).
+    fixed_in = [f is not None for f in fixed[:-1]]
+    partial = any(fixed_in) and not all(fixed_in)
     for rule in ("safe", casting):
         for index, (ins, o) in enumerate(loops):
             if any(f is not None and f != t for f, t in zip(fixed, ins)):
@@ -119,7 +138,8 @@ def _choose_loop(uf, in_types, fixed, casting):
             # A lazy loop's output type is inferred; the result is cast to dtype= instead.
             if fixed[-1] is not None and o != fixed[-1] and not uf._lazy:
                 continue
-            if all(_accepts(t, lt, rule) for t, lt in zip(in_types, ins)):
+            if all(_accepts(t, lt, "safe" if partial and not is_fixed else rule)
+                   for t, lt, is_fixed in zip(in_types, ins, fixed_in)):
                 return index
     shown = ", ".join("None" if f is None else str(f) for f in fixed)
     raise TypeError(f"{api}: no loop matching the specified signature ({shown}) and casting "
@@ -171,12 +191,18 @@ def call_with_keywords(uf, args, kwargs):
     inputs = tuple(args[:nin])
 
     casting = kwargs.get("casting", "same_kind")
+    if not isinstance(casting, str):
+        raise TypeError(f"{name}(): casting must be a str (got {type(casting).__name__})")
     if casting not in CASTING_RULES:
         raise ValueError(f"{name}(): casting must be one of 'no', 'equiv', 'safe', "
                          f"'same_kind', or 'unsafe' (got {casting!r})")
     order = kwargs.get("order", "K")
     order = "K" if order is None else order
-    if not isinstance(order, str) or order.upper() not in _ORDERS:
+    if isinstance(order, bytes):
+        order = order.decode("ascii", "replace")  # NumPy takes b"C"
+    if not isinstance(order, str):
+        raise TypeError(f"{name}(): order must be a str (got {type(order).__name__})")
+    if order.upper() not in _ORDERS:
         raise ValueError(f"{name}(): order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
     order = order.upper()
     if "sig" in kwargs and "signature" in kwargs:
@@ -188,7 +214,9 @@ def call_with_keywords(uf, args, kwargs):
     where = kwargs.get("where", True)
     if where is True:
         where = None  # no mask: the plain loop
-    elif where is not None and not isinstance(where, (bool, np.bool_)):
+    else:
+        where = where_as_array(where, f"{name}()")
+    if where is not None and not isinstance(where, (bool, np.bool_)):
         wt = input_dtype(where)
         if isinstance(wt, str) or wt != np.bool_:
             raise TypeError(f"{name}(): where must be a boolean array or bool (got "
@@ -262,6 +290,11 @@ def _normalize_axes(g, axes, axis, keepdims):
                 len({c[0] for c in g._core_dims if c}) > 1:
             raise TypeError(f"{name}(): axis can only be used with a single shared core "
                             f"dimension (the layout is {g.signature})")
+        try:
+            axis = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"{name}(): axis must be an integer (got {type(axis).__name__} "
+                            f"{axis!r})") from None
         axes = [(axis,) if n == 1 else () for n in ncore]
     if keepdims and any(ncore[g.nin:]):
         raise TypeError(f"{name}(): keepdims can only be used for gufuncs whose outputs have "
@@ -292,6 +325,11 @@ def _normalize_axes(g, axes, axis, keepdims):
 def _resolved(ax, ndim, name, k):
     res = []
     for a in ax:
+        try:
+            a = operator.index(a)
+        except TypeError:
+            raise TypeError(f"{name}(): axes item {k} must hold integers (got "
+                            f"{type(a).__name__} {a!r})") from None
         if not -ndim <= a < ndim:
             raise np.exceptions.AxisError(f"{name}(): axis {a} of operand {k} is out of "
                                           f"bounds for array of dimension {ndim}")

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from . import _core
+from ._keywords import where_as_array
 
 __all__ = ["accumulate", "outer", "at", "reduceat", "masked_for_reduce"]
 
@@ -62,6 +63,11 @@ def _operand(x, uf=None):
 
 
 def _axis(axis, ndim, api):
+    if isinstance(axis, tuple) and len(axis) == 1:
+        axis = axis[0]  # NumPy takes a 1-tuple for these one-axis methods
+    elif axis is None or isinstance(axis, tuple):
+        raise ValueError(f"{api}(): the method takes a single axis, not multiple axes "
+                         f"(got axis={axis!r})")
     try:
         axis = operator.index(axis)
     except TypeError:
@@ -124,6 +130,28 @@ def _unwrap_out(out, api):
     return out
 
 
+def out_loop_dtype(in_dtype, out):
+    """NumPy's choice for a reduction-like method given out= and no dtype=: out's dtype when
+    the input casts to it safely (add.reduce(bool_array, out=int64_array) counts), else None
+    (the input's loop, its result cast to out: add.accumulate(float_array, out=int_array)
+    sums floats)."""
+    out_dtype = getattr(out, "dtype", None)
+    if out_dtype is None or isinstance(in_dtype, str):
+        return None
+    try:
+        return np.dtype(out_dtype) if np.can_cast(in_dtype, out_dtype, "safe") else None
+    except TypeError:
+        return None
+
+
+def _method_dtype(a, dtype, out):
+    """The dtype whose loop a method runs: dtype=, else out's (see out_loop_dtype), else
+    the input's."""
+    if dtype is not None:
+        return dtype
+    return (out_loop_dtype(a.dtype, out) if out is not None else None) or a.dtype
+
+
 def _loop(uf, engine, dt, api):
     """The T(T, T) loop for dtype dt (as ufunc.reduce chooses it) and its type T."""
     index = uf._reduce_loop(engine, np.dtype(dt), api)
@@ -138,8 +166,8 @@ def accumulate(uf, array, axis=0, dtype=None, out=None, stream=0):
         raise TypeError(f"{api}(): cannot accumulate a 0-d array (got shape ())")
     axis = _axis(axis, a.ndim, api)
     engine = _engine(uf)
-    loop, loop_type = _loop(uf, engine, a.dtype if dtype is None else dtype, api)
     out = _unwrap_out(out, api)
+    loop, loop_type = _loop(uf, engine, _method_dtype(a, dtype, out), api)
     if out is None:
         result = _new(a.shape, loop_type if dtype is None else dtype, on_device, stream)
     else:
@@ -169,8 +197,8 @@ def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
     shape = list(a.shape)
     shape[axis] = idx.size
     engine = _engine(uf)
-    loop, loop_type = _loop(uf, engine, a.dtype if dtype is None else dtype, api)
     out = _unwrap_out(out, api)
+    loop, loop_type = _loop(uf, engine, _method_dtype(a, dtype, out), api)
     if out is None:
         result = _new(shape, loop_type if dtype is None else dtype, on_device, stream)
     else:
@@ -181,6 +209,8 @@ def reduceat(uf, array, indices, axis=0, dtype=None, out=None, stream=0):
 
 def at(uf, a, indices, b=None, stream=0):
     api = f"{uf.__name__}.at"
+    if uf.nin == 1:
+        return _unary_at(uf, a, indices, b, stream, api)
     _binary(uf, api)
     if b is None:
         raise TypeError(f"{api}(): a binary ufunc needs the second operand b")
@@ -226,11 +256,58 @@ def at(uf, a, indices, b=None, stream=0):
     loop, loop_type = _loop(uf, engine, dt, api)
     # As in NumPy, the result is cast back to the array's dtype unsafely (int += 1.5).
     try:
-        values = np.broadcast_to(np.asarray(bt, dtype=loop_type), flat.shape)
+        values = np.broadcast_to(_at_values(bt, loop_type), flat.shape)
     except ValueError:
         raise ValueError(f"{api}(): b with shape {np.shape(bt)} does not broadcast to the "
                          f"indexed shape {flat.shape}") from None
     engine._at(target, flat.ravel(), np.ascontiguousarray(values).ravel(), loop, stream, api)
+
+
+def _at_values(b, loop_type):
+    """b as the loop's dtype. A Python int the type cannot hold wraps, as NumPy's ufunc.at
+    casts it (np.add.at(uint8_array, i, -1) subtracts one), where a call would raise."""
+    try:
+        return np.asarray(b, dtype=loop_type)
+    except OverflowError:
+        if type(b) is not int:
+            raise
+        with np.errstate(all="ignore"):
+            return np.asarray(b).astype(loop_type)
+
+
+def _unary_at(uf, a, indices, b, stream, api):
+    """NumPy's ``f.at(a, indices)`` for a unary ufunc: ``a[indices] = f(a[indices])``
+    unbuffered, so an element indexed k times is updated k times. Each round is one call of
+    the ufunc on the elements still to update (as many rounds as the most repeated index);
+    a device array is updated through a host copy."""
+    if b is not None:
+        raise ValueError(f"{api}(): a unary ufunc takes no second operand (got b={b!r})")
+    device = _device_array(a) if not isinstance(a, np.ndarray) else None
+    if device is not None:
+        if _host_side(uf):
+            raise TypeError(f"{api}(): a must be a NumPy array for the cpu and parallel "
+                            f"targets (got a device array)")
+        target = device.copy_to_host(stream=stream)
+    elif isinstance(a, np.ndarray):
+        if not a.flags.writeable:
+            raise ValueError(f"{api}(): the array is read-only")
+        target = a
+    else:
+        raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
+    if isinstance(indices, _core.DeviceNDArray):
+        indices = indices.copy_to_host()
+    try:
+        flat = np.arange(target.size, dtype=np.int64).reshape(target.shape)[indices]
+    except IndexError as e:
+        raise IndexError(f"{api}(): {e}") from None
+    flat = np.asarray(flat, dtype=np.int64).ravel()
+    elements, counts = np.unique(flat, return_counts=True)
+    for k in range(1, int(counts.max()) + 1 if counts.size else 1):
+        idx = np.unravel_index(elements[counts >= k], target.shape) if target.ndim else ()
+        with np.errstate(all="ignore"):
+            target[idx] = uf(target[idx])  # NumPy casts the result back unsafely
+    if device is not None:
+        device.copy_to_device(target, stream=stream)
 
 
 def _at_on_device(uf, target, indices, b, stream, api):
@@ -257,7 +334,7 @@ def _at_on_device(uf, target, indices, b, stream, api):
     engine = _engine(uf)
     loop, loop_type = _loop(uf, engine, dt, api)
     if d_b is None:
-        d_b = _core.to_device(np.asarray(b, dtype=loop_type).reshape(1), stream)
+        d_b = _core.to_device(_at_values(b, loop_type).reshape(1), stream)
     elif d_b.dtype != loop_type:
         return False
     engine._at_device(target, d_idx, d_b, loop, stream, api)
@@ -304,7 +381,7 @@ def masked_for_reduce(uf, a, where, has_initial, stream, api):
             f"{api}(): where= needs a ufunc with an identity (vectorize(..., identity=...)); "
             f"'{uf.__name__}' has none (got identity={uf.identity!r})")
     a, on_device, is_cupy = _operand(a, uf)
-    mask, mask_on_device, _ = _operand(where, uf)
+    mask, mask_on_device, _ = _operand(where_as_array(where, f"{api}()"), uf)
     if mask.dtype != np.bool_:
         raise TypeError(f"{api}(): where must be a boolean mask (got dtype {mask.dtype})")
     try:

@@ -66,6 +66,9 @@ def parse_layout(layout: str):
                     if i >= len(tokens) or tokens[i][0] not in ("name", "num"):
                         fail(i, "a dimension name or size")
                     kind, value, _ = tokens[i]
+                    if kind == "num" and int(value) >= 2**63:
+                        raise ValueError(f"guvectorize(): malformed layout {layout!r}: the "
+                                         f"fixed size {value} does not fit int64")
                     dims.append(int(value) if kind == "num" else value)
                     i += 1
                     if i < len(tokens) and tokens[i][1] == ",":

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _core, _dask, _methods
 from ._compile import compile_ptx
-from ._keywords import call_with_keywords
+from ._keywords import call_with_keywords, input_dtype
 from ._pickling import function_ref, global_name
 from .compiler import translate
 from .errors import CompileError
@@ -177,6 +177,9 @@ class UFunc(_core.UFunc):
             self._reducer = engine
         if initial is _NO_VALUE:
             initial = None if self.identity in (None, "reorderable") else self.identity
+        out = _methods._unwrap_out(out, api)  # NumPy's out=(array,)
+        if dtype is None and out is not None:
+            dtype = _methods.out_loop_dtype(input_dtype(a), out)
         if _methods._host_side(self) and not isinstance(a, np.ndarray) and \
                 hasattr(a, "__cuda_array_interface__"):
             a, _, _ = _methods._operand(a, self)  # a host target reads host memory

@@ -92,11 +92,20 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
         } else {
             const unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(arg.ptr()) : 0;
             if (overflow < 0 || PyErr_Occurred()) {
+                // Beyond every integer type: a float or complex loop takes it as NumPy
+                // converts it (f(float_array, 10**30)); check_weak_scalars() refuses it
+                // for an integer loop.
                 PyErr_Clear();
-                throw_overflow(arg_name(uf, index) + ": Python integer " + repr_of(arg) +
-                               " is out of bounds for every integer type");
+                const double d = PyLong_AsDouble(arg.ptr());
+                if (d == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    throw_overflow(arg_name(uf, index) + ": Python integer " + repr_of(arg) +
+                                   " is too large to convert to float64");
+                }
+                op.value = nu::make_scalar(d);
+            } else {
+                op.value = nu::make_scalar(static_cast<std::uint64_t>(u));
             }
-            op.value = nu::make_scalar(static_cast<std::uint64_t>(u));
         }
         return op;
     }
@@ -161,7 +170,10 @@ nu::operand output_operand(const caller& who, py::handle out, std::size_t index,
         }
         if (!is_device_array(out)) {
             // CAI's data is (pointer, read_only): a read-only producer is no place to write.
-            py::object data = out.attr("__cuda_array_interface__")["data"];
+            // (A malformed interface is reported by to_operand() below, naming what is wrong.)
+            py::object cai = out.attr("__cuda_array_interface__");
+            py::object data = py::isinstance<py::dict>(cai) ? py::reinterpret_borrow<py::dict>(cai).attr("get")("data")
+                                                            : py::none();
             if (py::isinstance<py::tuple>(data) && py::len(data) == 2 && py::bool_(data[py::int_(1)])) {
                 throw nu::value_error(who.name + "(): " + what + " is read-only (its "
                                       "__cuda_array_interface__ says so)");

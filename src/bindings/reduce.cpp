@@ -225,6 +225,7 @@ void bind_reduce(py::module_& m) {
             for (int d = 0; d < v.ndim(); ++d)
                 kept.push_back(std::find(axes.begin(), axes.end(), d) != axes.end() ? 1 : v.shape[d]);
             result = result.attr("reshape")(to_tuple(kept));
+            if (kept.empty() && dst.on_host) return result[py::tuple()];  // a 0-d input: NumPy's scalar
         } else if (shape.empty() && dst.on_host) {
             return result[py::tuple()];  // NumPy scalar
         }

@@ -1,6 +1,7 @@
 // src/dispatch/operand.cpp: loop matching rules for operands (NumPy casting, NEP 50)
 #include "dispatch/operand.h"
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -10,7 +11,9 @@ namespace nu {
 namespace {
 
 bool weak_int_fits(const scalar_value& v, dtype t) {
-    // Weak integers arrive as int64, or as uint64 when above INT64_MAX.
+    // Weak integers arrive as int64, as uint64 when above INT64_MAX, or as float64 when
+    // beyond both (no integer type holds those).
+    if (v.type == dtype::float64) return false;
     const bool big = v.type == dtype::uint64;
     std::int64_t x = 0;
     std::memcpy(&x, v.bytes, sizeof(x));
@@ -72,9 +75,17 @@ small_vector<dtype, 8> resolved_types(const std::vector<operand>& inputs) {
         any_strong = true;
     }
     const char k = dtype_kind(strong);
+    bool weak_inexact = false;
+    for (const operand& op : inputs) {
+        weak_inexact = weak_inexact || op.weak == weak_kind::floating || op.weak == weak_kind::complex;
+    }
     small_vector<dtype, 8> types;
     for (const operand& op : inputs) {
-        dtype t = op.type();
+        // A Python int that takes no array's type is NumPy's default integer, int64 (its
+        // value may not fit: check_weak_scalars() says so, as NumPy's OverflowError does),
+        // unless a Python float or complex beside it makes the call inexact (add(2**63, 1.0)
+        // is float64 in NumPy): then it keeps the type that holds its value.
+        dtype t = op.weak == weak_kind::integer && (any_strong || !weak_inexact) ? dtype::int64 : op.type();
         if (any_strong) {
             switch (op.weak) {
                 case weak_kind::integer:
@@ -107,7 +118,12 @@ void check_weak_scalars(const std::vector<operand>& inputs, const std::vector<dt
         if (weak_int_fits(op.value, types[k])) continue;
         std::int64_t value = 0;
         std::memcpy(&value, op.value.bytes, sizeof(value));
-        const std::string text = op.value.type == dtype::uint64
+        double huge = 0;
+        std::memcpy(&huge, op.value.bytes, sizeof(huge));
+        char approx[32];
+        std::snprintf(approx, sizeof(approx), "of about %.6g", huge);
+        const std::string text = op.value.type == dtype::float64 ? std::string(approx)
+                                 : op.value.type == dtype::uint64
                                      ? std::to_string(static_cast<std::uint64_t>(value))
                                      : std::to_string(value);
         throw overflow_error(api + "(): Python integer " + text + " is out of bounds for " +

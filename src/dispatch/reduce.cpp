@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dispatch/broadcast.h"
+#include "dispatch/device_cast.h"
 #include "runtime/blocking.h"
 #include "runtime/errors.h"
 
@@ -133,22 +134,32 @@ void reducer::execute(int loop, const reduce_operand& in, const std::vector<int>
     }
 
     std::vector<shape_t> row_strides(2);
-    std::size_t j = 0;
-    for (int d = 0; d < src.ndim(); ++d) {
-        if (folded[d]) {
-            l.red_shape.push_back(src.shape[d]);
-            l.red_strides.push_back(src.strides[d]);
-        } else {
-            row_strides[0].push_back(src.strides[d]);
-            row_strides[1].push_back(dst.strides[j++]);
+    operand_copies copies;  // a C-ordered copy of an input whose strides do not merge
+    const shape_t all_rows = row_shape;
+    for (bool copied = false;; copied = true) {
+        row_shape = all_rows;
+        row_strides.assign(2, shape_t{});
+        l.red_shape.clear();
+        l.red_strides.clear();
+        std::size_t j = 0;
+        for (int d = 0; d < src.ndim(); ++d) {
+            if (folded[d]) {
+                l.red_shape.push_back(src.shape[d]);
+                l.red_strides.push_back(src.strides[d]);
+            } else {
+                row_strides[0].push_back(src.strides[d]);
+                row_strides[1].push_back(dst.strides[j++]);
+            }
         }
-    }
-    coalesce_dims(row_shape, row_strides);
-    coalesce_in_order(l.red_shape, l.red_strides);
-    if (row_shape.size() > k_max_dims || l.red_shape.size() > k_max_dims) {
-        throw value_error(std::string(api) + "(): the array's layout needs more than " +
-                          std::to_string(k_max_dims) + " dimensions after merging contiguous ones (got shape " +
-                          shape_string(v.shape) + ")");
+        coalesce_dims(row_shape, row_strides);
+        coalesce_in_order(l.red_shape, l.red_strides);
+        if (row_shape.size() <= k_max_dims && l.red_shape.size() <= k_max_dims) break;
+        if (copied || src.is_c_contiguous()) {
+            throw value_error(std::string(api) + "(): the array's layout needs more than " +
+                              std::to_string(k_max_dims) + " dimensions after merging contiguous ones (got shape " +
+                              shape_string(v.shape) + ")");
+        }
+        src = copy_of(src, host, stream, copies);
     }
     l.row_shape = row_shape;
     l.in_row_strides = row_strides[0];

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "dispatch/broadcast.h"
+#include "dispatch/device_cast.h"
 #include "launch/elementwise_launch.h"
 #include "launch/kernel.h"
 #include "runtime/blocking.h"
@@ -71,23 +72,22 @@ std::vector<long long> pack(const methods_layout& l) {
 }
 
 // Lines of `in` and `out` (the last axis is the method's): row dimensions coalesced.
-void set_lines(methods_layout& l, const array_view& in, const array_view& out, const char* api) {
+// False when they need more than the kernels' k_dims dimensions.
+bool set_lines(methods_layout& l, const array_view& in, const array_view& out) {
     l.row_shape = shape_t(in.shape.begin(), in.shape.end() - 1);
     std::vector<shape_t> strides = {shape_t(in.strides.begin(), in.strides.end() - 1),
                                     shape_t(out.strides.begin(), out.strides.end() - 1)};
     l.rows = 1;
     for (std::int64_t d : l.row_shape) l.rows *= d;
     coalesce_dims(l.row_shape, strides);
-    if (l.row_shape.size() > k_dims) {
-        throw value_error(std::string(api) + "(): the array's layout needs more than " + std::to_string(k_dims) +
-                          " dimensions after merging contiguous ones (got shape " + shape_string(in.shape) + ")");
-    }
+    if (l.row_shape.size() > k_dims) return false;
     l.in_row_strides = strides[0];
     l.out_row_strides = strides[1];
     l.in = in.data;
     l.out = out.data;
     l.in_axis_stride = in.strides.back();
     l.out_axis_stride = out.strides.back();
+    return true;
 }
 
 // Host memory a GPU kernel reads (and, for `writes`, writes back): staged through device
@@ -98,6 +98,7 @@ struct staging {
     const char* api;
     std::vector<std::pair<device_array, array_view>> write_back;
     std::vector<device_array> keep;
+    operand_copies copies;
 
     array_view place(const reduce_operand& op, bool reads, bool writes) {
         if (host || !op.on_host) return op.view;
@@ -118,6 +119,23 @@ struct staging {
     }
     void finish() {
         for (auto& [d, view] : write_back) d.copy_to_host(view, stream);
+    }
+    // The input as the kernel may read it while writing `dst`: a private copy where the two
+    // overlap (NumPy buffers such an input), except the very same elements when
+    // `same_is_safe` (accumulate reads each element before it writes it).
+    array_view unaliased(const array_view& src, const array_view& dst, bool same_is_safe) {
+        if (!may_overlap(src, dst)) return src;
+        if (same_is_safe && src.data == dst.data && src.shape == dst.shape && src.strides == dst.strides) return src;
+        return copy_of(src, host, stream, copies);
+    }
+    // The lines of src and dst; when src's strides leave more row dimensions than the
+    // kernels index, from a C-ordered copy of src (whose rows then merge into one).
+    void lines(methods_layout& l, array_view& src, const array_view& dst) {
+        if (set_lines(l, src, dst)) return;
+        src = copy_of(src, host, stream, copies);
+        if (set_lines(l, src, dst)) return;
+        throw value_error(std::string(api) + "(): the output's layout needs more than " + std::to_string(k_dims) +
+                          " dimensions after merging contiguous ones (got shape " + shape_string(dst.shape) + ")");
     }
 };
 
@@ -226,10 +244,10 @@ void ufunc_methods::accumulate(int loop, const reduce_operand& in, const reduce_
     const bool host = runs_on_host();
     const stream_handle live = live_handle(stream, api);
     staging st{host, stream, api, {}, {}};
-    const array_view src = st.place(in, true, false);
     const array_view dst = st.place(out, false, true);
+    array_view src = st.unaliased(st.place(in, true, false), dst, true);
     methods_layout l;
-    set_lines(l, src, dst, api);
+    st.lines(l, src, dst);
     l.len = src.shape.back();
     const methods_kernel_set& k = kernels(kernel_key{loop, src.type, dst.type}, host);
     // A thread per line when there are enough lines to fill the device and they are strided
@@ -269,10 +287,10 @@ void ufunc_methods::reduceat(int loop, const reduce_operand& in, const std::vect
     const bool host = runs_on_host();
     const stream_handle live = live_handle(stream, api);
     staging st{host, stream, api, {}, {}};
-    const array_view src = st.place(in, true, false);
     const array_view dst = st.place(out, false, true);
+    array_view src = st.unaliased(st.place(in, true, false), dst, false);
     methods_layout l;
-    set_lines(l, src, dst, api);
+    st.lines(l, src, dst);
     l.len = src.shape.back();
     l.count = static_cast<long long>(starts.size());
     l.indices = st.place_bytes(starts.data(), l.count, dtype::int64);
