@@ -194,6 +194,20 @@ def test_text_held_for_string_is_not_taken_for_another_function(monkeypatch):
     np.testing.assert_array_equal(h(np.array([3.0])), [4.0])
 
 
+def test_lambdas_source_cannot_tell_apart_come_from_their_bytecode(monkeypatch):
+    """Python 3.10 has no column positions: of several lambdas with the same parameters on
+    one line the source cannot say which is which, and the bytecode front end takes it
+    (it was a CompileError 'cannot isolate the source'). Forced here on any version."""
+    from numbacuda_ufunc.compiler import _source
+
+    ops = [lambda a, b: a - b, lambda a, b: a * b]  # noqa: E731
+    monkeypatch.setattr(_source, "_pick", lambda cands, code: None)
+    sub, mul = (vectorize(["float64(float64, float64)"], target="cpu")(op) for op in ops)
+    a, b = np.array([3.0, -1.5]), np.array([2.0, 4.0])
+    np.testing.assert_array_equal(sub(a, b), a - b)
+    np.testing.assert_array_equal(mul(a, b), a * b)
+
+
 def test_python_dash_c_exec_inside_the_command():
     code = textwrap.dedent("""
         def f(x): return x + 1

@@ -4,6 +4,8 @@ References are NumPy implementations (matmul, sums, normalisation) and the Pytho
 function itself run on NumPy arrays.
 """
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -340,14 +342,23 @@ def test_gufunc_cannot_be_called_from_a_kernel():
         cuda.jit(k)[1, 1](np.zeros(3, np.int32), np.zeros(3, np.int32))
 
 
+def numbas_part(exc):
+    """The message without our explanation: a note on Python 3.11+, appended in
+    parentheses before (no add_note)."""
+    text = str(exc)
+    if sys.version_info < (3, 11) and text.endswith(")"):
+        text = text.rsplit(" (", 1)[0]
+    return text
+
+
 def test_option_errors_carry_numbas_exact_messages():
     with pytest.raises(TypeError) as info:
         guvectorize(["void(float32[:], float32[:])"], "(x)->(x)", nopython=False)(
             lambda a, b: None)
-    assert str(info.value) == "nopython flag must be True"
+    assert numbas_part(info.value) == "nopython flag must be True"
     with pytest.raises(TypeError) as info:
         guvectorize(["void(float32[:], float32[:])"], "(x)->(x)", what1=True, ever2=False)(
             lambda a, b: None)
-    head, _, names = str(info.value).partition(": ")
+    head, _, names = numbas_part(info.value).partition(": ")
     assert head == "The following target options are not supported"
     assert {n.strip("' ") for n in names.split(",")} == {"what1", "ever2"}

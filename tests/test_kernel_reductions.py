@@ -203,6 +203,11 @@ def test_complex_reductions_match_numpy(dtype):
             _assert_same(got, want)
 
 
+# The kernels follow NumPy 2.4's var/std and buffered sums bit for bit; NumPy 2.2 (the last
+# for Python 3.10) computes var/std of large arrays with other roundings.
+NUMPY_2_4 = tuple(int(x) for x in np.__version__.split(".")[:2]) >= (2, 4)
+
+
 def test_large_and_buffered_sums_match_numpy_within_rounding():
     # Above 8192 elements NumPy sums non-contiguous or cast arrays through buffers whose
     # split follows its iterator: bit-exact for contiguous arrays, within rounding else.
@@ -211,7 +216,7 @@ def test_large_and_buffered_sums_match_numpy_within_rounding():
     for a in (base, base[::-1], base.T, base[:, ::2]):
         f, i = np.full(23, -7.0), np.full(8, -7, np.int64)
         _, got, want = _run(float_reductions, a, f, i)
-        if a.flags.c_contiguous or a.flags.f_contiguous:
+        if (a.flags.c_contiguous or a.flags.f_contiguous) and NUMPY_2_4:
             _assert_same(got, want)
         np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
         np.testing.assert_array_equal(got[1], want[1])

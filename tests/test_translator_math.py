@@ -15,6 +15,7 @@ MATH1 = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "a
          "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
          "fabs", "floor", "ceil", "trunc", "erf", "erfc", "gamma", "lgamma", "isnan",
          "isinf", "isfinite", "radians", "degrees", "cbrt"]
+MATH1 = [n for n in MATH1 if hasattr(math, n)]  # exp2 and cbrt are Python 3.11+
 MATH2 = ["atan2", "pow", "hypot", "fmod", "copysign"]
 EXACT = {"fabs", "floor", "ceil", "trunc", "isnan", "isinf", "isfinite", "copysign", "sqrt",
          "fmod", "radians", "degrees"}

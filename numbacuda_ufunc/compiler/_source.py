@@ -149,7 +149,8 @@ def _compiles_to(node, code, filename: str) -> bool:
 
 
 def _lifted(fn, filename, name, code) -> BytecodeSource:
-    # exec()/compile(), python -c, a REPL before 3.13: the second front end.
+    # The second front end: no source (exec()/compile(), python -c, a REPL before 3.13),
+    # or none that is certainly this function's.
     from ._bytecode import lift
 
     return BytecodeSource(lift(fn), filename, name, code)
@@ -183,15 +184,14 @@ def load_source(fn, api: str = "translate()") -> FunctionSource:
         return _lifted(fn, filename, name, code)
     try:
         tree = ast.parse(text)
-    except SyntaxError:
-        raise CompileError(
-            f"{api}: cannot isolate the source of '{name}' at {filename}:{start}; define it "
-            f"with def on its own lines") from None
-    code_like = code
+    except SyntaxError:  # a lambda in the middle of an expression
+        return _lifted(fn, filename, name, code)
     node = _pick([n for n in ast.walk(tree)
                   if (isinstance(n, ast.Lambda) if code.co_name == "<lambda>"
-                      else isinstance(n, ast.FunctionDef) and n.name == code.co_name)], code_like)
+                      else isinstance(n, ast.FunctionDef) and n.name == code.co_name)], code)
     if node is None:
-        raise CompileError(f"{api}: cannot isolate the source of '{name}' at {filename}:{start}")
+        # Lambdas alike on one line, which Python 3.10 cannot tell apart (no column
+        # positions in its code objects): the code object itself says which one this is.
+        return _lifted(fn, filename, name, code)
     all_lines = [""] * (start - 1) + list(src_lines)
     return FunctionSource(node, filename, all_lines, name, line_offset=start - 1)
