@@ -139,9 +139,11 @@ def out_loop_dtype(in_dtype, out):
     if out_dtype is None or isinstance(in_dtype, str):
         return None
     try:
-        return np.dtype(out_dtype) if np.can_cast(in_dtype, out_dtype, "safe") else None
+        if not np.can_cast(in_dtype, out_dtype, "safe"):
+            return None
     except TypeError:
         return None
+    return np.dtype(out_dtype).newbyteorder("=")  # loops are native; a swapped out converts
 
 
 def _method_dtype(a, dtype, out):

@@ -215,7 +215,8 @@ def test_reduce_where_non_array_converts_as_numpy(target, where):
     (np.float64, np.int64),     # it does not: the input's loop, the result cast unsafely
     (np.complex128, np.float64),
     (np.float64, np.bool_),
-    (np.int64, np.float32)])
+    (np.int64, np.float32),
+    (np.int64, np.dtype(">f8"))])  # a byte-swapped out: its loop is the native float64's
 def test_methods_out_dtype_selects_numpy_loop(target, method, in_dtype, out_dtype):
     # (add.reduce(bool_array, out=int64_array) ran the bool loop, so it gave 1 where NumPy
     # counts 5; accumulate and reduceat refused an out= NumPy casts to)
