@@ -255,7 +255,91 @@ def call_with_keywords(uf, args, kwargs):
 
 # ---------------------------------------------------------------- gufuncs: axes, axis, keepdims
 
-_GUFUNC_KEYWORDS = ("out", "stream", "axes", "axis", "keepdims")
+_GUFUNC_KEYWORDS = ("out", "stream", "axes", "axis", "keepdims", "dtype", "signature", "sig",
+                    "casting")
+
+
+def _gufunc_loop_types(g):
+    """(input dtypes, output dtypes) of each of the gufunc's loops, in order."""
+    loops = []
+    for s in g.types:
+        ins, outs = s.split("->")
+        loops.append(([_char_dtype(c) for c in ins], [_char_dtype(c) for c in outs]))
+    return loops
+
+
+def _gufunc_fixed(g, kwargs, api):
+    """signature=/sig= or dtype= as nin + nout dtypes (None: free), or None for neither."""
+    sig = kwargs.get("signature", kwargs.get("sig"))
+    dtype = kwargs.get("dtype")
+    if sig is not None and dtype is not None:
+        raise TypeError(f"{api}: cannot specify both 'signature' and 'dtype'")
+    n = g.nin + g.nout
+    if dtype is not None:
+        try:
+            return [None] * g.nin + [np.dtype(dtype)] * g.nout  # NumPy: every output
+        except TypeError:
+            raise TypeError(f"{api}: dtype {dtype!r} is not a NumPy dtype") from None
+    if sig is None:
+        return None
+    if isinstance(sig, str) and "->" in sig:
+        ins, _, outs = sig.partition("->")
+        parts = [p.strip() for side in (ins, outs)
+                 for p in (side.split(",") if "," in side else list(side.strip()))]
+    elif isinstance(sig, tuple):
+        parts = list(sig)
+    else:
+        raise TypeError(f"{api}: the signature must be a string such as 'ff->f' or a tuple of "
+                        f"dtypes and None, as for NumPy gufuncs (got {sig!r})")
+    try:
+        types = [None if t is None else np.dtype(t) for t in parts]
+    except TypeError:
+        raise TypeError(f"{api}: signature {sig!r} names an unknown dtype") from None
+    if len(types) != n:
+        raise ValueError(f"{api}: signature {sig!r} has {len(types)} types, the gufunc has "
+                         f"{g.nin} input(s) and {g.nout} output(s)")
+    return types
+
+
+def _gufunc_keyword_loop(g, inputs, outputs, kwargs):
+    """The loop that dtype=, signature= and casting= choose, as NumPy's type resolution
+    does (inputs cast safely first, then under `casting` when types are fixed), or None
+    when none of them is given (the engine's own choice). Outputs passed in must take the
+    loop's results under `casting` when it is stricter than the engine's 'same_kind'."""
+    if not any(k in kwargs for k in ("dtype", "signature", "sig", "casting")):
+        return None
+    api = f"{g.__name__}()"
+    casting = kwargs.get("casting", "same_kind")
+    if not isinstance(casting, str):
+        raise TypeError(f"{api}: casting must be a str (got {type(casting).__name__})")
+    if casting not in CASTING_RULES:
+        raise ValueError(f"{api}: casting must be one of {', '.join(map(repr, CASTING_RULES))} "
+                         f"(got {casting!r})")
+    fixed = _gufunc_fixed(g, kwargs, api) or [None] * (g.nin + g.nout)
+    in_types = [input_dtype(x) for x in inputs]
+    fixed_in = [f is not None for f in fixed[:g.nin]]
+    partial = any(fixed_in) and not all(fixed_in)
+    safe = CASTING_RULES.index("safe")
+    rules = [CASTING_RULES[min(CASTING_RULES.index(casting), safe)]]
+    if any(f is not None for f in fixed) and CASTING_RULES.index(casting) > safe:
+        rules.append(casting)
+    loops = _gufunc_loop_types(g)
+    for rule in rules:
+        for index, (ins, outs) in enumerate(loops):
+            if any(f is not None and f != t for f, t in zip(fixed, ins + outs)):
+                continue
+            if all(_accepts(t, lt, "safe" if partial and not is_fixed else rule)
+                   for t, lt, is_fixed in zip(in_types, ins, fixed_in)):
+                for k, o in enumerate(outputs):
+                    if o is not None and CASTING_RULES.index(casting) < CASTING_RULES.index(
+                            "same_kind") and not np.can_cast(outs[k], o.dtype, casting):
+                        raise TypeError(f"{api}: cannot cast output {k} from the loop's "
+                                        f"{outs[k]} to {o.dtype} with casting rule {casting!r}")
+                return index
+    shown = ", ".join("None" if f is None else str(f) for f in fixed)
+    raise TypeError(f"{api}: no loop matching the specified signature ({shown}) and casting "
+                    f"rule {casting!r} was found for input types "
+                    f"({', '.join(_type_name(t) for t in in_types)}); the loops are {g.types}")
 
 
 def _is_device(x):
@@ -354,8 +438,9 @@ def _core_at(r, ax):
 
 
 def gufunc_call_with_keywords(g, args, kwargs):
-    """A gufunc call with NumPy's axes=, axis= or keepdims=: operands are viewed with their
-    core dimensions last, the gufunc runs, and new results are viewed back."""
+    """A gufunc call with NumPy's axes=, axis=, keepdims=, dtype=, signature= or casting=:
+    operands are viewed with their core dimensions last, the gufunc runs (the loop those
+    keywords choose), and new results are viewed back."""
     name = g.__name__
     for key in kwargs:
         if key not in _GUFUNC_KEYWORDS:
@@ -404,7 +489,8 @@ def gufunc_call_with_keywords(g, args, kwargs):
         if not all(o is not None for o in moved_out):
             raise TypeError(f"{name}(): with axes=, pass every output or none")
         call_kw["out"] = tuple(moved_out)
-    results = g(*moved_in, **call_kw)
+    loop = _gufunc_keyword_loop(g, moved_in, moved_out, kwargs)
+    results = g(*moved_in, **call_kw) if loop is None else g._call_loop(loop, *moved_in, **call_kw)
     if any(o is not None for o in outs):
         return outs[0] if nout == 1 else tuple(outs)
     results = [results] if nout == 1 else list(results)

@@ -362,3 +362,73 @@ def test_option_errors_carry_numbas_exact_messages():
     head, _, names = numbas_part(info.value).partition(": ")
     assert head == "The following target options are not supported"
     assert {n.strip("' ") for n in names.split(",")} == {"what1", "ever2"}
+
+
+# ---- dtype=, signature= and casting= choose the loop as NumPy's type resolution does
+
+
+def _matmul_loops(target):
+    return guvectorize(["void(float64[:,:], float64[:,:], float64[:,:])",
+                        "void(float32[:,:], float32[:,:], float32[:,:])",
+                        "void(int64[:,:], int64[:,:], int64[:,:])"],
+                       "(m,n),(n,p)->(m,p)", target=target)(matmul_py)
+
+
+def matmul_py(a, b, out):
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            s = 0
+            for k in range(a.shape[1]):
+                s += a[i, k] * b[k, j]
+            out[i, j] = s
+
+
+@pytest.mark.parametrize("target", ["cuda", "cpu"])
+@pytest.mark.parametrize("keywords", [
+    {"dtype": np.float32}, {"signature": "ff->f"},
+    {"sig": (None, None, np.float32)}, {"casting": "no"}, {"casting": "safe"},
+    {"dtype": np.int64, "casting": "unsafe"}, {"signature": ("f8", "f8", None)},
+    {"axes": [(1, 2), (1, 2), (2, 1)], "dtype": np.float32}],
+    ids=lambda k: ",".join(f"{a}={v}" for a, v in k.items()))
+def test_type_keywords_choose_numpys_loop(target, keywords):
+    g = _matmul_loops(target)
+    a = np.arange(12.0).reshape(3, 2, 2) - 5.5
+    b = a[::-1] * 0.5
+    with np.errstate(all="ignore"):
+        want = np.matmul(a, b, **keywords)
+    got = g(a, b, **keywords)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("keywords,match", [
+    ({"dtype": np.int64}, "no loop matching the specified signature"),  # float64 -> int64
+    ({"signature": ("f4", None, None)}, "no loop matching"),  # a free float64 input
+    ({"casting": "no", "dtype": np.float32}, "no loop matching"),
+    ({"dtype": np.float32, "signature": "ff->f"}, "cannot specify both"),
+    ({"signature": "ff->ff"}, "has 4 types, the gufunc has 2 input"),
+    ({"signature": 5}, "must be a string such as 'ff->f'"),
+    ({"casting": "sometimes"}, "casting must be one of"),
+])
+def test_type_keyword_errors(keywords, match):
+    g = _matmul_loops("cpu")
+    a = np.ones((2, 2, 2))
+    with pytest.raises((TypeError, ValueError), match=match):
+        g(a, a, **keywords)
+    with pytest.raises((TypeError, ValueError)):  # NumPy refuses each of them too
+        np.matmul(a, a, **keywords)
+
+
+def test_type_keywords_on_device_arrays_and_out():
+    g = _matmul_loops("cuda")
+    a = np.arange(8.0).reshape(2, 2, 2)
+    d = cuda.to_device(a)
+    r = g(d, d, dtype=np.float32)
+    assert isinstance(r, cuda.DeviceNDArray) and r.dtype == np.float32
+    np.testing.assert_array_equal(r.copy_to_host(), np.matmul(a, a, dtype=np.float32))
+    out = np.zeros((2, 2, 2), np.float32)
+    g(a, a, out=out, casting="same_kind")  # the float64 loop's result cast same_kind
+    np.testing.assert_array_equal(out, np.matmul(a, a).astype(np.float32))
+    with pytest.raises(TypeError, match="cannot cast output 0 from the loop's float64 to "
+                                        "float32 with casting rule 'safe'"):
+        g(a, a, out=out, casting="safe")

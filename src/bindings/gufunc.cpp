@@ -59,12 +59,17 @@ bool old_style_outputs(const nu::gufunc& g, int loop, const std::vector<nu::oper
     return changed;
 }
 
-py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
+// A call; `forced` >= 0 runs that loop (NumPy's dtype=/signature=/casting=, chosen in
+// numbacuda_ufunc/_keywords.py) instead of the first one the inputs cast to safely.
+py::object call_gufunc_loop(py::handle self, py::tuple args, py::handle kwargs, int forced) {
     nu::gufunc& g = engine_object<nu::gufunc>(self);
     std::vector<py::object> keep;  // converted arguments, alive for the whole call
     const caller who{g.name(), g.where(), &keep};
     call_keywords kw = parse_keywords(g.name(), kwargs);
-    if (kw.others) return self.attr("_call_keywords")(args, py::reinterpret_borrow<py::dict>(kwargs));
+    if (kw.others) {
+        if (forced >= 0) throw nu::type_error(g.name() + "(): _call_loop takes only out= and stream=");
+        return self.attr("_call_keywords")(args, py::reinterpret_borrow<py::dict>(kwargs));
+    }
     const std::size_t nin = static_cast<std::size_t>(g.nin()), nout = static_cast<std::size_t>(g.nout());
     const std::size_t nargs = args.size();
     if (nargs != nin && nargs != nin + nout) {
@@ -101,7 +106,10 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
         ops.push_back(to_operand(who, args[i], i, &is_cupy));
         any_device = any_device || ops.back().where == nu::operand::kind::device;
     }
-    const int loop = g.select_loop(ops);
+    if (forced >= static_cast<int>(g.loops().size())) {
+        throw nu::value_error(g.name() + "(): no loop " + std::to_string(forced));
+    }
+    const int loop = forced >= 0 ? forced : g.select_loop(ops);
     if (loop < 0) throw nu::type_error(g.no_loop_message(ops));
     const nu::gufunc_loop& l = g.loops()[loop];
     nu::check_weak_scalars(ops, l.types, g.name());
@@ -191,6 +199,10 @@ py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
     return std::move(t);
 }
 
+py::object call_gufunc(py::handle self, py::tuple args, py::handle kwargs) {
+    return call_gufunc_loop(self, args, kwargs, -1);
+}
+
 void bind_gufunc(py::module_& m) {
     py::class_<nu::gufunc, std::shared_ptr<nu::gufunc>> cls(m, "GUFunc", py::dynamic_attr(),
                                                             "Engine side of a guvectorize gufunc.");
@@ -236,7 +248,11 @@ void bind_gufunc(py::module_& m) {
              "variant that copies small items through shared memory).")
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
             return call_gufunc(self, args, kwargs);
-        });
+        })
+        .def("_call_loop", [](py::object self, int loop, py::args args, py::kwargs kwargs) {
+            if (loop < 0) throw nu::value_error("_call_loop(): loop must be >= 0");
+            return call_gufunc_loop(self, args, kwargs, loop);
+        }, "A call that runs loop `loop` (inputs converted to its types); out= and stream= only.");
     set_call_slot(cls, direct_call<call_gufunc>);
     m.def("install_fast_gufunc_call", [](py::handle cls) { set_call_slot(cls, direct_call<call_gufunc>); },
           "Give a Python subclass of GUFunc the direct call slot.");
