@@ -97,9 +97,11 @@ def _check_out(uf, out, shape, loop_type, api):
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"{api}(): out has shape {tuple(out.shape)}, the result has shape "
                          f"{tuple(shape)}")
-    if not np.can_cast(loop_type, out.dtype, "same_kind"):
+    # NumPy's reduce-like methods cast their result into out= unsafely
+    # (np.add.accumulate(floats, out=ints) truncates the float sums), as ufunc.reduce does.
+    if not np.can_cast(loop_type, out.dtype, "unsafe"):
         raise TypeError(f"{api}(): cannot cast the loop's output {loop_type} to out's dtype "
-                        f"{out.dtype} with casting rule 'same_kind'")
+                        f"{out.dtype}")
     if not isinstance(out, np.ndarray) and _host_side(uf):
         raise TypeError(f"{api}(): out must be a NumPy array for the cpu and parallel targets "
                         f"(got a device array)")
