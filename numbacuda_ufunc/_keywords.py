@@ -79,6 +79,17 @@ def _parse_signature(uf, sig):
     return types
 
 
+def _casting(kwargs, api):
+    """casting= (default 'same_kind'), checked as NumPy checks it."""
+    casting = kwargs.get("casting", "same_kind")
+    if not isinstance(casting, str):
+        raise TypeError(f"{api}: casting must be a str (got {type(casting).__name__})")
+    if casting not in CASTING_RULES:
+        raise ValueError(f"{api}: casting must be one of 'no', 'equiv', 'safe', "
+                         f"'same_kind', or 'unsafe' (got {casting!r})")
+    return casting
+
+
 def _accepts(t, loop_t, rule):
     """Whether an input of dtype t (or weak kind) may be passed as loop_t under rule."""
     if isinstance(t, str):  # weak Python scalar: by kind, as the engine matches it
@@ -190,12 +201,7 @@ def call_with_keywords(uf, args, kwargs):
         out = out[0]
     inputs = tuple(args[:nin])
 
-    casting = kwargs.get("casting", "same_kind")
-    if not isinstance(casting, str):
-        raise TypeError(f"{name}(): casting must be a str (got {type(casting).__name__})")
-    if casting not in CASTING_RULES:
-        raise ValueError(f"{name}(): casting must be one of 'no', 'equiv', 'safe', "
-                         f"'same_kind', or 'unsafe' (got {casting!r})")
+    casting = _casting(kwargs, f"{name}()")
     order = kwargs.get("order", "K")
     order = "K" if order is None else order
     if isinstance(order, bytes):
@@ -309,12 +315,7 @@ def _gufunc_keyword_loop(g, inputs, outputs, kwargs):
     if not any(k in kwargs for k in ("dtype", "signature", "sig", "casting")):
         return None
     api = f"{g.__name__}()"
-    casting = kwargs.get("casting", "same_kind")
-    if not isinstance(casting, str):
-        raise TypeError(f"{api}: casting must be a str (got {type(casting).__name__})")
-    if casting not in CASTING_RULES:
-        raise ValueError(f"{api}: casting must be one of {', '.join(map(repr, CASTING_RULES))} "
-                         f"(got {casting!r})")
+    casting = _casting(kwargs, api)
     fixed = _gufunc_fixed(g, kwargs, api) or [None] * (g.nin + g.nout)
     in_types = [input_dtype(x) for x in inputs]
     fixed_in = [f is not None for f in fixed[:g.nin]]
