@@ -9,7 +9,16 @@ namespace nu::bindings {
 std::string repr_of(py::handle obj) { return py::repr(obj).cast<std::string>(); }
 
 bool is_integer(py::handle obj) {
-    return !py::isinstance<py::bool_>(obj) && PyIndex_Check(obj.ptr());
+    if (PyLong_CheckExact(obj.ptr())) return true;
+    if (py::isinstance<py::bool_>(obj) || !PyIndex_Check(obj.ptr())) return false;
+    // ndarray has __index__, but only a 0-d integer array converts: np.array([2, 3]) is a
+    // sequence (a shape), not an integer that overflows.
+    if (py::isinstance<py::array>(obj)) {
+        const auto a = py::reinterpret_borrow<py::array>(obj);
+        const char kind = a.dtype().kind();
+        return a.ndim() == 0 && (kind == 'i' || kind == 'u');
+    }
+    return true;
 }
 
 // `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's

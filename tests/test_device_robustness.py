@@ -1,0 +1,43 @@
+"""Adversarial inputs to the device API (arrays, indexing, launches): each bad input is a
+typed exception naming the argument and what was wrong, and each valid one behaves as
+NumPy (array semantics) or Numba (launches) does. Found by a robustness pass; each test
+is the reproducer of one defect."""
+
+import numpy as np
+import pytest
+
+from numbacuda_ufunc import cuda
+
+
+def _dev(shape=(3, 4, 5)):
+    host = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    return host, cuda.to_device(host)
+
+
+# ------------------------------------------------ integers: a 1-d ndarray is not one
+
+@pytest.mark.parametrize("make", [cuda.device_array, cuda.pinned_array, cuda.mapped_array,
+                                  cuda.managed_array])
+def test_shape_given_as_ndarray_is_a_sequence(make):
+    # NumPy takes a 1-d integer array as a shape; it was read as one integer that
+    # "exceeds the maximum allowed dimension".
+    a = make(np.array([2, 3]), dtype=np.float32)
+    assert a.shape == np.empty(np.array([2, 3])).shape == (2, 3)
+
+
+@pytest.mark.parametrize("key", [np.array([0, 2]), np.array([], dtype=np.intp),
+                                 np.array(1.5), np.array([True, False, True])],
+                         ids=["int-array", "empty-int-array", "0d-float", "bool-array"])
+def test_getitem_array_index_is_refused_by_kind(key):
+    _, d = _dev()
+    # Was "index array([0, 2]) is out of bounds (it does not fit in int64)".
+    with pytest.raises(IndexError, match=r"only integers, slices, None and '\.\.\.' are valid"):
+        d[key]
+    with pytest.raises(IndexError, match=r"only integers, slices, None and '\.\.\.' are valid"):
+        d[key] = 1.0
+
+
+def test_getitem_0d_integer_array_is_an_integer():
+    host, d = _dev()
+    np.testing.assert_array_equal(d[np.array(1)].copy_to_host(), host[np.array(1)])
+    np.testing.assert_array_equal(d[np.int8(-1), np.uint64(2)].copy_to_host(), host[-1, 2])
