@@ -41,3 +41,42 @@ def test_getitem_0d_integer_array_is_an_integer():
     host, d = _dev()
     np.testing.assert_array_equal(d[np.array(1)].copy_to_host(), host[np.array(1)])
     np.testing.assert_array_equal(d[np.int8(-1), np.uint64(2)].copy_to_host(), host[-1, 2])
+
+
+# ------------------------------------------------------------ launch configurations
+
+@cuda.jit
+def _increment(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] += 1
+
+
+@pytest.mark.parametrize("config", [(2**40, 1), (2**63, 1), ((1, 2**33), 1), (1, 2**64)],
+                         ids=["grid-2**40", "grid-2**63", "grid-y-2**33", "block-2**64"])
+def test_launch_dimension_too_large_says_so(config):
+    d = cuda.to_device(np.zeros(4))
+    # Was "blocks per grid must be non-negative (got 1099511627776)", and for 2**63
+    # "griddim must be a sequence of integers".
+    with pytest.raises(ValueError, match=r"(blocks per grid|threads per block) \d+ is too large: "
+                                         r"a launch dimension is at most 4294967295"):
+        _increment[config](d)
+
+
+def test_launch_negative_grid_still_says_non_negative():
+    d = cuda.to_device(np.zeros(4))
+    with pytest.raises(ValueError, match=r"blocks per grid must be non-negative \(got -1\)"):
+        _increment[-1, 4](d)
+
+
+def test_launch_dynamic_shared_memory_types():
+    d = cuda.to_device(np.zeros(4))
+    with pytest.raises(TypeError, match=r"dynamic shared memory must be an integer number of "
+                                        r"bytes \(got 'x'\)"):
+        _increment[1, 4, 0, "x"](d)
+    with pytest.raises(ValueError, match=r"dynamic shared memory must be 0 to 2147483647 bytes "
+                                         r"\(got 1099511627776\)"):
+        _increment[1, 4, 0, 2**40](d)
+    with pytest.raises(ValueError, match=r"dynamic shared memory must be 0 to 2147483647 bytes "
+                                         r"\(got -1\)"):
+        _increment[1, 4, 0, -1](d)
