@@ -80,3 +80,55 @@ def test_launch_dynamic_shared_memory_types():
     with pytest.raises(ValueError, match=r"dynamic shared memory must be 0 to 2147483647 bytes "
                                          r"\(got -1\)"):
         _increment[1, 4, 0, -1](d)
+
+
+# ------------------------------------------- recursion on the host backend's stacks
+
+@cuda.jit(device=True)
+def _depth(n):
+    if n <= 0:
+        return 0
+    return _depth(n - 1) + 1
+
+
+@cuda.jit
+def _recurse(a):
+    a[0] = _depth(int(a[2]))
+
+
+@cuda.jit
+def _recurse_with_barrier(a):
+    cuda.syncthreads()  # the threads run as fibers, each on its own 768 KiB stack
+    a[cuda.threadIdx.x] = _depth(int(a[2]))
+
+
+@cuda.jit
+def _calls_itself(a):
+    _calls_itself(a)
+
+
+@pytest.mark.emulation
+@pytest.mark.parametrize("kernel, threads", [(_recurse, 1), (_recurse_with_barrier, 2)],
+                         ids=["loop", "fibers"])
+def test_runaway_recursion_is_an_error_not_a_crash(kernel, threads):
+    d = cuda.to_device(np.array([0.0, 0.0, 10.0]))
+    kernel[1, threads](d)  # bounded recursion runs
+    np.testing.assert_array_equal(d.copy_to_host()[:threads], [10.0] * threads)
+    d = cuda.to_device(np.array([-1.0, -1.0, 1e7]))
+    # Was a segfault of the process (the stack overflowed into its guard page).
+    with pytest.raises(RuntimeError, match=r"recursion in '_depth' is too deep: it used the "
+                                           r"\d+ KiB of stack an emulated thread has "
+                                           r"\(thread \(0, 0, 0\) of block \(0, 0, 0\)\)"):
+        kernel[1, threads](d)
+    # The process and the module stay usable.
+    d = cuda.to_device(np.array([0.0, 0.0, 5.0]))
+    kernel[1, threads](d)
+    np.testing.assert_array_equal(d.copy_to_host()[:threads], [5.0] * threads)
+
+
+@pytest.mark.emulation
+def test_kernel_calling_itself_is_an_error_not_a_crash():
+    d = cuda.to_device(np.zeros(2))
+    with pytest.raises(RuntimeError, match=r"recursion in '_calls_itself' is too deep"):
+        _calls_itself[1, 1](d)
+

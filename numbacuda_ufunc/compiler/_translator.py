@@ -369,6 +369,9 @@ class FunctionTranslator:
                                  f"({', '.join(params)})")
         tail = [] if ret is None or not self._needs_tail else [
             "    return nullptr;" if isinstance(ret, Record) else f"    return {ctype(ret)}{{}};"]
+        if getattr(self.record, "recursive", False):  # host kernels: fail before the stack does
+            name = self.src.name if re.fullmatch(r"[\w<>.]+", self.src.name, re.ASCII) else "fn"
+            prologue.insert(0, f'    NU_RECURSION_GUARD("{name}");')
         head = self._line_directives(self.node) + [self.record.prototype + " {"]
         return "\n".join(head + prologue + decls + self.storage + self.lines + tail + ["}"])
 
