@@ -132,3 +132,30 @@ def test_kernel_calling_itself_is_an_error_not_a_crash():
     with pytest.raises(RuntimeError, match=r"recursion in '_calls_itself' is too deep"):
         _calls_itself[1, 1](d)
 
+
+# ------------------------------------------- one-item constant tuples are values too
+
+@cuda.jit
+def _one_item_tuples(a, out):
+    t = (2.5,)
+    out[0] = t[0]
+    i = (1,)
+    out[i] = 7.0
+    cuda.atomic.add(a, (0,), 1.0)
+    cuda.atomic.max(a, (1,), 3.0)
+
+
+def test_constant_one_item_tuple_as_a_value():
+    # `t = (2.5,)` and `cuda.atomic.add(a, (0,), v)` generated `v_t = ;` and `a(().v0)`:
+    # the host compiler (and NVRTC) failed on the code.
+    a = cuda.to_device(np.array([0.0, -1.0]))
+    out = cuda.to_device(np.full(2, np.nan))
+    _one_item_tuples[1, 1](a, out)
+    np.testing.assert_array_equal(a.copy_to_host(), [1.0, 3.0])
+    np.testing.assert_array_equal(out.copy_to_host(), [2.5, 7.0])
+
+
+def test_constant_one_item_tuple_compiles_to_ptx():
+    ptx, _ = cuda.compile_ptx(_one_item_tuples.py_func, "void(float64[:], float64[:])",
+                              cc=(9, 0))
+    assert "atom.global.add.f64" in ptx or "atom.add.f64" in ptx

@@ -1149,9 +1149,6 @@ class FunctionTranslator:
                 self._numeric(x, v, "tuple item")  # tuples of tuples, arrays, vectors, enums: fine
         tt = TupleType(v.type for v in vals)
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
-        if len(vals) == 1 and const is not None and not isinstance(vals[0].type, TupleType):
-            # (n,): a shape; no C++ value is needed
-            return Val("", tt, const)
         ct = self.promote(e, lambda: ctype(tt))
         codes = [v.code if v.code or not isinstance(v.type, TupleType) else
                  f"{ctype(v.type)}{{{', '.join(const_val(c).code for c in v.const)}}}"
