@@ -159,3 +159,42 @@ def test_constant_one_item_tuple_compiles_to_ptx():
     ptx, _ = cuda.compile_ptx(_one_item_tuples.py_func, "void(float64[:], float64[:])",
                               cc=(9, 0))
     assert "atom.global.add.f64" in ptx or "atom.add.f64" in ptx
+
+
+# ------------------------------------------------ reshape and ravel: order 'A' and 'K'
+
+_VIEWS = {
+    "C": lambda a: a,
+    "F": lambda a: a.T,  # Fortran-contiguous
+    "strided": lambda a: a[:, ::2],
+    "reversed": lambda a: a[::-1, :, ::-1],
+    "1d": lambda a: a[0, 0],
+    "0d": lambda a: a[0, 0, 0:1].reshape(()),
+}
+
+
+@pytest.mark.parametrize("view", list(_VIEWS))
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+def test_ravel_orders_match_numpy(view, order):
+    host, d = _dev()
+    h, v = _VIEWS[view](host), _VIEWS[view](d)
+    # 'A' (Numba and NumPy accept it) and 'K' were ValueError: order must be 'C' or 'F'.
+    np.testing.assert_array_equal(v.ravel(order=order).copy_to_host(), h.ravel(order=order))
+
+
+@pytest.mark.parametrize("view", ["C", "F", "strided", "1d"])
+def test_reshape_order_a_matches_numpy(view):
+    host, d = _dev()
+    h, v = _VIEWS[view](host), _VIEWS[view](d)
+    shape = (-1, 2) if h.size % 2 == 0 else (-1,)
+    np.testing.assert_array_equal(v.reshape(shape, order="A").copy_to_host(),
+                                  h.reshape(shape, order="A"))
+
+
+def test_reshape_ravel_bad_order_names_the_choices():
+    _, d = _dev()
+    with pytest.raises(ValueError, match=r"reshape\(\): order must be 'C', 'F' or 'A' \(got 'K'\)"):
+        d.reshape(60, order="K")
+    with pytest.raises(ValueError, match=r"ravel\(\): order must be 'C', 'F' or 'A' or 'K' "
+                                         r"\(got 'x'\)"):
+        d.ravel(order="x")

@@ -1,6 +1,9 @@
 // src/bindings/arrays.cpp: DeviceNDArray, the array interface, DLPack, pinned memory
 #include "bindings/common.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "array/dlpack.h"
 #include "dispatch/broadcast.h"
 #include "dispatch/device_cast.h"
@@ -255,6 +258,35 @@ std::vector<nu::index_item> as_index(py::handle key) {
     }
     return items;
 }
+
+namespace {
+
+// reshape()'s and ravel()'s order, as NumPy reads it: 'A' is Fortran order for an array that
+// is Fortran- and not C-contiguous, else C order.
+char reshape_order(const nu::device_array& a, const std::string& order, const char* api) {
+    if (order == "C" || order == "F") return order[0];
+    if (order == "A") return a.view().is_f_contiguous() && !a.view().is_c_contiguous() ? 'F' : 'C';
+    throw nu::value_error(std::string(api) + "(): order must be 'C', 'F' or 'A'" +
+                          (std::string(api) == "ravel" ? std::string(" or 'K'") : std::string()) +
+                          " (got '" + order + "')");
+}
+
+// ravel(order='K'): the axes read from the largest stride magnitude to the smallest, as
+// NumPy's ravel does (it keeps the direction of a negative stride: a[::-1].ravel('K') is
+// a[::-1].ravel('C')).
+nu::device_array ravel_memory_order(const nu::device_array& a) {
+    const nu::array_view& v = a.view();
+    if (v.is_c_contiguous()) return a.ravel('C');
+    if (v.is_f_contiguous()) return a.ravel('F');
+    std::vector<int> axes(static_cast<std::size_t>(v.ndim()));
+    for (int k = 0; k < v.ndim(); ++k) axes[k] = k;
+    std::stable_sort(axes.begin(), axes.end(), [&](int x, int y) {
+        return std::llabs(v.strides[x]) > std::llabs(v.strides[y]);
+    });
+    return a.transpose(axes).ravel('C');
+}
+
+}  // namespace
 
 void report_release_errors() {
     if (!nu::backend_available()) return;
@@ -513,10 +545,11 @@ void bind_array(py::module_& m) {
         })
         .def("reshape", [](const nu::device_array& a, py::args shape, const std::string& order) {
             py::object s = shape.size() == 1 ? py::object(shape[0]) : py::object(shape);
-            return a.reshape(as_shape(s, "reshape"), as_order(order, "reshape"));
+            return a.reshape(as_shape(s, "reshape"), reshape_order(a, order, "reshape"));
         }, py::arg("order") = "C")
         .def("ravel", [](const nu::device_array& a, const std::string& order) {
-            return a.ravel(as_order(order, "ravel"));
+            if (order == "K") return ravel_memory_order(a);
+            return a.ravel(reshape_order(a, order, "ravel"));
         }, py::arg("order") = "C")
         .def("transpose", [](const nu::device_array& a, py::args axes) {
             std::vector<int> perm;
