@@ -198,3 +198,21 @@ def test_reshape_ravel_bad_order_names_the_choices():
     with pytest.raises(ValueError, match=r"ravel\(\): order must be 'C', 'F' or 'A' or 'K' "
                                          r"\(got 'x'\)"):
         d.ravel(order="x")
+
+
+# --------------------------------------------------------------------------- iteration
+
+def test_iterating_a_0d_device_array_is_a_type_error():
+    # list() of a 0-d device array was [] (d[0] raised IndexError at once); NumPy raises.
+    with pytest.raises(TypeError, match=r"iteration over a 0-d device array"):
+        list(cuda.to_device(np.array(3.0)))
+
+
+def test_iteration_matches_numpy():
+    host, d = _dev((3, 2))
+    rows = list(d)
+    assert len(rows) == 3
+    for row, ref in zip(rows, host):
+        np.testing.assert_array_equal(row.copy_to_host(), ref)
+    assert list(cuda.to_device(np.arange(3.0))) == [0.0, 1.0, 2.0]
+    assert list(cuda.device_array((0, 2))) == []

@@ -34,6 +34,14 @@ def _gpu_data(self) -> MemoryPointer:
     return MemoryPointer(current_context(), self._alloc_pointer, self.alloc_size, owner=self)
 
 
+def _iter(self):
+    """The subarrays (or elements) along the first axis, as NumPy iterates."""
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d device array")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
 def _is_contiguous(self) -> bool:
     return self.is_c_contiguous() or self.is_f_contiguous()
 
@@ -200,6 +208,7 @@ def _install():
     DeviceNDArray.device_ctypes_pointer = property(_device_ctypes_pointer)
     DeviceNDArray.gpu_data = property(_gpu_data)
     DeviceNDArray.is_contiguous = _is_contiguous
+    DeviceNDArray.__iter__ = _iter  # else iteration probes d[0], d[1]... and a 0-d one is []
     DeviceNDArray.view = _view
     DeviceNDArray.squeeze = _squeeze
     DeviceNDArray.split = _split
