@@ -200,6 +200,39 @@ def test_reshape_ravel_bad_order_names_the_choices():
         d.ravel(order="x")
 
 
+# ------------------------------------------------------------------ the *_like functions
+
+@pytest.mark.parametrize("like", [cuda.device_array_like, cuda.pinned_array_like,
+                                  cuda.mapped_array_like])
+@pytest.mark.parametrize("source", [5, [1.0, 2.0], ((1, 2), (3, 4)), np.float32(2)],
+                         ids=["int", "list", "nested", "np-scalar"])
+def test_like_functions_take_what_asarray_takes(like, source):
+    # pinned_array_like(5) and mapped_array_like([1, 2]) raised AttributeError ('int'
+    # object has no attribute 'dtype').
+    ref = np.empty_like(np.asarray(source))
+    out = like(source)
+    assert (out.shape, out.dtype, out.strides) == (ref.shape, ref.dtype, ref.strides)
+
+
+@pytest.mark.parametrize("like", [cuda.device_array_like, cuda.pinned_array_like,
+                                  cuda.mapped_array_like])
+def test_like_functions_of_byteswapped_arrays_are_native(like):
+    # device_array_like(a '>i4' array) was a TypeError while to_device(it) works and gives
+    # int32: the like functions now agree with to_device.
+    src = np.asfortranarray(np.arange(6, dtype=">i4").reshape(2, 3))
+    out = like(src)
+    assert out.dtype == np.dtype("int32") == cuda.to_device(src).dtype
+    assert (out.shape, out.strides) == (src.shape, src.strides)
+
+
+@pytest.mark.parametrize("like", [cuda.device_array_like, cuda.pinned_array_like,
+                                  cuda.mapped_array_like])
+def test_like_functions_name_themselves_for_bad_dtypes(like):
+    # Was "like_strides(): dtype: unsupported dtype '|O'" (or an AttributeError).
+    with pytest.raises(TypeError, match=rf"{like.__name__}\(\): unsupported dtype object"):
+        like(None)
+
+
 # --------------------------------------------------------------------------- iteration
 
 def test_iterating_a_0d_device_array_is_a_type_error():

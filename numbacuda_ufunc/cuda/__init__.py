@@ -55,6 +55,7 @@ from ._host_memory import (
     pinned,
     pinned_array_like,
 )
+from ._host_memory import like_source as _like_source
 from ._memory_managers import (
     BaseCUDAMemoryManager,
     Context,
@@ -345,9 +346,8 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> 
 def device_array_like(ary, stream=0) -> DeviceNDArray:
     """An uninitialised device array with ``ary``'s shape, dtype and memory layout, as
     ``np.empty_like`` gives it (a Fortran-ordered view stays Fortran-ordered)."""
-    if not isinstance(ary, DeviceNDArray) and not hasattr(ary, "flags"):
-        ary = np.asarray(ary)
-    return _core.device_array(ary.shape, ary.dtype, like_strides(ary), "C", stream)
+    ary, dtype = _like_source(ary, "device_array_like")
+    return _core.device_array(ary.shape, dtype, like_strides(ary), "C", stream)
 
 
 def pinned_array(shape, dtype=np.float64, order="C") -> np.ndarray:
