@@ -249,3 +249,39 @@ def test_iteration_matches_numpy():
         np.testing.assert_array_equal(row.copy_to_host(), ref)
     assert list(cuda.to_device(np.arange(3.0))) == [0.0, 1.0, 2.0]
     assert list(cuda.device_array((0, 2))) == []
+
+
+# --------------------------------------- copies: Numba's shape rule and dtype error type
+
+@pytest.mark.parametrize("shape", [(1, 2, 3), (2, 1, 3), (2, 3, 1), (1, 2, 1, 3, 1)])
+def test_copies_between_shapes_differing_by_unit_axes(shape):
+    # Numba's check_array_compatibility compares squeezed shapes: these copies work there
+    # and were ValueError here.
+    host = np.arange(6.0).reshape(2, 3)
+    d = cuda.to_device(host)
+    out = np.full(shape, np.nan)[..., ::-1][..., ::-1]  # a view: written in place
+    assert d.copy_to_host(out) is out
+    np.testing.assert_array_equal(out.reshape(2, 3), host)
+    e = cuda.device_array((2, 3))
+    e.copy_to_device(host.reshape(shape))
+    np.testing.assert_array_equal(e.copy_to_host(), host)
+    e = cuda.device_array((2, 3))
+    e.copy_to_device(cuda.to_device(host[::-1].reshape(shape)))
+    np.testing.assert_array_equal(e.copy_to_host(), host[::-1])
+    e = cuda.to_device(np.zeros((2, 3)))
+    cuda.to_device(host.reshape(shape), to=e)
+    np.testing.assert_array_equal(e.copy_to_host(), host)
+
+
+def test_copies_still_refuse_other_shapes_and_dtypes():
+    d = cuda.device_array((2, 3))
+    with pytest.raises(ValueError, match=r"copy_to_device\(\): source has shape \(3, 2\), "
+                                         r"the device array has \(2, 3\)"):
+        d.copy_to_device(cuda.device_array((3, 2)))
+    with pytest.raises(ValueError, match=r"copy_to_host\(\): ary has shape \(6,\)"):
+        d.copy_to_host(np.empty(6))
+    # A device source of another dtype was ValueError ("does not match destination"),
+    # a host one TypeError: both are TypeError now, as in Numba.
+    with pytest.raises(TypeError, match=r"copy_to_device\(\): source has dtype float32, the "
+                                        r"device array has float64"):
+        d.copy_to_device(cuda.device_array((2, 3), np.float32))

@@ -286,6 +286,30 @@ nu::device_array ravel_memory_order(const nu::device_array& a) {
     return a.transpose(axes).ravel('C');
 }
 
+// Numba's copy rule (check_array_compatibility): the two shapes must agree once their 1s
+// are dropped, so copies between (1, n), (n, 1) and (n,) work. `v` seen with `shape`, when
+// only size-1 axes differ; nullopt otherwise.
+std::optional<nu::array_view> with_unit_axes(const nu::array_view& v, const nu::shape_t& shape) {
+    nu::shape_t kept_shape, kept_strides, wanted;
+    for (std::size_t k = 0; k < v.shape.size(); ++k) {
+        if (v.shape[k] != 1) {
+            kept_shape.push_back(v.shape[k]);
+            kept_strides.push_back(v.strides[k]);
+        }
+    }
+    for (std::int64_t n : shape) {
+        if (n != 1) wanted.push_back(n);
+    }
+    if (kept_shape != wanted) return std::nullopt;
+    nu::array_view out = v;
+    out.shape = shape;
+    out.strides = nu::shape_t(shape.size(), 0);
+    for (std::size_t k = 0, j = 0; k < shape.size(); ++k) {
+        if (shape[k] != 1) out.strides[k] = kept_strides[j++];
+    }
+    return out;
+}
+
 }  // namespace
 
 void report_release_errors() {
@@ -316,8 +340,12 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
                              ", the device array has " + nu::dtype_name(a.view().type));
     }
     if (host.shape != a.view().shape) {
-        throw nu::value_error("copy_to_host(): ary has shape " + shape_repr(host.shape) +
-                              ", the device array has " + shape_repr(a.view().shape));
+        auto fitted = with_unit_axes(host, a.view().shape);
+        if (!fitted) {
+            throw nu::value_error("copy_to_host(): ary has shape " + shape_repr(host.shape) +
+                                  ", the device array has " + shape_repr(a.view().shape));
+        }
+        host = std::move(*fitted);
     }
     {
         py::gil_scoped_release nogil;
@@ -331,10 +359,19 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
     const nu::stream_ref s = as_stream(stream, api);
     const nu::array_view& dst = a.view();
     if (auto dev = device_operand(src, api)) {
-        if (dev->view().type != dst.type || dev->view().shape != dst.shape) {
-            throw nu::value_error(std::string(api) + "(): source " + nu::dtype_name(dev->view().type) +
-                                  shape_repr(dev->view().shape) + " does not match destination " +
-                                  nu::dtype_name(dst.type) + shape_repr(dst.shape));
+        const nu::array_view& from = dev->view();
+        if (from.type != dst.type) {
+            throw nu::type_error(std::string(api) + "(): source has dtype " + nu::dtype_name(from.type) +
+                                 ", the device array has " + nu::dtype_name(dst.type));
+        }
+        if (from.shape != dst.shape) {
+            auto fitted = with_unit_axes(from, dst.shape);
+            if (!fitted) {
+                throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(from.shape) +
+                                      ", the device array has " + shape_repr(dst.shape));
+            }
+            a.copy_from_device(nu::device_array(dev->buffer(), std::move(*fitted), dev->stream()), s);
+            return;
         }
         a.copy_from_device(*dev, s);
         return;
@@ -348,8 +385,12 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
                              ", the device array has " + nu::dtype_name(dst.type));
     }
     if (host.shape != dst.shape) {
-        throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(host.shape) +
-                              ", the device array has " + shape_repr(dst.shape));
+        auto fitted = with_unit_axes(host, dst.shape);
+        if (!fitted) {
+            throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(host.shape) +
+                                  ", the device array has " + shape_repr(dst.shape));
+        }
+        host = std::move(*fitted);
     }
     py::gil_scoped_release nogil;
     a.copy_from_host(host, s);
