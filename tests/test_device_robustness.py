@@ -25,6 +25,18 @@ def test_shape_given_as_ndarray_is_a_sequence(make):
     assert a.shape == np.empty(np.array([2, 3])).shape == (2, 3)
 
 
+@pytest.mark.parametrize("shape, message", [
+    (np.array(1.23), r"shape must be an int or a tuple of ints \(got array\(1\.23\)\)"),
+    (np.array([1.1]), r"shape entries must be integers \(got np\.float64\(1\.1\)\)"),
+    (np.array([[2, 3]]), r"shape must be an int or a tuple of ints"),
+], ids=["0d-float", "1d-float", "2d"])
+def test_shape_given_as_a_non_integer_ndarray_is_a_type_error(shape, message):
+    # A 0-d float array was iterated as a sequence: IndexError "too many indices for array"
+    # (numba-cuda's test_device_array_float asks for TypeError).
+    with pytest.raises(TypeError, match=message):
+        cuda.device_array(shape)
+
+
 @pytest.mark.parametrize("key", [np.array([0, 2]), np.array([], dtype=np.intp),
                                  np.array(1.5), np.array([True, False, True])],
                          ids=["int-array", "empty-int-array", "0d-float", "bool-array"])

@@ -302,9 +302,13 @@ nu::shape_t as_shape(py::handle obj, const char* api, const char* what) {
         }
         shape.push_back(value);
     };
+    // A NumPy array is a sequence only when 1-d: iterating a 0-d one (np.array(1.5)) raises
+    // IndexError, and the rows of a 2-d one are not integers.
+    const bool array = py::isinstance<py::array>(obj);
     if (is_integer(obj)) {
         one(obj);
-    } else if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+    } else if (array ? py::reinterpret_borrow<py::array>(obj).ndim() == 1
+                     : py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
         for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) one(item);
     } else {
         throw nu::type_error(std::string(api) + "(): " + what +
