@@ -297,3 +297,29 @@ def test_copies_still_refuse_other_shapes_and_dtypes():
     with pytest.raises(TypeError, match=r"copy_to_device\(\): source has dtype float32, the "
                                         r"device array has float64"):
         d.copy_to_device(cuda.device_array((2, 3), np.float32))
+
+
+# ------------------------------------------- a[...] = value: NumPy's broadcast and message
+
+@pytest.mark.parametrize("shape, value", [
+    ((35,), np.ones((1, 2, 3))), ((5,), [1.0, 3.0]), ((4, 5), np.arange(3.0)),
+    ((2, 3), np.ones((2, 2, 3))), ((4, 5), np.ones((1, 1, 5))), ((5,), np.ones((1, 5))),
+    ((4, 5), np.arange(4.0).reshape(1, 4, 1)), ((2, 3), 7.0),
+], ids=["highdim", "short", "row", "extra-axis", "lead-1s-row", "lead-1", "column", "scalar"])
+@pytest.mark.parametrize("on_device", [False, True], ids=["host-value", "device-value"])
+def test_setitem_broadcasts_and_words_errors_as_numpy(shape, value, on_device):
+    # Host values said "operands could not be broadcast together with remapped shapes
+    # [original->remapped]: ..." (np.broadcast_to's words); device values with extra leading
+    # 1s ((1, 5) into (5,)), which NumPy assigns, were refused.
+    host = np.zeros(shape)
+    d = cuda.to_device(host)
+    given = cuda.to_device(np.asarray(value)) if on_device else value
+    try:
+        host[...] = value
+    except ValueError as exc:
+        with pytest.raises(ValueError) as ours:
+            d[...] = given
+        assert str(ours.value) == str(exc)  # numba-cuda's slicing tests compare the text
+        return
+    d[...] = given
+    np.testing.assert_array_equal(d.copy_to_host(), host)

@@ -310,6 +310,31 @@ std::optional<nu::array_view> with_unit_axes(const nu::array_view& v, const nu::
     return out;
 }
 
+// A shape as NumPy prints it in its messages: (2,3), (5,).
+std::string numpy_shape(const nu::shape_t& shape) {
+    std::string out = "(";
+    for (std::size_t k = 0; k < shape.size(); ++k) out += (k ? "," : "") + std::to_string(shape[k]);
+    return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+// NumPy's assignment rule, `a[...] = value`: the value's shape less its extra leading 1s
+// must broadcast to the target's; that shape, else NumPy's own error message.
+nu::shape_t assignable_shape(const nu::shape_t& from, const nu::shape_t& to) {
+    std::size_t lead = 0;
+    while (from.size() - lead > to.size() && from[lead] == 1) ++lead;
+    const nu::shape_t src(from.begin() + static_cast<std::ptrdiff_t>(lead), from.end());
+    bool fits = src.size() <= to.size();
+    for (std::size_t k = 1; fits && k <= src.size(); ++k) {
+        const std::int64_t n = src[src.size() - k];
+        fits = n == 1 || n == to[to.size() - k];
+    }
+    if (!fits) {
+        throw nu::value_error("could not broadcast input array from shape " + numpy_shape(src) +
+                              " into shape " + numpy_shape(to));
+    }
+    return src;
+}
+
 }  // namespace
 
 void report_release_errors() {
@@ -563,24 +588,23 @@ void bind_array(py::module_& m) {
             if (auto dev = device_operand(value, "__setitem__")) {
                 // Device values broadcast and convert on the device, like NumPy's assignment.
                 const nu::array_view& from = dev->view();
-                const nu::shape_t shapes[] = {from.shape, v.view().shape};
-                const nu::shape_t* both[] = {&shapes[0], &shapes[1]};
-                if (from.shape.size() > v.view().shape.size() ||
-                    nu::broadcast_shapes(both, 2, "__setitem__") != v.view().shape) {
-                    throw nu::value_error("__setitem__(): could not broadcast input array from shape " +
-                                          shape_repr(from.shape) + " into shape " + shape_repr(v.view().shape));
-                }
+                const nu::shape_t shape = assignable_shape(from.shape, v.view().shape);
+                const std::size_t lead = from.shape.size() - shape.size();  // dropped 1s
+                const nu::shape_t strides(from.strides.begin() + static_cast<std::ptrdiff_t>(lead),
+                                          from.strides.end());
                 nu::array_view widened = from;
                 widened.shape = v.view().shape;
-                widened.strides = nu::broadcast_strides(from.shape, from.strides, v.view().shape);
+                widened.strides = nu::broadcast_strides(shape, strides, v.view().shape);
                 nu::cast_into(v, nu::device_array(dev->buffer(), widened, dev->stream()), v.stream());
                 return;
             }
             // Host values broadcast and cast like NumPy's assignment (0-d stays 0-d).
             py::module_ np = py::module_::import("numpy");
+            py::array host = np.attr("asarray")(value, to_numpy_dtype(v.view().type));
+            const nu::shape_t given(host.shape(), host.shape() + host.ndim());
+            const nu::shape_t shape = assignable_shape(given, v.view().shape);
             py::object src = np.attr("array")(
-                np.attr("broadcast_to")(np.attr("asarray")(value, to_numpy_dtype(v.view().type)),
-                                        to_tuple(v.view().shape)),
+                np.attr("broadcast_to")(host.attr("reshape")(to_tuple(shape)), to_tuple(v.view().shape)),
                 py::arg("order") = "C");
             copy_to_device(v, src, py::int_(0), "__setitem__");
         })
