@@ -55,13 +55,14 @@ def _view(self, dtype):
     if self.ndim == 0:
         raise ValueError(f"view(): changing the dtype of a 0-d array from {old} to {new} "
                          f"needs equal itemsizes")
+    # NumPy's own messages, word for word (numba-cuda's tests compare them).
     if self.shape[-1] != 1 and self.strides[-1] != old.itemsize:
-        raise ValueError("view(): to change to a dtype of a different size, the last axis "
-                         "must be contiguous")
+        raise ValueError("To change to a dtype of a different size, the last axis must be "
+                         "contiguous")
     last = self.shape[-1] * old.itemsize
     if last % new.itemsize:
-        raise ValueError(f"view(): when changing to a larger dtype, its size ({new.itemsize}) "
-                         f"must divide the total size in bytes of the last axis ({last})")
+        raise ValueError("When changing to a larger dtype, its size must be a divisor of the "
+                         "total size in bytes of the last axis of the array.")
     shape = self.shape[:-1] + (last // new.itemsize,)
     strides = self.strides[:-1] + (new.itemsize,)
     return self._with_layout(shape, strides, 0, new, "view")
