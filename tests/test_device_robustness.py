@@ -323,3 +323,46 @@ def test_setitem_broadcasts_and_words_errors_as_numpy(shape, value, on_device):
         return
     d[...] = given
     np.testing.assert_array_equal(d.copy_to_host(), host)
+
+
+# -------------------------------------------- extents whose byte arithmetic leaves int64
+
+@pytest.mark.parametrize("shape, strides", [
+    ((3,), (2**62,)), ((3,), (-2**62,)), ((2,), (2**63 - 1,)), ((2,), (-2**63,)),
+    ((2, 2), (2**62, -2**62)), ((2**40,), (2**40,)),
+], ids=["3x2**62", "3x-2**62", "2x(2**63-1)", "2x-2**63", "mixed", "2**40x2**40"])
+def test_interface_extent_overflow_is_refused(shape, strides):
+    # (3,) with strides (2**62,) spans 2**63 bytes: the sum wrapped around and the view was
+    # accepted over memory it does not own; 2**40 x 2**40 said "reaches ... bytes back".
+    keep = cuda.device_array(4)
+    desc = {"shape": shape, "strides": strides, "typestr": "<f8", "version": 3,
+            "data": (keep.device_ctypes_pointer.value, False)}
+    with pytest.raises(ValueError, match=r"from_cuda_array_interface\(\): __cuda_array_interface__: "
+                                         r"array is too big: shape \(.*\) with strides \(.*\) spans "
+                                         r"more bytes than memory addresses hold"):
+        cuda.from_cuda_array_interface(desc, owner=keep)
+
+
+def test_interface_extent_checks_still_pass_valid_and_refuse_outside():
+    keep = cuda.device_array(4)
+    ptr = keep.device_ctypes_pointer.value
+    desc = {"shape": (2,), "strides": (-8,), "typestr": "<f8", "version": 3,
+            "data": (ptr + 8, False)}
+    assert cuda.from_cuda_array_interface(desc, owner=keep).shape == (2,)
+    desc["data"] = (ptr, False)
+    with pytest.raises(ValueError, match=r"reaches 8 bytes back from its pointer"):
+        cuda.from_cuda_array_interface(desc, owner=keep)
+    desc.update(strides=(8,), shape=(5,))
+    with pytest.raises(ValueError, match=r"spans 40 bytes, past the end of its allocation "
+                                         r"\(32 bytes"):
+        cuda.from_cuda_array_interface(desc, owner=keep)
+
+
+@pytest.mark.parametrize("shape, strides, offset", [
+    ((3,), (2**62,), 0), ((1,), (8,), 2**62), ((1,), (8,), -2**62), ((2,), (-2**63,), 8),
+])
+def test_views_with_huge_strides_or_offsets_are_refused(shape, strides, offset):
+    # The view primitive behind view()/split(): pointer arithmetic could wrap too.
+    d = cuda.device_array(4)
+    with pytest.raises(ValueError, match=r"array is too big|reach outside the array's memory"):
+        d._with_layout(shape, strides, offset, np.float64, "view")

@@ -141,26 +141,33 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync, b
     v.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
     nu::backend& backend = nu::active_backend();
     std::int64_t lo = 0, hi = 0;
-    v.byte_extent(&lo, &hi);
+    try {
+        v.byte_extent(&lo, &hi);
+    } catch (const nu::value_error& e) {
+        throw nu::value_error(std::string(api) + "(): __cuda_array_interface__: " + e.what());
+    }
     if (count > 0) {
         // The extent (shape x strides) must lie inside one allocation: a forged or stale
         // interface would otherwise let kernels and copies run off the end of it.
         // Element 0 always lies in the extent, so its allocation is the one to hold it all.
-        const char* first = static_cast<const char*>(v.data) + lo;
+        // Compared as integers: pointer arithmetic with a huge stride would wrap around.
         const void* base = nullptr;
         std::size_t bytes = 0;
         if (backend.address_range(v.data, &base, &bytes)) {
-            const char* begin = static_cast<const char*>(base);
-            if (first < begin) {
+            const auto begin = reinterpret_cast<std::uintptr_t>(base);
+            const auto first = reinterpret_cast<std::uintptr_t>(v.data);
+            const auto before = static_cast<std::int64_t>(first - begin);  // bytes ahead of element 0
+            const auto room = static_cast<std::int64_t>(begin + bytes - first);  // from element 0 on
+            if (lo < -before) {
                 throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ shape " + shape_repr(v.shape) +
-                                      " with strides " + shape_repr(v.strides) + " reaches " + std::to_string(-lo) +
+                                      " with strides " + shape_repr(v.strides) + " reaches " +
+                                      std::to_string(0ULL - static_cast<std::uint64_t>(lo)) +
                                       " bytes back from its pointer, before the start of its allocation");
             }
-            const std::size_t room = static_cast<std::size_t>(begin + bytes - first);
-            if (static_cast<std::size_t>(hi - lo) > room) {
+            if (hi > room) {
                 throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ shape " + shape_repr(v.shape) +
                                       " with strides " + shape_repr(v.strides) + " spans " + std::to_string(hi - lo) +
-                                      " bytes, past the end of its allocation (" + std::to_string(room) +
+                                      " bytes, past the end of its allocation (" + std::to_string(room - lo) +
                                       " bytes from the array's first element)");
             }
         } else if (!backend.is_device_pointer(v.data)) {
@@ -552,16 +559,18 @@ void bind_array(py::module_& m) {
             v.strides = as_shape(strides, api, "strides");
             nu::checked_size(v.shape, api);
             NU_ASSERT(v.strides.size() == v.shape.size());
-            v.data = a.view().data ? static_cast<char*>(a.view().data) + offset : nullptr;
             if (v.size() > 0) {
                 std::int64_t lo = 0, hi = 0;
                 v.byte_extent(&lo, &hi);
-                const char* base = static_cast<const char*>(a.buffer()->data());
-                const char* first = static_cast<const char*>(v.data) + lo;
-                if (first < base || first + (hi - lo) > base + a.buffer()->bytes()) {
+                // In 128 bits: a huge offset or stride must not wrap around the address space.
+                const auto base = static_cast<__int128>(reinterpret_cast<std::uintptr_t>(a.buffer()->data()));
+                const __int128 first =
+                    static_cast<__int128>(reinterpret_cast<std::uintptr_t>(a.view().data)) + offset + lo;
+                if (first < base || first + (hi - lo) > base + static_cast<__int128>(a.buffer()->bytes())) {
                     throw nu::value_error(std::string(api) + "(): the view would reach outside the array's memory");
                 }
             }
+            v.data = a.view().data ? static_cast<char*>(a.view().data) + offset : nullptr;
             return nu::device_array(a.buffer(), std::move(v), a.stream());
         })
         .def_property_readonly("__cuda_array_interface__", &cuda_array_interface)
