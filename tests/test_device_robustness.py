@@ -366,3 +366,14 @@ def test_views_with_huge_strides_or_offsets_are_refused(shape, strides, offset):
     d = cuda.device_array(4)
     with pytest.raises(ValueError, match=r"array is too big|reach outside the array's memory"):
         d._with_layout(shape, strides, offset, np.float64, "view")
+
+
+# ----------------------------------------------------------------- device numbers
+
+@pytest.mark.parametrize("api", [cuda.select_device, cuda.cudadrv.driver.Device])
+def test_device_numbers_beyond_a_c_int(api):
+    # Were pybind11's "incompatible function arguments" TypeErrors.
+    with pytest.raises(ValueError, match=r"no device 1180591620717411303424 \(this machine has "):
+        api(2**70)
+    with pytest.raises(TypeError, match=r"device_id must be an integer \(got 1\.0\)"):
+        api(1.0)

@@ -129,7 +129,7 @@ class Device:
     """A CUDA device as Numba describes it: ``id``, ``name``, ``compute_capability``."""
 
     def __init__(self, ordinal: int):
-        info = _core.device_info(ordinal)
+        info = _core.device_info(_ordinal(ordinal, "Device"))
         self.id = info["id"]
         self.name = info["name"]
         self.compute_capability = info["compute_capability"]
@@ -199,7 +199,7 @@ def list_devices() -> list[Device]:
 
 
 def select_device(device_id: int) -> Device:
-    _core.select_device(_index(device_id, "select_device", "device_id"))
+    _core.select_device(_ordinal(device_id, "select_device"))
     return get_current_device()
 
 
@@ -376,6 +376,14 @@ def _index(value, api: str, name: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
     return value.__index__()
+
+
+def _ordinal(value, api: str) -> int:
+    """A device number for the engine (a C int): beyond that range no device has it."""
+    i = _index(value, api, "device_id")
+    if not -2**31 <= i < 2**31:
+        raise ValueError(f"{api}(): no device {i} (this machine has {_core.device_count()})")
+    return i
 
 
 # config: Numba's run-time settings (CUDA_ARRAY_INTERFACE_SYNC, the launch warnings...),
