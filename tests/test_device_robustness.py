@@ -377,3 +377,23 @@ def test_device_numbers_beyond_a_c_int(api):
         api(2**70)
     with pytest.raises(TypeError, match=r"device_id must be an integer \(got 1\.0\)"):
         api(1.0)
+
+
+# ------------------------------------------------------------------- open_ipc_array
+
+@pytest.mark.parametrize("shape, dtype, strides, offset, exc, message", [
+    (2.0, np.float64, None, 0, TypeError, r"shape must be an int or a tuple of ints \(got 2\.0\)"),
+    ((2,), "foo", None, 0, TypeError, r"dtype: data type 'foo' not understood"),
+    ((-3,), np.float64, None, 0, ValueError, r"negative dimensions are not allowed"),
+    ((1000,), np.float64, None, 0, ValueError, r"past the end of its allocation"),
+    ((2,), np.float64, (-8,), 0, ValueError, r"before the start of its allocation"),
+])
+def test_open_ipc_array_errors_name_it(shape, dtype, strides, offset, exc, message):
+    # Were "'float' object is not iterable", or errors naming from_cuda_array_interface().
+    d = cuda.to_device(np.arange(4.0))
+    raw = d.get_ipc_handle()._ipc_handle.handle
+    with pytest.raises(exc, match=r"open_ipc_array\(\): .*" + message):
+        with cuda.open_ipc_array(raw, shape, dtype, strides=strides, offset=offset):
+            pass
+    with cuda.open_ipc_array(raw, np.int64(2), np.float64, strides=(16,)) as view:
+        np.testing.assert_array_equal(view.copy_to_host(), [0.0, 2.0])

@@ -11,7 +11,7 @@ import ctypes
 import numpy as np
 
 from .. import _core
-from ._host_memory import from_cuda_array_interface
+from ._host_memory import _Interface
 from ._memory_managers import IpcHandle, MemoryPointer, current_context
 
 __all__ = ["IpcArrayHandle", "open_ipc_array"]
@@ -167,13 +167,16 @@ class IpcArrayHandle:
         return (IpcArrayHandle, (self._ipc_handle, self._array_desc))
 
 
-def _array_over(opened, offset, shape, dtype, strides):
-    dt = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    desc = {"shape": shape, "strides": None if strides is None else tuple(strides),
-            "typestr": dt.str, "data": (opened.base + offset, False), "version": 3,
-            "stream": None}
-    return from_cuda_array_interface(desc, owner=opened)
+def _array_over(opened, offset, shape, dtype, strides, api="IpcArrayHandle.open"):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"{api}(): dtype: {exc}") from None
+    # The engine checks shape and strides (integers, extent inside the mapping) and names
+    # `api` in its errors.
+    desc = {"shape": shape, "strides": strides, "typestr": dt.str,
+            "data": (opened.base + offset, False), "version": 3, "stream": None}
+    return _core.as_cuda_array(_Interface(desc, opened), True, api)
 
 
 def _handle_bytes(handle) -> bytes:
@@ -199,7 +202,7 @@ def open_ipc_array(handle, shape, dtype, strides=None, offset=0):
                          f"(got {offset!r})")
     opened = _OpenedIpcMemory(_handle_bytes(handle))
     try:
-        yield _array_over(opened, offset.__index__(), shape, dtype, strides)
+        yield _array_over(opened, offset.__index__(), shape, dtype, strides, "open_ipc_array")
     finally:
         opened.close()
 
