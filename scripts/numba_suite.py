@@ -587,6 +587,9 @@ import warnings
 
 import numpy as np
 
+IS_NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
+skip_if_numpy_2 = unittest.skipIf(IS_NUMPY_2, "Not supported on numpy 2.0+")
+
 
 @contextlib.contextmanager
 def _captured(stream_name):

@@ -96,3 +96,23 @@ def test_transfer_observers_must_be_callable():
     with pytest.raises(TypeError, match="driver.cuMemcpyHtoD must be callable"):
         driver.driver.cuMemcpyHtoD = 3
     assert "cuMemcpyHtoD" not in vars(driver.driver)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.zeros((10, 12)), lambda: np.zeros((10, 12)).T, lambda: np.zeros(10)[::2],
+    lambda: np.zeros((10, 12), order="F")[::2, ::2], lambda: np.zeros((1, 5, 1))[:, ::-1],
+    lambda: np.broadcast_to(np.zeros(3), (4, 3)), lambda: np.zeros((4, 0)),
+], ids=["c", "t", "step", "f-step", "unit-axes", "broadcast", "empty"])
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_devicearray_is_contiguous_and_array_core(make, where):
+    # Numba's helpers (numba-cuda's TestCoreContiguous): is_contiguous ignores size-1 and
+    # broadcast axes, and agrees with the C flag of array_core (the broadcast core).
+    host = make()
+    ary = host if where == "host" else cuda.to_device(np.ascontiguousarray(host))
+    if where == "device" and host.strides != ary.strides:
+        ary = ary[...]  # to_device packs: compare the packed layout
+        host = np.ascontiguousarray(host)
+    core = devicearray.array_core(ary)
+    flag = core.flags["C_CONTIGUOUS"]
+    assert devicearray.is_contiguous(ary) == bool(flag)
+    np.testing.assert_array_equal(np.asarray(core), devicearray.array_core(host))

@@ -369,6 +369,9 @@ class FunctionTranslator:
                                  f"({', '.join(params)})")
         tail = [] if ret is None or not self._needs_tail else [
             "    return nullptr;" if isinstance(ret, Record) else f"    return {ctype(ret)}{{}};"]
+        if getattr(self.record, "recursive", False):  # host kernels: fail before the stack does
+            name = self.src.name if re.fullmatch(r"[\w<>.]+", self.src.name, re.ASCII) else "fn"
+            prologue.insert(0, f'    NU_RECURSION_GUARD("{name}");')
         head = self._line_directives(self.node) + [self.record.prototype + " {"]
         return "\n".join(head + prologue + decls + self.storage + self.lines + tail + ["}"])
 
@@ -1146,9 +1149,6 @@ class FunctionTranslator:
                 self._numeric(x, v, "tuple item")  # tuples of tuples, arrays, vectors, enums: fine
         tt = TupleType(v.type for v in vals)
         const = tuple(v.const for v in vals) if all(v.const is not None for v in vals) else None
-        if len(vals) == 1 and const is not None and not isinstance(vals[0].type, TupleType):
-            # (n,): a shape; no C++ value is needed
-            return Val("", tt, const)
         ct = self.promote(e, lambda: ctype(tt))
         codes = [v.code if v.code or not isinstance(v.type, TupleType) else
                  f"{ctype(v.type)}{{{', '.join(const_val(c).code for c in v.const)}}}"

@@ -76,6 +76,7 @@ class _Record:
         self.definition = None
         self.in_progress = True
         self.waits_on = set()  # in-progress records whose return type this one read
+        self.recursive = False  # called while being translated: opens with NU_RECURSION_GUARD
 
 
 class _Context:
@@ -119,6 +120,7 @@ class _Context:
                        None)
         if rec is not None:
             if rec.in_progress:
+                rec.recursive = True
                 # Recursion (direct or mutual): every function entered since ``rec`` reads
                 # its return type before it is final, so each is translated again on
                 # ``rec``'s next pass instead of being kept (see _finish).

@@ -55,6 +55,7 @@ from ._host_memory import (
     pinned,
     pinned_array_like,
 )
+from ._host_memory import like_source as _like_source
 from ._memory_managers import (
     BaseCUDAMemoryManager,
     Context,
@@ -128,7 +129,7 @@ class Device:
     """A CUDA device as Numba describes it: ``id``, ``name``, ``compute_capability``."""
 
     def __init__(self, ordinal: int):
-        info = _core.device_info(ordinal)
+        info = _core.device_info(_ordinal(ordinal, "Device"))
         self.id = info["id"]
         self.name = info["name"]
         self.compute_capability = info["compute_capability"]
@@ -198,7 +199,7 @@ def list_devices() -> list[Device]:
 
 
 def select_device(device_id: int) -> Device:
-    _core.select_device(_index(device_id, "select_device", "device_id"))
+    _core.select_device(_ordinal(device_id, "select_device"))
     return get_current_device()
 
 
@@ -345,9 +346,8 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> 
 def device_array_like(ary, stream=0) -> DeviceNDArray:
     """An uninitialised device array with ``ary``'s shape, dtype and memory layout, as
     ``np.empty_like`` gives it (a Fortran-ordered view stays Fortran-ordered)."""
-    if not isinstance(ary, DeviceNDArray) and not hasattr(ary, "flags"):
-        ary = np.asarray(ary)
-    return _core.device_array(ary.shape, ary.dtype, like_strides(ary), "C", stream)
+    ary, dtype = _like_source(ary, "device_array_like")
+    return _core.device_array(ary.shape, dtype, like_strides(ary), "C", stream)
 
 
 def pinned_array(shape, dtype=np.float64, order="C") -> np.ndarray:
@@ -376,6 +376,14 @@ def _index(value, api: str, name: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
     return value.__index__()
+
+
+def _ordinal(value, api: str) -> int:
+    """A device number for the engine (a C int): beyond that range no device has it."""
+    i = _index(value, api, "device_id")
+    if not -2**31 <= i < 2**31:
+        raise ValueError(f"{api}(): no device {i} (this machine has {_core.device_count()})")
+    return i
 
 
 # config: Numba's run-time settings (CUDA_ARRAY_INTERFACE_SYNC, the launch warnings...),

@@ -11,7 +11,7 @@ import ctypes
 import numpy as np
 
 from .. import _core
-from ._host_memory import from_cuda_array_interface
+from ._host_memory import _Interface
 from ._memory_managers import IpcHandle, MemoryPointer, current_context
 
 __all__ = ["IpcArrayHandle", "open_ipc_array"]
@@ -34,6 +34,14 @@ def _gpu_data(self) -> MemoryPointer:
     return MemoryPointer(current_context(), self._alloc_pointer, self.alloc_size, owner=self)
 
 
+def _iter(self):
+    """The subarrays (or elements) along the first axis, as NumPy iterates."""
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d device array")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
 def _is_contiguous(self) -> bool:
     return self.is_c_contiguous() or self.is_f_contiguous()
 
@@ -47,13 +55,14 @@ def _view(self, dtype):
     if self.ndim == 0:
         raise ValueError(f"view(): changing the dtype of a 0-d array from {old} to {new} "
                          f"needs equal itemsizes")
+    # NumPy's own messages, word for word (numba-cuda's tests compare them).
     if self.shape[-1] != 1 and self.strides[-1] != old.itemsize:
-        raise ValueError("view(): to change to a dtype of a different size, the last axis "
-                         "must be contiguous")
+        raise ValueError("To change to a dtype of a different size, the last axis must be "
+                         "contiguous")
     last = self.shape[-1] * old.itemsize
     if last % new.itemsize:
-        raise ValueError(f"view(): when changing to a larger dtype, its size ({new.itemsize}) "
-                         f"must divide the total size in bytes of the last axis ({last})")
+        raise ValueError("When changing to a larger dtype, its size must be a divisor of the "
+                         "total size in bytes of the last axis of the array.")
     shape = self.shape[:-1] + (last // new.itemsize,)
     strides = self.strides[:-1] + (new.itemsize,)
     return self._with_layout(shape, strides, 0, new, "view")
@@ -158,13 +167,16 @@ class IpcArrayHandle:
         return (IpcArrayHandle, (self._ipc_handle, self._array_desc))
 
 
-def _array_over(opened, offset, shape, dtype, strides):
-    dt = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    desc = {"shape": shape, "strides": None if strides is None else tuple(strides),
-            "typestr": dt.str, "data": (opened.base + offset, False), "version": 3,
-            "stream": None}
-    return from_cuda_array_interface(desc, owner=opened)
+def _array_over(opened, offset, shape, dtype, strides, api="IpcArrayHandle.open"):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"{api}(): dtype: {exc}") from None
+    # The engine checks shape and strides (integers, extent inside the mapping) and names
+    # `api` in its errors.
+    desc = {"shape": shape, "strides": strides, "typestr": dt.str,
+            "data": (opened.base + offset, False), "version": 3, "stream": None}
+    return _core.as_cuda_array(_Interface(desc, opened), True, api)
 
 
 def _handle_bytes(handle) -> bytes:
@@ -190,7 +202,7 @@ def open_ipc_array(handle, shape, dtype, strides=None, offset=0):
                          f"(got {offset!r})")
     opened = _OpenedIpcMemory(_handle_bytes(handle))
     try:
-        yield _array_over(opened, offset.__index__(), shape, dtype, strides)
+        yield _array_over(opened, offset.__index__(), shape, dtype, strides, "open_ipc_array")
     finally:
         opened.close()
 
@@ -200,6 +212,7 @@ def _install():
     DeviceNDArray.device_ctypes_pointer = property(_device_ctypes_pointer)
     DeviceNDArray.gpu_data = property(_gpu_data)
     DeviceNDArray.is_contiguous = _is_contiguous
+    DeviceNDArray.__iter__ = _iter  # else iteration probes d[0], d[1]... and a 0-d one is []
     DeviceNDArray.view = _view
     DeviceNDArray.squeeze = _squeeze
     DeviceNDArray.split = _split

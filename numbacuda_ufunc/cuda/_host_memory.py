@@ -137,22 +137,38 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
     return arr
 
 
+def _native(dtype) -> np.dtype:
+    dt = np.dtype(dtype)
+    return dt if dt.isnative else dt.newbyteorder("=")  # records: every field
+
+
 def like_strides(ary) -> tuple:
     """The strides ``np.empty_like(ary)`` gives: ``ary``'s axis order (C or F when it is
     contiguous, else axes sorted by decreasing stride), packed. The rule is the engine's,
     which stages NumPy arguments of kernels the same way (array_view.cpp)."""
-    return _core.like_strides(tuple(ary.shape), tuple(ary.strides), np.dtype(ary.dtype))
+    return _core.like_strides(tuple(ary.shape), tuple(ary.strides), _native(ary.dtype))
+
+
+def like_source(ary, api):
+    """What the ``*_like`` functions copy the shape and layout of, and its dtype: arrays
+    (NumPy, ours, CuPy: anything with ``flags``) as they are, anything else through
+    ``np.asarray`` (a list, a scalar). A byte-swapped dtype becomes native, as
+    ``to_device`` makes it; an unsupported one is a TypeError naming ``api``."""
+    if not isinstance(ary, (np.ndarray, _core.DeviceNDArray)) and not hasattr(ary, "flags"):
+        ary = np.asarray(ary)
+    return ary, _check_dtype(_native(ary.dtype), api)
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False) -> MappedNDArray:
     """``mapped_array`` with ``ary``'s shape, dtype and memory layout."""
-    return mapped_array(ary.shape, ary.dtype, like_strides(ary), stream=stream,
+    ary, dt = like_source(ary, "mapped_array_like")
+    return mapped_array(ary.shape, dt, like_strides(ary), stream=stream,
                         portable=portable, wc=wc)
 
 
 def pinned_array_like(ary) -> np.ndarray:
     """``pinned_array`` with ``ary``'s shape, dtype and memory layout."""
-    dt = _check_dtype(ary.dtype, "pinned_array_like")
+    ary, dt = like_source(ary, "pinned_array_like")
     shape = tuple(ary.shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
     buf = _core.pinned_array(nbytes, "u1", "C")

@@ -41,13 +41,29 @@ void array_view::byte_extent(std::int64_t* lo, std::int64_t* hi) const {
     *lo = 0;
     *hi = 0;
     if (size() == 0) return;
-    std::int64_t low = 0, high = 0;
-    for (int i = 0; i < ndim(); ++i) {
-        const std::int64_t span = (shape[i] - 1) * strides[i];
-        (span < 0 ? low : high) += span;
+    // Strides come from users (device_array(strides=), interface dicts, views): a product or
+    // sum that leaves int64 would wrap and make a huge extent look small.
+    std::int64_t low = 0, high = 0, total = 0;
+    bool overflow = false;
+    for (int i = 0; i < ndim() && !overflow; ++i) {
+        std::int64_t span = 0;
+        overflow = __builtin_mul_overflow(shape[i] - 1, strides[i], &span) ||
+                   __builtin_add_overflow(span < 0 ? low : high, span, span < 0 ? &low : &high);
+    }
+    overflow = overflow || __builtin_add_overflow(high, static_cast<std::int64_t>(itemsize(type)), &high) ||
+               __builtin_sub_overflow(high, low, &total);
+    if (overflow) {
+        std::string dims, steps;
+        for (int i = 0; i < ndim(); ++i) {
+            dims += (i ? ", " : "") + std::to_string(shape[i]);
+            steps += (i ? ", " : "") + std::to_string(strides[i]);
+        }
+        const char* comma = ndim() == 1 ? "," : "";
+        throw value_error("array is too big: shape (" + dims + comma + ") with strides (" + steps + comma +
+                          ") spans more bytes than memory addresses hold");
     }
     *lo = low;
-    *hi = high + static_cast<std::int64_t>(itemsize(type));
+    *hi = high;
 }
 
 shape_t contiguous_strides(const shape_t& shape, std::size_t itemsize, char order) {

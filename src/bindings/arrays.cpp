@@ -1,6 +1,9 @@
 // src/bindings/arrays.cpp: DeviceNDArray, the array interface, DLPack, pinned memory
 #include "bindings/common.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "array/dlpack.h"
 #include "dispatch/broadcast.h"
 #include "dispatch/device_cast.h"
@@ -138,26 +141,33 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync, b
     v.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
     nu::backend& backend = nu::active_backend();
     std::int64_t lo = 0, hi = 0;
-    v.byte_extent(&lo, &hi);
+    try {
+        v.byte_extent(&lo, &hi);
+    } catch (const nu::value_error& e) {
+        throw nu::value_error(std::string(api) + "(): __cuda_array_interface__: " + e.what());
+    }
     if (count > 0) {
         // The extent (shape x strides) must lie inside one allocation: a forged or stale
         // interface would otherwise let kernels and copies run off the end of it.
         // Element 0 always lies in the extent, so its allocation is the one to hold it all.
-        const char* first = static_cast<const char*>(v.data) + lo;
+        // Compared as integers: pointer arithmetic with a huge stride would wrap around.
         const void* base = nullptr;
         std::size_t bytes = 0;
         if (backend.address_range(v.data, &base, &bytes)) {
-            const char* begin = static_cast<const char*>(base);
-            if (first < begin) {
+            const auto begin = reinterpret_cast<std::uintptr_t>(base);
+            const auto first = reinterpret_cast<std::uintptr_t>(v.data);
+            const auto before = static_cast<std::int64_t>(first - begin);  // bytes ahead of element 0
+            const auto room = static_cast<std::int64_t>(begin + bytes - first);  // from element 0 on
+            if (lo < -before) {
                 throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ shape " + shape_repr(v.shape) +
-                                      " with strides " + shape_repr(v.strides) + " reaches " + std::to_string(-lo) +
+                                      " with strides " + shape_repr(v.strides) + " reaches " +
+                                      std::to_string(0ULL - static_cast<std::uint64_t>(lo)) +
                                       " bytes back from its pointer, before the start of its allocation");
             }
-            const std::size_t room = static_cast<std::size_t>(begin + bytes - first);
-            if (static_cast<std::size_t>(hi - lo) > room) {
+            if (hi > room) {
                 throw nu::value_error(std::string(api) + "(): __cuda_array_interface__ shape " + shape_repr(v.shape) +
                                       " with strides " + shape_repr(v.strides) + " spans " + std::to_string(hi - lo) +
-                                      " bytes, past the end of its allocation (" + std::to_string(room) +
+                                      " bytes, past the end of its allocation (" + std::to_string(room - lo) +
                                       " bytes from the array's first element)");
             }
         } else if (!backend.is_device_pointer(v.data)) {
@@ -256,6 +266,84 @@ std::vector<nu::index_item> as_index(py::handle key) {
     return items;
 }
 
+namespace {
+
+// reshape()'s and ravel()'s order, as NumPy reads it: 'A' is Fortran order for an array that
+// is Fortran- and not C-contiguous, else C order.
+char reshape_order(const nu::device_array& a, const std::string& order, const char* api) {
+    if (order == "C" || order == "F") return order[0];
+    if (order == "A") return a.view().is_f_contiguous() && !a.view().is_c_contiguous() ? 'F' : 'C';
+    throw nu::value_error(std::string(api) + "(): order must be 'C', 'F' or 'A'" +
+                          (std::string(api) == "ravel" ? std::string(" or 'K'") : std::string()) +
+                          " (got '" + order + "')");
+}
+
+// ravel(order='K'): the axes read from the largest stride magnitude to the smallest, as
+// NumPy's ravel does (it keeps the direction of a negative stride: a[::-1].ravel('K') is
+// a[::-1].ravel('C')).
+nu::device_array ravel_memory_order(const nu::device_array& a) {
+    const nu::array_view& v = a.view();
+    if (v.is_c_contiguous()) return a.ravel('C');
+    if (v.is_f_contiguous()) return a.ravel('F');
+    std::vector<int> axes(static_cast<std::size_t>(v.ndim()));
+    for (int k = 0; k < v.ndim(); ++k) axes[k] = k;
+    std::stable_sort(axes.begin(), axes.end(), [&](int x, int y) {
+        return std::llabs(v.strides[x]) > std::llabs(v.strides[y]);
+    });
+    return a.transpose(axes).ravel('C');
+}
+
+// Numba's copy rule (check_array_compatibility): the two shapes must agree once their 1s
+// are dropped, so copies between (1, n), (n, 1) and (n,) work. `v` seen with `shape`, when
+// only size-1 axes differ; nullopt otherwise.
+std::optional<nu::array_view> with_unit_axes(const nu::array_view& v, const nu::shape_t& shape) {
+    nu::shape_t kept_shape, kept_strides, wanted;
+    for (std::size_t k = 0; k < v.shape.size(); ++k) {
+        if (v.shape[k] != 1) {
+            kept_shape.push_back(v.shape[k]);
+            kept_strides.push_back(v.strides[k]);
+        }
+    }
+    for (std::int64_t n : shape) {
+        if (n != 1) wanted.push_back(n);
+    }
+    if (kept_shape != wanted) return std::nullopt;
+    nu::array_view out = v;
+    out.shape = shape;
+    out.strides = nu::shape_t(shape.size(), 0);
+    for (std::size_t k = 0, j = 0; k < shape.size(); ++k) {
+        if (shape[k] != 1) out.strides[k] = kept_strides[j++];
+    }
+    return out;
+}
+
+// A shape as NumPy prints it in its messages: (2,3), (5,).
+std::string numpy_shape(const nu::shape_t& shape) {
+    std::string out = "(";
+    for (std::size_t k = 0; k < shape.size(); ++k) out += (k ? "," : "") + std::to_string(shape[k]);
+    return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+// NumPy's assignment rule, `a[...] = value`: the value's shape less its extra leading 1s
+// must broadcast to the target's; that shape, else NumPy's own error message.
+nu::shape_t assignable_shape(const nu::shape_t& from, const nu::shape_t& to) {
+    std::size_t lead = 0;
+    while (from.size() - lead > to.size() && from[lead] == 1) ++lead;
+    const nu::shape_t src(from.begin() + static_cast<std::ptrdiff_t>(lead), from.end());
+    bool fits = src.size() <= to.size();
+    for (std::size_t k = 1; fits && k <= src.size(); ++k) {
+        const std::int64_t n = src[src.size() - k];
+        fits = n == 1 || n == to[to.size() - k];
+    }
+    if (!fits) {
+        throw nu::value_error("could not broadcast input array from shape " + numpy_shape(src) +
+                              " into shape " + numpy_shape(to));
+    }
+    return src;
+}
+
+}  // namespace
+
 void report_release_errors() {
     if (!nu::backend_available()) return;
     const std::string errors = nu::active_backend().take_release_errors();
@@ -284,8 +372,12 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
                              ", the device array has " + nu::dtype_name(a.view().type));
     }
     if (host.shape != a.view().shape) {
-        throw nu::value_error("copy_to_host(): ary has shape " + shape_repr(host.shape) +
-                              ", the device array has " + shape_repr(a.view().shape));
+        auto fitted = with_unit_axes(host, a.view().shape);
+        if (!fitted) {
+            throw nu::value_error("copy_to_host(): ary has shape " + shape_repr(host.shape) +
+                                  ", the device array has " + shape_repr(a.view().shape));
+        }
+        host = std::move(*fitted);
     }
     {
         py::gil_scoped_release nogil;
@@ -299,10 +391,19 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
     const nu::stream_ref s = as_stream(stream, api);
     const nu::array_view& dst = a.view();
     if (auto dev = device_operand(src, api)) {
-        if (dev->view().type != dst.type || dev->view().shape != dst.shape) {
-            throw nu::value_error(std::string(api) + "(): source " + nu::dtype_name(dev->view().type) +
-                                  shape_repr(dev->view().shape) + " does not match destination " +
-                                  nu::dtype_name(dst.type) + shape_repr(dst.shape));
+        const nu::array_view& from = dev->view();
+        if (from.type != dst.type) {
+            throw nu::type_error(std::string(api) + "(): source has dtype " + nu::dtype_name(from.type) +
+                                 ", the device array has " + nu::dtype_name(dst.type));
+        }
+        if (from.shape != dst.shape) {
+            auto fitted = with_unit_axes(from, dst.shape);
+            if (!fitted) {
+                throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(from.shape) +
+                                      ", the device array has " + shape_repr(dst.shape));
+            }
+            a.copy_from_device(nu::device_array(dev->buffer(), std::move(*fitted), dev->stream()), s);
+            return;
         }
         a.copy_from_device(*dev, s);
         return;
@@ -316,8 +417,12 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
                              ", the device array has " + nu::dtype_name(dst.type));
     }
     if (host.shape != dst.shape) {
-        throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(host.shape) +
-                              ", the device array has " + shape_repr(dst.shape));
+        auto fitted = with_unit_axes(host, dst.shape);
+        if (!fitted) {
+            throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(host.shape) +
+                                  ", the device array has " + shape_repr(dst.shape));
+        }
+        host = std::move(*fitted);
     }
     py::gil_scoped_release nogil;
     a.copy_from_host(host, s);
@@ -454,16 +559,18 @@ void bind_array(py::module_& m) {
             v.strides = as_shape(strides, api, "strides");
             nu::checked_size(v.shape, api);
             NU_ASSERT(v.strides.size() == v.shape.size());
-            v.data = a.view().data ? static_cast<char*>(a.view().data) + offset : nullptr;
             if (v.size() > 0) {
                 std::int64_t lo = 0, hi = 0;
                 v.byte_extent(&lo, &hi);
-                const char* base = static_cast<const char*>(a.buffer()->data());
-                const char* first = static_cast<const char*>(v.data) + lo;
-                if (first < base || first + (hi - lo) > base + a.buffer()->bytes()) {
+                // In 128 bits: a huge offset or stride must not wrap around the address space.
+                const auto base = static_cast<__int128>(reinterpret_cast<std::uintptr_t>(a.buffer()->data()));
+                const __int128 first =
+                    static_cast<__int128>(reinterpret_cast<std::uintptr_t>(a.view().data)) + offset + lo;
+                if (first < base || first + (hi - lo) > base + static_cast<__int128>(a.buffer()->bytes())) {
                     throw nu::value_error(std::string(api) + "(): the view would reach outside the array's memory");
                 }
             }
+            v.data = a.view().data ? static_cast<char*>(a.view().data) + offset : nullptr;
             return nu::device_array(a.buffer(), std::move(v), a.stream());
         })
         .def_property_readonly("__cuda_array_interface__", &cuda_array_interface)
@@ -490,33 +597,33 @@ void bind_array(py::module_& m) {
             if (auto dev = device_operand(value, "__setitem__")) {
                 // Device values broadcast and convert on the device, like NumPy's assignment.
                 const nu::array_view& from = dev->view();
-                const nu::shape_t shapes[] = {from.shape, v.view().shape};
-                const nu::shape_t* both[] = {&shapes[0], &shapes[1]};
-                if (from.shape.size() > v.view().shape.size() ||
-                    nu::broadcast_shapes(both, 2, "__setitem__") != v.view().shape) {
-                    throw nu::value_error("__setitem__(): could not broadcast input array from shape " +
-                                          shape_repr(from.shape) + " into shape " + shape_repr(v.view().shape));
-                }
+                const nu::shape_t shape = assignable_shape(from.shape, v.view().shape);
+                const std::size_t lead = from.shape.size() - shape.size();  // dropped 1s
+                const nu::shape_t strides(from.strides.begin() + static_cast<std::ptrdiff_t>(lead),
+                                          from.strides.end());
                 nu::array_view widened = from;
                 widened.shape = v.view().shape;
-                widened.strides = nu::broadcast_strides(from.shape, from.strides, v.view().shape);
+                widened.strides = nu::broadcast_strides(shape, strides, v.view().shape);
                 nu::cast_into(v, nu::device_array(dev->buffer(), widened, dev->stream()), v.stream());
                 return;
             }
             // Host values broadcast and cast like NumPy's assignment (0-d stays 0-d).
             py::module_ np = py::module_::import("numpy");
+            py::array host = np.attr("asarray")(value, to_numpy_dtype(v.view().type));
+            const nu::shape_t given(host.shape(), host.shape() + host.ndim());
+            const nu::shape_t shape = assignable_shape(given, v.view().shape);
             py::object src = np.attr("array")(
-                np.attr("broadcast_to")(np.attr("asarray")(value, to_numpy_dtype(v.view().type)),
-                                        to_tuple(v.view().shape)),
+                np.attr("broadcast_to")(host.attr("reshape")(to_tuple(shape)), to_tuple(v.view().shape)),
                 py::arg("order") = "C");
             copy_to_device(v, src, py::int_(0), "__setitem__");
         })
         .def("reshape", [](const nu::device_array& a, py::args shape, const std::string& order) {
             py::object s = shape.size() == 1 ? py::object(shape[0]) : py::object(shape);
-            return a.reshape(as_shape(s, "reshape"), as_order(order, "reshape"));
+            return a.reshape(as_shape(s, "reshape"), reshape_order(a, order, "reshape"));
         }, py::arg("order") = "C")
         .def("ravel", [](const nu::device_array& a, const std::string& order) {
-            return a.ravel(as_order(order, "ravel"));
+            if (order == "K") return ravel_memory_order(a);
+            return a.ravel(reshape_order(a, order, "ravel"));
         }, py::arg("order") = "C")
         .def("transpose", [](const nu::device_array& a, py::args axes) {
             std::vector<int> perm;

@@ -9,7 +9,16 @@ namespace nu::bindings {
 std::string repr_of(py::handle obj) { return py::repr(obj).cast<std::string>(); }
 
 bool is_integer(py::handle obj) {
-    return !py::isinstance<py::bool_>(obj) && PyIndex_Check(obj.ptr());
+    if (PyLong_CheckExact(obj.ptr())) return true;
+    if (py::isinstance<py::bool_>(obj) || !PyIndex_Check(obj.ptr())) return false;
+    // ndarray has __index__, but only a 0-d integer array converts: np.array([2, 3]) is a
+    // sequence (a shape), not an integer that overflows.
+    if (py::isinstance<py::array>(obj)) {
+        const auto a = py::reinterpret_borrow<py::array>(obj);
+        const char kind = a.dtype().kind();
+        return a.ndim() == 0 && (kind == 'i' || kind == 'u');
+    }
+    return true;
 }
 
 // `stream=` everywhere: 0/None, a Stream of ours, a raw handle, or another library's
@@ -293,9 +302,13 @@ nu::shape_t as_shape(py::handle obj, const char* api, const char* what) {
         }
         shape.push_back(value);
     };
+    // A NumPy array is a sequence only when 1-d: iterating a 0-d one (np.array(1.5)) raises
+    // IndexError, and the rows of a 2-d one are not integers.
+    const bool array = py::isinstance<py::array>(obj);
     if (is_integer(obj)) {
         one(obj);
-    } else if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+    } else if (array ? py::reinterpret_borrow<py::array>(obj).ndim() == 1
+                     : py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
         for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) one(item);
     } else {
         throw nu::type_error(std::string(api) + "(): " + what +

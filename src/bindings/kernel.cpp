@@ -34,13 +34,19 @@ void parse_dims(const std::string& api, py::handle obj, const char* what, const 
     auto as_list = [&] { return sequence ? repr_of(py::list(py::reinterpret_borrow<py::object>(obj))) : "[" + repr_of(obj) + "]"; };
     auto one = [&](py::handle v, int k) {
         std::int64_t n = 0;
-        if (!is_integer(v) || !to_int64(v, &n)) {
+        if (!is_integer(v)) {
             throw nu::type_error(api + ": " + numba_name + " must be a sequence of integers, got " + as_list() +
                                  " (" + what + ": an int or a tuple of 1 to 3 ints)");
         }
-        if (n < (allow_zero ? 0 : 1) || n > 0xffffffffLL) {
+        const bool fits = to_int64(v, &n);
+        if (fits && n < (allow_zero ? 0 : 1)) {
             throw nu::value_error(api + ": " + what + " must be " + (allow_zero ? "non-negative" : "positive") +
                                   " (got " + repr_of(obj) + ")");
+        }
+        if (!fits || n > 0xffffffffLL) {  // the device's own limits are checked at launch
+            throw nu::value_error(api + ": " + what + " " + repr_of(v) +
+                                  " is too large: a launch dimension is at most 4294967295 (got " +
+                                  repr_of(obj) + ")");
         }
         out[k] = static_cast<unsigned>(n);
     };
@@ -128,8 +134,12 @@ py::object configure(py::object self, py::handle config) {
     l.stream = as_stream(l.stream_object, api.c_str());
     if (c.size() > 3) {
         std::int64_t bytes = 0;
-        if (!is_integer(c[3]) || !to_int64(c[3], &bytes) || bytes < 0 || bytes > 0x7fffffffLL) {
-            throw nu::value_error(api + ": dynamic shared memory must be a non-negative number of bytes (got " +
+        if (!is_integer(c[3])) {
+            throw nu::type_error(api + ": dynamic shared memory must be an integer number of bytes (got " +
+                                 repr_of(c[3]) + ")");
+        }
+        if (!to_int64(c[3], &bytes) || bytes < 0 || bytes > 0x7fffffffLL) {
+            throw nu::value_error(api + ": dynamic shared memory must be 0 to 2147483647 bytes (got " +
                                   repr_of(c[3]) + ")");
         }
         l.shape.dynamic_shared = static_cast<unsigned>(bytes);

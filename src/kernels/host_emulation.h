@@ -127,6 +127,7 @@ struct host_thread {
     unsigned converged;       // the lanes released with it from that call
     fiber_context context;
     jmp_buf exit_point;       // where a raise ends the thread (exit_thread)
+    const char* stack_floor;  // a recursion reaching below this fails (check_recursion)
 };
 
 constexpr unsigned k_max_threads = 1024;
@@ -136,6 +137,11 @@ constexpr unsigned k_max_warps = k_max_threads / 32;
 // A PROT_NONE page below each stack turns an overflow into a fault instead of silent
 // corruption of the neighbouring fiber.
 constexpr size_t k_fiber_stack_bytes = 768 * 1024;
+// The stack a recursive translated function may use, from where its thread started: a
+// fiber's less a margin for the frame that checks and the failure path. Threads run in a
+// plain loop on the launching thread's stack get the same budget, so a kernel fails alike in
+// both modes.
+constexpr size_t k_recursion_stack_bytes = k_fiber_stack_bytes - 64 * 1024;
 
 // cuda.cg.this_grid().sync(): every block runs on its own OS thread (so that each has its
 // own __shared__ variables, which are thread_local), and a block whose live threads all wait
@@ -221,8 +227,21 @@ static inline void record_exception(long long code) {
 // A raise ends the running thread: back to where it started (run_thread), on its own stack.
 [[noreturn]] static inline void exit_thread() { longjmp(g_current->exit_point, 1); }
 
+// NU_RECURSION_GUARD (nu_array.cuh): `frame` is the caller's stack position.
+static inline void check_recursion(const char* frame, const char* function) {
+    host_thread* t = g_current;
+    if (!t || !t->stack_floor || frame >= t->stack_floor) return;  // a checked gufunc: no launch
+    host_launch* l = t->launch;
+    fail(l, 3, "recursion in '%s' is too deep: it used the %zu KiB of stack an emulated thread "
+         "has (thread (%u, %u, %u) of block (%u, %u, %u))", function,
+         k_recursion_stack_bytes / 1024, t->idx[0], t->idx[1], t->idx[2], l->block_idx[0],
+         l->block_idx[1], l->block_idx[2]);
+    exit_thread();
+}
+
 // One thread's kernel body; returns early when the thread raises.
 static inline void run_thread(host_launch* l, host_thread* t) {
+    t->stack_floor = static_cast<const char*>(__builtin_frame_address(0)) - k_recursion_stack_bytes;
     if (setjmp(t->exit_point) == 0) l->body(l->words);
 }
 
@@ -527,7 +546,7 @@ static inline void run_block_cooperative(host_launch* l) {
 static inline void run_block_plain(host_launch* l) {
     l->plain.launch = l;
     g_current = &l->plain;
-    for (unsigned i = 0; i < l->nthreads; ++i) {
+    for (unsigned i = 0; i < l->nthreads && !l->status; ++i) {
         set_geometry(&l->plain, l->block, i);
         run_thread(l, &l->plain);
     }

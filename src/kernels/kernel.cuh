@@ -969,6 +969,11 @@ NU_COLD void report_out_of_bounds(long long index, int axis, long long size) {
                          (unsigned long long)size);
 #endif
 }
+#ifdef NU_HOST_BUILD
+[[maybe_unused]] NU_COLD void check_recursion(const char* function) {  // only recursive code calls it
+    detail::check_recursion(static_cast<const char*>(__builtin_frame_address(0)), function);
+}
+#endif
 #endif
 
 }  // namespace kern

@@ -26,6 +26,10 @@ namespace nu {
 namespace kern {
 // Defined in kernel.cuh (included at the end of this file): records the first violation.
 NU_COLD void report_out_of_bounds(long long index, int axis, long long size);
+#ifdef NU_HOST_BUILD
+// Defined in kernel.cuh: ends the emulated thread once a recursion has used its stack.
+[[maybe_unused]] NU_COLD void check_recursion(const char* function);
+#endif
 }  // namespace kern
 
 namespace detail {
@@ -49,6 +53,18 @@ NU_COLD T& out_of_bounds(long long index, int axis, long long size) {
 }
 }  // namespace detail
 }  // namespace nu
+#endif
+
+// A translated function that calls itself, directly or through others, opens with
+// NU_RECURSION_GUARD("name"). A host kernel thread runs on a fixed stack (a fiber's, or the
+// launching thread's): past its budget the launch fails with an error naming the function,
+// where unbounded recursion used to overflow the stack and kill the process. The GPU checks
+// nothing (a device stack overflow fails the launch there); unchecked host builds (cpu and
+// parallel ufuncs) neither.
+#if defined(NU_HOST_BUILD) && defined(NU_BOUNDSCHECK)
+#define NU_RECURSION_GUARD(name) ::nu::kern::check_recursion(name)
+#else
+#define NU_RECURSION_GUARD(name) ((void)0)
 #endif
 
 namespace nu {

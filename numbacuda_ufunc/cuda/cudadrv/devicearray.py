@@ -5,7 +5,8 @@ import numpy as np
 
 from .. import DeviceNDArray, device_array, device_array_like, is_cuda_array, to_device
 
-__all__ = ["DeviceNDArray", "auto_device", "from_array_like", "is_cuda_ndarray"]
+__all__ = ["DeviceNDArray", "array_core", "auto_device", "from_array_like", "is_contiguous",
+           "is_cuda_ndarray"]
 
 
 def is_cuda_ndarray(obj) -> bool:
@@ -40,3 +41,23 @@ def from_array_like(ary, stream=0, gpu_data=None):
     if any(s < 0 for s in ary.strides):
         return device_array_like(ary, stream=stream)
     return device_array(ary.shape, dtype=ary.dtype, strides=ary.strides, stream=stream)
+
+
+def array_core(ary):
+    """The repeated core of a broadcast array (Numba's helper): index 0 on every axis of
+    stride 0, the whole of the others. Host and device arrays alike."""
+    if not ary.strides or not ary.size:
+        return ary
+    return ary[tuple(0 if stride == 0 else slice(None) for stride in ary.strides)]
+
+
+def is_contiguous(ary) -> bool:
+    """Whether ``ary`` is C-contiguous once broadcast (stride 0) and size-1 axes are
+    ignored, as Numba's helper of that name (host and device arrays)."""
+    size = np.dtype(ary.dtype).itemsize
+    for n, stride in zip(reversed(ary.shape), reversed(ary.strides)):
+        if n > 1 and stride != 0:
+            if stride != size:
+                return False
+            size *= n
+    return True
