@@ -259,8 +259,11 @@ def compile_cuda_source(source, name, cc, output, lineinfo=False, debug=False, o
         extra.append("-lineinfo")
     from .cuda.config import extra_search_paths
 
-    for folder in (include_dir, *extra_search_paths(), _toolkit_include_dir()):
-        if folder:
+    # The toolkit's include folder and CCCL's (include/cccl since CUDA 13, where nvcc looks
+    # by itself and NVRTC does not): cooperative_groups.h includes <cuda/std/type_traits>.
+    for folder in (include_dir, *extra_search_paths(), _toolkit_include_dir(),
+                   core().cub_include_dir()):
+        if folder and "-I" + folder not in extra:
             extra.append("-I" + folder)
     source = line_directive(name, 1) + "\n" + source
     return _nvrtc(output, source, (major, minor), False, extra)

@@ -904,3 +904,37 @@ def test_device_functions_take_pointers():
     a = np.arange(4, dtype=np.float32)
     k[1, 1](a)
     np.testing.assert_array_equal(a, [0, 3, 6, 9])
+
+
+# A linked file that includes cooperative_groups.h, which since CUDA 13 includes libcu++
+# (<cuda/std/type_traits>) from include/cccl: nvcc searches there by itself, NVRTC only
+# when told (numba-cuda's test_external_cooperative_func failed on it).
+COOPERATIVE_CU = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+extern "C" __device__ int tile_rank(int* return_value) {
+    cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+    *return_value = (int)tile.thread_rank();
+    return 0;
+}
+"""
+
+
+def test_ffi_cu_with_cooperative_groups_compiles_for_the_gpu(tmp_path):
+    from numbacuda_ufunc._compile import compile_cuda_source
+
+    cu = tmp_path / "tile_rank.cu"
+    cu.write_text(COOPERATIVE_CU)
+    # cuda.compile_all's link step (Python), to PTX and to LTO IR
+    assert ".func  (.param .b32 func_retval0) tile_rank(" in \
+        compile_cuda_source(COOPERATIVE_CU, str(cu), (9, 0), "ptx").replace("\t", " ")
+    assert compile_cuda_source(COOPERATIVE_CU, str(cu), (9, 0), "ltoir")
+    # a kernel's link step (the engine: NVRTC LTO IR + nvJitLink), as a GPU builds it
+    rank = cuda.declare_device("tile_rank", "int32()")
+
+    @cuda.jit("void(int32[::1])", link=[str(cu)])
+    def ranks(out):
+        out[cuda.grid(1)] = rank()
+
+    assert _cuda_elf_arch(ranks._cubin(0, cc=(9, 0))) == 90

@@ -55,7 +55,13 @@ std::string link_kernel_cubin(const std::string& source, const std::vector<link_
     lto.extra.insert(lto.extra.end(), {"-rdc=true", "-dlto"});
     std::vector<link_input> inputs;
     inputs.push_back({link_input_kind::ltoir, "<kernel>", nvrtc_build(source, lto)});
-    const std::string includes = cuda_include_dir();
+    // The toolkit's include folder and CCCL's (include/cccl since CUDA 13, where nvcc looks
+    // by itself and NVRTC does not): cooperative_groups.h includes <cuda/std/type_traits>.
+    std::vector<std::string> includes;
+    for (const std::string& dir : {cuda_include_dir(), cub_include_dir()}) {
+        if (!dir.empty() && std::find(includes.begin(), includes.end(), dir) == includes.end())
+            includes.push_back(dir);
+    }
     for (const link_file& f : files) {
         check_link_kind(f.path, f.kind);
         if (f.kind != "cu") {
@@ -67,7 +73,7 @@ std::string link_kernel_cubin(const std::string& source, const std::vector<link_
         o.fastmath = false;
         if (!directory_of(f.path).empty()) o.extra.push_back("-I" + directory_of(f.path));
         for (const std::string& dir : f.include_paths) o.extra.push_back("-I" + dir);
-        if (!includes.empty()) o.extra.push_back("-I" + includes);
+        for (const std::string& dir : includes) o.extra.push_back("-I" + dir);
         inputs.push_back({link_input_kind::ltoir, f.path, nvrtc_build(line_directive(f.path) + f.content, o)});
     }
     const int cc = target.cc_major * 10 + target.cc_minor;
