@@ -371,16 +371,7 @@ def _matmul_loops(target):
     return guvectorize(["void(float64[:,:], float64[:,:], float64[:,:])",
                         "void(float32[:,:], float32[:,:], float32[:,:])",
                         "void(int64[:,:], int64[:,:], int64[:,:])"],
-                       "(m,n),(n,p)->(m,p)", target=target)(matmul_py)
-
-
-def matmul_py(a, b, out):
-    for i in range(a.shape[0]):
-        for j in range(b.shape[1]):
-            s = 0
-            for k in range(a.shape[1]):
-                s += a[i, k] * b[k, j]
-            out[i, j] = s
+                       "(m,n),(n,p)->(m,p)", target=target)(matmul.py_func)
 
 
 @pytest.mark.parametrize("target", ["cuda", "cpu"])

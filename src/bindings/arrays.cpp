@@ -317,6 +317,24 @@ std::optional<nu::array_view> with_unit_axes(const nu::array_view& v, const nu::
     return out;
 }
 
+// `v` as the other side of a copy with the device array `dev`: the same dtype (else a
+// TypeError) and, by with_unit_axes, the same shape but for 1s (else a ValueError).
+// `what` names it in the messages ("ary", "source").
+nu::array_view copy_partner(const nu::array_view& v, const nu::array_view& dev, const std::string& api,
+                            const char* what) {
+    if (v.type != dev.type) {
+        throw nu::type_error(api + "(): " + what + " has dtype " + nu::dtype_name(v.type) +
+                             ", the device array has " + nu::dtype_name(dev.type));
+    }
+    if (v.shape == dev.shape) return v;
+    auto fitted = with_unit_axes(v, dev.shape);
+    if (!fitted) {
+        throw nu::value_error(api + "(): " + what + " has shape " + shape_repr(v.shape) +
+                              ", the device array has " + shape_repr(dev.shape));
+    }
+    return std::move(*fitted);
+}
+
 // A shape as NumPy prints it in its messages: (2,3), (5,).
 std::string numpy_shape(const nu::shape_t& shape) {
     std::string out = "(";
@@ -366,19 +384,7 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
     if (!out.writeable()) throw nu::value_error("copy_to_host(): ary is read-only");
     std::vector<py::object> keep;  // a byte-swapped `ary` is written through a native copy
     const py::array target = native_order(out, &keep, true);
-    nu::array_view host = host_view(target, "copy_to_host()");
-    if (host.type != a.view().type) {
-        throw nu::type_error(std::string("copy_to_host(): ary has dtype ") + nu::dtype_name(host.type) +
-                             ", the device array has " + nu::dtype_name(a.view().type));
-    }
-    if (host.shape != a.view().shape) {
-        auto fitted = with_unit_axes(host, a.view().shape);
-        if (!fitted) {
-            throw nu::value_error("copy_to_host(): ary has shape " + shape_repr(host.shape) +
-                                  ", the device array has " + shape_repr(a.view().shape));
-        }
-        host = std::move(*fitted);
-    }
+    const nu::array_view host = copy_partner(host_view(target, "copy_to_host()"), a.view(), "copy_to_host", "ary");
     {
         py::gil_scoped_release nogil;
         a.copy_to_host(host, s);
@@ -391,39 +397,18 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
     const nu::stream_ref s = as_stream(stream, api);
     const nu::array_view& dst = a.view();
     if (auto dev = device_operand(src, api)) {
-        const nu::array_view& from = dev->view();
-        if (from.type != dst.type) {
-            throw nu::type_error(std::string(api) + "(): source has dtype " + nu::dtype_name(from.type) +
-                                 ", the device array has " + nu::dtype_name(dst.type));
+        nu::array_view from = copy_partner(dev->view(), dst, api, "source");
+        if (from.shape == dev->view().shape) {
+            a.copy_from_device(*dev, s);
+        } else {
+            a.copy_from_device(nu::device_array(dev->buffer(), std::move(from), dev->stream()), s);
         }
-        if (from.shape != dst.shape) {
-            auto fitted = with_unit_axes(from, dst.shape);
-            if (!fitted) {
-                throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(from.shape) +
-                                      ", the device array has " + shape_repr(dst.shape));
-            }
-            a.copy_from_device(nu::device_array(dev->buffer(), std::move(*fitted), dev->stream()), s);
-            return;
-        }
-        a.copy_from_device(*dev, s);
         return;
     }
     py::module_ np = py::module_::import("numpy");
     std::vector<py::object> keep;
     py::array arr = native_order(np.attr("asarray")(src), &keep, false);
-    nu::array_view host = host_view(arr, (std::string(api) + "()").c_str());
-    if (host.type != dst.type) {
-        throw nu::type_error(std::string(api) + "(): source has dtype " + nu::dtype_name(host.type) +
-                             ", the device array has " + nu::dtype_name(dst.type));
-    }
-    if (host.shape != dst.shape) {
-        auto fitted = with_unit_axes(host, dst.shape);
-        if (!fitted) {
-            throw nu::value_error(std::string(api) + "(): source has shape " + shape_repr(host.shape) +
-                                  ", the device array has " + shape_repr(dst.shape));
-        }
-        host = std::move(*fitted);
-    }
+    const nu::array_view host = copy_partner(host_view(arr, (std::string(api) + "()").c_str()), dst, api, "source");
     py::gil_scoped_release nogil;
     a.copy_from_host(host, s);
 }
