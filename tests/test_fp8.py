@@ -608,6 +608,12 @@ def test_fp8_in_vectorize_functions():
     np.testing.assert_array_equal(got, want)  # NaNs compare equal here
     ptx = "".join(through_e5m2.inspect_ptx(cc=(9, 0)).values())
     assert "cvt.rn.satfinite.e5m2x2.f32" in ptx
+    # the loop kernels themselves (an elementwise unit: nu_fp8.cuh must bring the vector
+    # types it uses, which only kernel units included before)
+    from numbacuda_ufunc import _core
+
+    for variant in (0, 1):
+        _core.compile_ptx(through_e5m2._variant_source(0, variant)[1], (9, 0))
 
 
 # ---- pairs and quadruples -------------------------------------------------------------------

@@ -133,6 +133,19 @@ def test_mutual_recursion_with_declared_signatures():
     np.testing.assert_array_equal(out, [is_even(i) * 10 + is_odd(i) for i in range(20)])
 
 
+def test_recursive_function_in_a_cuda_ufunc_compiles_for_the_gpu():
+    # The recursion guard macro was defined in nu_array.cuh only, which an elementwise unit
+    # does not include: NVRTC failed on 'NU_RECURSION_GUARD is undefined' (the host build,
+    # whose prelude has it, passed). Each variant's own source goes through NVRTC here.
+    from numbacuda_ufunc import _core
+
+    f = vectorize(["int64(int64)"], target="cuda")(is_even)
+    for variant in (0, 1):
+        _core.compile_ptx(f._variant_source(0, variant)[1], (9, 0))
+    n = np.arange(30, dtype=np.int64)
+    np.testing.assert_array_equal(f(n), [is_even(int(v)) for v in n])
+
+
 def test_function_without_a_return_value_is_a_compile_error():
     with pytest.raises(CompileError, match="never returns a value.*float64"):
         vectorize(["float64(float64)"])(no_return_value)

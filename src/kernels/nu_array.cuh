@@ -55,18 +55,6 @@ NU_COLD T& out_of_bounds(long long index, int axis, long long size) {
 }  // namespace nu
 #endif
 
-// A translated function that calls itself, directly or through others, opens with
-// NU_RECURSION_GUARD("name"). A host kernel thread runs on a fixed stack (a fiber's, or the
-// launching thread's): past its budget the launch fails with an error naming the function,
-// where unbounded recursion used to overflow the stack and kill the process. The GPU checks
-// nothing (a device stack overflow fails the launch there); unchecked host builds (cpu and
-// parallel ufuncs) neither.
-#if defined(NU_HOST_BUILD) && defined(NU_BOUNDSCHECK)
-#define NU_RECURSION_GUARD(name) ::nu::kern::check_recursion(name)
-#else
-#define NU_RECURSION_GUARD(name) ((void)0)
-#endif
-
 namespace nu {
 
 template <class T, int N>

@@ -21,6 +21,8 @@
 //     the 64-bit types); to bool: not +-0 (e8m0: always true).
 #pragma once
 
+#include "nu_vector.cuh"  // cuda.float32x2/x4 results; elementwise units do not include it
+
 #ifndef NU_HOST_BUILD
 #include <cuda_fp8.h>
 #endif

@@ -55,6 +55,19 @@ template <class T> constexpr bool is_complex<complex<T>> = true;
 
 #include "nu_half.cuh"  // nu::f16, nu::bf16: is_float, and is_half<T> below
 
+// A translated function that calls itself, directly or through others, opens with
+// NU_RECURSION_GUARD("name"). A host kernel thread runs on a fixed stack (a fiber's, or the
+// launching thread's): past its budget the launch fails with an error naming the function,
+// where unbounded recursion used to overflow the stack and kill the process. The GPU checks
+// nothing (a device stack overflow fails the launch there); unchecked host builds (cpu and
+// parallel ufuncs) neither. Defined here because every unit includes this header (an
+// elementwise unit nothing else).
+#if defined(NU_HOST_BUILD) && defined(NU_BOUNDSCHECK)
+#define NU_RECURSION_GUARD(name) ::nu::kern::check_recursion(name)
+#else
+#define NU_RECURSION_GUARD(name) ((void)0)
+#endif
+
 namespace nu {
 
 template <class T> struct unsigned_of;

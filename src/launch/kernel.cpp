@@ -2,6 +2,7 @@
 #include "launch/kernel.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 #include <thread>
@@ -9,6 +10,7 @@
 
 #include "compile/host_build.h"
 #include "compile/nvrtc.h"
+#include "launch/reduce_launch.h"
 #include "runtime/runtime.h"
 
 namespace nu {
@@ -35,6 +37,24 @@ kernel_module build_module(const std::string& source, bool host, bool fastmath,
     kernel_module m;
     m.host = host;
     if (host) {
+        // NUMBACUDA_UFUNC_NVRTC_CHECK=1 (a test-suite mode): every host build's source is
+        // also compiled by NVRTC for sm_90 (links aside), so a kernel only a GPU would
+        // compile is proved to compile without one.
+        if (const char* check = std::getenv("NUMBACUDA_UFUNC_NVRTC_CHECK"); check && std::string(check) == "1" &&
+                                                                               links.empty()) {
+            nvrtc_options o;
+            o.cc_major = 9;
+            o.cc_minor = 0;
+            o.cubin = false;
+            o.fastmath = fastmath;
+            o.extra = nvrtc_extra;
+            if (source.find("#include \"reduce.cuh\"") != std::string::npos ||
+                source.find("#include \"ufunc_methods.cuh\"") != std::string::npos) {
+                const std::vector<std::string> cub = reduce_nvrtc_extra();
+                o.extra.insert(o.extra.end(), cub.begin(), cub.end());
+            }
+            nvrtc_build(source, o);
+        }
         // Hidden visibility: the translated functions are inlined into the loop instead of
         // called through the PLT (only the extern "C" entries are exported).
         std::vector<std::string> options = {"-fvisibility=hidden"};
