@@ -92,6 +92,8 @@ def gufunc_call(g, args, kwargs):
     if kwargs.keys() & {"axes", "axis", "keepdims"}:
         raise TypeError(f"{g.__name__}(): axes=, axis= and keepdims= are not supported with "
                         f"Dask arrays (move the core dimensions last with .transpose())")
+    # dtype=, signature= and casting= choose the loop of every block's call
+    types = {k: kwargs.pop(k) for k in ("dtype", "signature", "sig", "casting") if k in kwargs}
     if kwargs:
         raise TypeError(f"{g.__name__}() got an unexpected keyword argument "
                         f"'{next(iter(kwargs))}'")
@@ -104,12 +106,14 @@ def gufunc_call(g, args, kwargs):
         a = arg if hasattr(arg, "dtype") and hasattr(arg, "shape") else np.asarray(arg)
         core = tuple(a.shape[a.ndim - len(dims):]) if dims else ()
         samples.append(np.empty((0,) + core, a.dtype))
-    sample_out = g(*samples)
+    sample_out = g(*samples, **types)
     outs = sample_out if isinstance(sample_out, tuple) else (sample_out,)
     dtypes = [o.dtype for o in outs]
     block_kwargs = {} if stream in (0, None) else {"stream": stream}
     args = _align_loop_chunks(args, ins)
-    return da.apply_gufunc(g, g.signature, *args,
+    # Dask's apply_gufunc takes dtype= itself (and drops it): the types go in a closure.
+    func = g if not types else functools.partial(g, **types)
+    return da.apply_gufunc(func, g.signature, *args,
                            output_dtypes=dtypes if len(dtypes) > 1 else dtypes[0],
                            **block_kwargs)
 

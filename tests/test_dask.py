@@ -117,6 +117,22 @@ def test_gufunc_on_dask_arrays_goes_through_apply_gufunc():
         dot(da.from_array(a, chunks=(30, 4)), b)   # a core dimension split over chunks
 
 
+def test_gufunc_type_keywords_reach_every_chunk():
+    # dtype=/signature= choose the loop of each block's call (Dask's apply_gufunc takes
+    # dtype= itself and used to drop it: float32 declared, float64 blocks)
+    dot2 = guvectorize(["void(float64[:], float64[:], float64[:])",
+                        "void(float32[:], float32[:], float32[:])"], "(n),(n)->()")(dot.py_func)
+    a = rng.standard_normal((12, 5))
+    da_ = da.from_array(a, chunks=(5, 5))
+    for kw in ({"dtype": np.float32}, {"signature": "ff->f"}):
+        r = dot2(da_, da_, **kw)
+        assert r.dtype == np.float32
+        with dask.config.set(scheduler="threads"):
+            got = r.compute()
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, dot2(a, a, **kw))
+
+
 @pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_ufunc_reduce_of_dask_arrays(axis, keepdims):
