@@ -291,13 +291,6 @@ std::atomic<int> g_builds{0};
 bool is_pch(const std::string& o) { return o == "-pch" || o == "--pch"; }
 bool is_parse_option(const std::string& o) { return is_pch(o) || o == "-minimal" || o == "--minimal"; }
 
-// CUB's headers use the runtime API's types (cudaError_t), which -minimal leaves out.
-bool includes_cub(const std::string& source) {
-    return source.find("#include \"reduce.cuh\"") != std::string::npos ||
-           source.find("#include \"ufunc_methods.cuh\"") != std::string::npos ||
-           source.find("#include <cub/") != std::string::npos;
-}
-
 // FP8 types (src/kernels/nu_fp8.cuh) use CUDA's cuda_fp8.h, which NVRTC does not bring
 // itself: only such units get the toolkit's include directory (and pay its parse time).
 bool includes_fp8(const std::string& source) {
@@ -305,6 +298,12 @@ bool includes_fp8(const std::string& source) {
 }
 
 }  // namespace
+
+bool includes_cub(const std::string& source) {
+    return source.find("#include \"reduce.cuh\"") != std::string::npos ||
+           source.find("#include \"ufunc_methods.cuh\"") != std::string::npos ||
+           source.find("#include <cub/") != std::string::npos;
+}
 
 std::string nvrtc_build(const std::string& source, const nvrtc_options& given) {
     nvrtc_options opts = given;

@@ -48,8 +48,7 @@ kernel_module build_module(const std::string& source, bool host, bool fastmath,
             o.cubin = false;
             o.fastmath = fastmath;
             o.extra = nvrtc_extra;
-            if (source.find("#include \"reduce.cuh\"") != std::string::npos ||
-                source.find("#include \"ufunc_methods.cuh\"") != std::string::npos) {
+            if (includes_cub(source)) {
                 const std::vector<std::string> cub = reduce_nvrtc_extra();
                 o.extra.insert(o.extra.end(), cub.begin(), cub.end());
             }
