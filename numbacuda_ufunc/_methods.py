@@ -218,20 +218,44 @@ def at(uf, a, indices, b=None, stream=0):
     _binary(uf, api)
     if b is None:
         raise TypeError(f"{api}(): a binary ufunc needs the second operand b")
+    target = _at_target(uf, a, api)
+    if _at_on_device(uf, target, indices, b, stream, api):
+        return
+    flat = _at_elements(target, indices, api)
+    if (d_b := _device_array(b)) is not None:
+        b = d_b.copy_to_host()
+    bt = b if type(b) in (int, float, complex) else np.asarray(b)
+    dt = np.result_type(target.dtype, bt)
+    engine = _engine(uf)
+    loop, loop_type = _loop(uf, engine, dt, api)
+    # As in NumPy, the result is cast back to the array's dtype unsafely (int += 1.5).
+    try:
+        values = np.broadcast_to(_at_values(bt, loop_type), flat.shape)
+    except ValueError:
+        raise ValueError(f"{api}(): b with shape {np.shape(bt)} does not broadcast to the "
+                         f"indexed shape {flat.shape}") from None
+    engine._at(target, flat.ravel(), np.ascontiguousarray(values).ravel(), loop, stream, api)
+
+
+def _at_target(uf, a, api):
+    """The array ``f.at`` updates in place: a writable NumPy array, or a device (or CAI)
+    array for the cuda target."""
     if isinstance(a, np.ndarray):
         if not a.flags.writeable:
             raise ValueError(f"{api}(): the array is read-only")
-        target = a
-    elif (target := _device_array(a)) is not None:
+        return a
+    if (target := _device_array(a)) is not None:
         if _host_side(uf):
             raise TypeError(f"{api}(): a must be a NumPy array for the cpu and parallel "
                             f"targets (got a device array)")
-    else:
-        raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
-    if _at_on_device(uf, target, indices, b, stream, api):
-        return
-    # C-order element numbers of the indexed elements, repeats kept: NumPy's own indexing
-    # on a grid of numbers gives every index form (ints, slices, arrays, masks, tuples).
+        return target
+    raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
+
+
+def _at_elements(target, indices, api):
+    """C-order element numbers of the indexed elements, repeats kept (int64): NumPy's own
+    indexing on a grid of numbers gives every index form (ints, slices, arrays, masks,
+    tuples); a 1-d integer index array is checked and wrapped without the grid."""
     if isinstance(indices, _core.DeviceNDArray):
         indices = indices.copy_to_host()
     if target.ndim == 1 and isinstance(indices, (list, np.ndarray)) and \
@@ -251,20 +275,7 @@ def at(uf, a, indices, b=None, stream=0):
             flat = np.arange(int(np.prod(target.shape)), dtype=np.int64).reshape(target.shape)[indices]
         except IndexError as e:
             raise IndexError(f"{api}(): {e}") from None
-    flat = np.asarray(flat, dtype=np.int64)
-    if (d_b := _device_array(b)) is not None:
-        b = d_b.copy_to_host()
-    bt = b if type(b) in (int, float, complex) else np.asarray(b)
-    dt = np.result_type(target.dtype, bt)
-    engine = _engine(uf)
-    loop, loop_type = _loop(uf, engine, dt, api)
-    # As in NumPy, the result is cast back to the array's dtype unsafely (int += 1.5).
-    try:
-        values = np.broadcast_to(_at_values(bt, loop_type), flat.shape)
-    except ValueError:
-        raise ValueError(f"{api}(): b with shape {np.shape(bt)} does not broadcast to the "
-                         f"indexed shape {flat.shape}") from None
-    engine._at(target, flat.ravel(), np.ascontiguousarray(values).ravel(), loop, stream, api)
+    return np.asarray(flat, dtype=np.int64)
 
 
 def _at_values(b, loop_type):
@@ -286,25 +297,10 @@ def _unary_at(uf, a, indices, b, stream, api):
     a device array is updated through a host copy."""
     if b is not None:
         raise ValueError(f"{api}(): a unary ufunc takes no second operand (got b={b!r})")
-    device = _device_array(a) if not isinstance(a, np.ndarray) else None
-    if device is not None:
-        if _host_side(uf):
-            raise TypeError(f"{api}(): a must be a NumPy array for the cpu and parallel "
-                            f"targets (got a device array)")
-        target = device.copy_to_host(stream=stream)
-    elif isinstance(a, np.ndarray):
-        if not a.flags.writeable:
-            raise ValueError(f"{api}(): the array is read-only")
-        target = a
-    else:
-        raise TypeError(f"{api}(): a must be a NumPy or device array (got {type(a).__name__})")
-    if isinstance(indices, _core.DeviceNDArray):
-        indices = indices.copy_to_host()
-    try:
-        flat = np.arange(target.size, dtype=np.int64).reshape(target.shape)[indices]
-    except IndexError as e:
-        raise IndexError(f"{api}(): {e}") from None
-    flat = np.asarray(flat, dtype=np.int64).ravel()
+    given = _at_target(uf, a, api)
+    device = None if isinstance(given, np.ndarray) else given
+    target = given if device is None else device.copy_to_host(stream=stream)
+    flat = _at_elements(target, indices, api).ravel()
     elements, counts = np.unique(flat, return_counts=True)
     for k in range(1, int(counts.max()) + 1 if counts.size else 1):
         idx = np.unravel_index(elements[counts >= k], target.shape) if target.ndim else ()
