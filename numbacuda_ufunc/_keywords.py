@@ -52,15 +52,16 @@ def where_as_array(where, api):
                         f"{type(where).__name__}: {e})") from None
 
 
-def _parse_signature(uf, sig):
-    """signature= as a list of nin + 1 dtypes (None: free): "ff->f", "f4,f4->f4" or a
-    tuple of dtypes and None."""
-    n = uf.nin + 1
-    api = f"{uf.__name__}()"
+def _signature_types(sig, api, nin, nout, kind):
+    """signature= as nin + nout dtypes (None: free): "ff->f", "f4,f4->f4" or a tuple of
+    dtypes and None. A ufunc's (`kind` "ufunc") one output is the text after "->" whole."""
     if isinstance(sig, str) and "->" in sig:
         ins, _, outs = sig.partition("->")
-        parts = [p.strip() for p in (ins.split(",") if "," in ins else list(ins.strip()))]
-        parts += [outs.strip()]
+
+        def split(side):
+            return [p.strip() for p in (side.split(",") if "," in side else list(side.strip()))]
+
+        parts = split(ins) + ([outs.strip()] if kind == "ufunc" else split(outs))
         try:
             types = [np.dtype(p) for p in parts]
         except TypeError:
@@ -72,11 +73,17 @@ def _parse_signature(uf, sig):
             raise TypeError(f"{api}: signature {sig!r} names an unknown dtype") from None
     else:
         raise TypeError(f"{api}: the signature must be a string such as 'ff->f' or a tuple of "
-                        f"dtypes and None, as for NumPy ufuncs (got {sig!r})")
-    if len(types) != n:
-        raise ValueError(f"{api}: signature {sig!r} has {len(types)} types, the ufunc has "
-                         f"{uf.nin} input(s) and one output")
+                        f"dtypes and None, as for NumPy {kind}s (got {sig!r})")
+    if len(types) != nin + nout:
+        outputs = "one output" if kind == "ufunc" else f"{nout} output(s)"
+        raise ValueError(f"{api}: signature {sig!r} has {len(types)} types, the {kind} has "
+                         f"{nin} input(s) and {outputs}")
     return types
+
+
+def _parse_signature(uf, sig):
+    """signature= of a ufunc call as nin + 1 dtypes (None: free)."""
+    return _signature_types(sig, f"{uf.__name__}()", uf.nin, 1, "ufunc")
 
 
 def _casting(kwargs, api):
@@ -120,6 +127,26 @@ def _loop_types(uf):
     return out
 
 
+def _first_loop(loops, in_types, fixed, nin, rules, outputs_fixed=True):
+    """NumPy's search with fixed types: the index of the first loop (inputs, outputs)
+    matching every fixed type (the outputs' only with `outputs_fixed`) whose inputs cast
+    under the first of `rules` that finds one; None when none does. With some inputs fixed
+    and others free, NumPy promotes the free ones with the fixed: a free input must cast
+    safely (add(f8, f8, signature=("f4", None, None)) has no loop)."""
+    fixed_in = [f is not None for f in fixed[:nin]]
+    partial = any(fixed_in) and not all(fixed_in)
+    for rule in rules:
+        for index, (ins, outs) in enumerate(loops):
+            if any(f is not None and f != t for f, t in zip(fixed[:nin], ins)):
+                continue
+            if outputs_fixed and any(f is not None and f != t for f, t in zip(fixed[nin:], outs)):
+                continue
+            if all(_accepts(t, lt, "safe" if partial and not is_fixed else rule)
+                   for t, lt, is_fixed in zip(in_types, ins, fixed_in)):
+                return index
+    return None
+
+
 def _choose_loop(uf, in_types, fixed, casting):
     """NumPy's search with fixed types: the first loop matching every fixed type whose
     inputs cast safely, else the first whose inputs cast under `casting`."""
@@ -137,21 +164,12 @@ def _choose_loop(uf, in_types, fixed, casting):
             else:
                 want.append(default[t] if isinstance(t, str) else t)
         uf._compile_for(want)
-    loops = _loop_types(uf)
-    # With some inputs fixed and others free, NumPy promotes the free ones with the fixed:
-    # a free input must cast safely (add(f8, f8, signature=("f4", None, None)) has no loop).
-    fixed_in = [f is not None for f in fixed[:-1]]
-    partial = any(fixed_in) and not all(fixed_in)
-    for rule in ("safe", casting):
-        for index, (ins, o) in enumerate(loops):
-            if any(f is not None and f != t for f, t in zip(fixed, ins)):
-                continue
-            # A lazy loop's output type is inferred; the result is cast to dtype= instead.
-            if fixed[-1] is not None and o != fixed[-1] and not uf._lazy:
-                continue
-            if all(_accepts(t, lt, "safe" if partial and not is_fixed else rule)
-                   for t, lt, is_fixed in zip(in_types, ins, fixed_in)):
-                return index
+    # A lazy loop's output type is inferred; the result is cast to dtype= instead.
+    loops = [(ins, [o]) for ins, o in _loop_types(uf)]
+    index = _first_loop(loops, in_types, fixed, uf.nin, ("safe", casting),
+                        outputs_fixed=not uf._lazy)
+    if index is not None:
+        return index
     shown = ", ".join("None" if f is None else str(f) for f in fixed)
     raise TypeError(f"{api}: no loop matching the specified signature ({shown}) and casting "
                     f"rule {casting!r} was found for input types "
@@ -280,7 +298,6 @@ def _gufunc_fixed(g, kwargs, api):
     dtype = kwargs.get("dtype")
     if sig is not None and dtype is not None:
         raise TypeError(f"{api}: cannot specify both 'signature' and 'dtype'")
-    n = g.nin + g.nout
     if dtype is not None:
         try:
             return [None] * g.nin + [np.dtype(dtype)] * g.nout  # NumPy: every output
@@ -288,23 +305,7 @@ def _gufunc_fixed(g, kwargs, api):
             raise TypeError(f"{api}: dtype {dtype!r} is not a NumPy dtype") from None
     if sig is None:
         return None
-    if isinstance(sig, str) and "->" in sig:
-        ins, _, outs = sig.partition("->")
-        parts = [p.strip() for side in (ins, outs)
-                 for p in (side.split(",") if "," in side else list(side.strip()))]
-    elif isinstance(sig, tuple):
-        parts = list(sig)
-    else:
-        raise TypeError(f"{api}: the signature must be a string such as 'ff->f' or a tuple of "
-                        f"dtypes and None, as for NumPy gufuncs (got {sig!r})")
-    try:
-        types = [None if t is None else np.dtype(t) for t in parts]
-    except TypeError:
-        raise TypeError(f"{api}: signature {sig!r} names an unknown dtype") from None
-    if len(types) != n:
-        raise ValueError(f"{api}: signature {sig!r} has {len(types)} types, the gufunc has "
-                         f"{g.nin} input(s) and {g.nout} output(s)")
-    return types
+    return _signature_types(sig, api, g.nin, g.nout, "gufunc")
 
 
 def _gufunc_keyword_loop(g, inputs, outputs, kwargs):
@@ -318,25 +319,20 @@ def _gufunc_keyword_loop(g, inputs, outputs, kwargs):
     casting = _casting(kwargs, api)
     fixed = _gufunc_fixed(g, kwargs, api) or [None] * (g.nin + g.nout)
     in_types = [input_dtype(x) for x in inputs]
-    fixed_in = [f is not None for f in fixed[:g.nin]]
-    partial = any(fixed_in) and not all(fixed_in)
     safe = CASTING_RULES.index("safe")
     rules = [CASTING_RULES[min(CASTING_RULES.index(casting), safe)]]
     if any(f is not None for f in fixed) and CASTING_RULES.index(casting) > safe:
         rules.append(casting)
     loops = _gufunc_loop_types(g)
-    for rule in rules:
-        for index, (ins, outs) in enumerate(loops):
-            if any(f is not None and f != t for f, t in zip(fixed, ins + outs)):
-                continue
-            if all(_accepts(t, lt, "safe" if partial and not is_fixed else rule)
-                   for t, lt, is_fixed in zip(in_types, ins, fixed_in)):
-                for k, o in enumerate(outputs):
-                    if o is not None and CASTING_RULES.index(casting) < CASTING_RULES.index(
-                            "same_kind") and not np.can_cast(outs[k], o.dtype, casting):
-                        raise TypeError(f"{api}: cannot cast output {k} from the loop's "
-                                        f"{outs[k]} to {o.dtype} with casting rule {casting!r}")
-                return index
+    index = _first_loop(loops, in_types, fixed, g.nin, rules)
+    if index is not None:
+        outs = loops[index][1]
+        for k, o in enumerate(outputs):
+            if o is not None and CASTING_RULES.index(casting) < CASTING_RULES.index(
+                    "same_kind") and not np.can_cast(outs[k], o.dtype, casting):
+                raise TypeError(f"{api}: cannot cast output {k} from the loop's "
+                                f"{outs[k]} to {o.dtype} with casting rule {casting!r}")
+        return index
     shown = ", ".join("None" if f is None else str(f) for f in fixed)
     raise TypeError(f"{api}: no loop matching the specified signature ({shown}) and casting "
                     f"rule {casting!r} was found for input types "
