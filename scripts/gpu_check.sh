@@ -17,16 +17,28 @@
 #              benchmarks/profile_cases.py (the largest gaps of the last GPU run), ours
 #              and the peer's, into $OUT/ncu.txt
 #   all        every stage above, in order (too long for one device call; for a local run)
+#   check      the first device call of a GPU session: smoke, then tests (build included)
+#
+# A GPU session's device time is 15 minutes, start-up included, so the check is two calls
+# back to back (the machine stays warm 30 s after a call; nothing may wait between them):
+#
+#   1. JOBS=16 TESTS_BUDGET=330 scripts/gpu_check.sh check        (timeout_s=480)
+#      build on all cores, the main job, the smoke set, the whole suite
+#   2. BENCH_BUDGET=230 scripts/gpu_check.sh bench                (timeout_s=300)
+#      the default BENCH_FILES below at --bench-time=0.1: every GPU group but the host
+#      target's; stopped with SIGINT at the budget, so the JSON of what ran is still written
 #
 # Environment: OUT (logs and results; default /tmp/numbacuda_ufunc_gpu_check), PYTHON
-# (default python3), JOBS (test files at once; default 8), FILE_TIMEOUT (seconds per test
-# file; default 420), TESTS_BUDGET (seconds for the whole tests stage, after which files
-# still running are stopped and the log is written all the same; default 540),
-# TEST_FILES (a subset of test files, e.g. to re-run failures), BENCH_ARGS (extra pytest
-# options for the benchmarks, e.g. "--bench-max-log2=24"), BENCH_FILES (a subset of
-# benchmark files), PROFILE_CASES (e.g. "gufunc16:ours gufunc16:numba-cuda"; default:
-# every case, ours and its peer). Each stage ends with one line "SUMMARY <stage>: ..."
-# and the script exits non-zero when any stage failed.
+# (default python3), JOBS (test files at once; default: the CPU count), FILE_TIMEOUT
+# (seconds per test file; default 420), TESTS_BUDGET (seconds for the whole tests stage,
+# after which files still running are stopped and the log is written all the same; default
+# 540), TEST_FILES (a subset of test files, e.g. to re-run failures), BENCH_FILES (benchmark
+# files; default every GPU one: dispatch, launch, throughput, gufunc, reduce, methods,
+# host_roundtrip, compile), BENCH_ARGS (extra pytest options for the benchmarks, e.g.
+# "--bench-max-log2=24"; default "--bench-time=0.1 --bench-compile-rounds=2"), BENCH_BUDGET
+# (seconds for the benchmarks; default 600), PROFILE_CASES (e.g. "gufunc16:ours
+# gufunc16:numba-cuda"; default: every case, ours and its peer). Each stage ends with one
+# line "SUMMARY <stage>: ..." and the script exits non-zero when any stage failed.
 #
 # $OUT stays flat and small (the device tool returns at most 8 files): gpu.txt, build.log,
 # smoke.txt, tests.txt, sanitizer.txt, benchmarks.txt and the results it names, ncu.txt.
@@ -36,7 +48,7 @@ cd "$(dirname "$0")/.." || exit 2
 out=${OUT:-/tmp/numbacuda_ufunc_gpu_check}
 mkdir -p "$out"
 py=${PYTHON:-python3}
-jobs=${JOBS:-8}
+jobs=${JOBS:-$(nproc)}
 file_timeout=${FILE_TIMEOUT:-420}
 export PYTHONUNBUFFERED=1
 
@@ -57,7 +69,8 @@ stage_build() {
       $py -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)'
       $py -m pip list 2>/dev/null | grep -iE '^(cupy|numba|ml.dtypes|pytest|pybind11|scikit-build)'
     } >"$out/gpu.txt" 2>&1
-    if ! $py -m pip install --no-build-isolation --no-deps -e . >"$out/build.log" 2>&1; then
+    if ! CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) $py -m pip install --no-build-isolation --no-deps -e . \
+            >"$out/build.log" 2>&1; then
         tail -40 "$out/build.log"
         echo "SUMMARY build: FAILED (see build.log)"
         return 1
@@ -84,7 +97,14 @@ stage_tests() {
     if [ -n "${TEST_FILES:-}" ]; then
         files=$TEST_FILES
     else
-        files=$(ls tests/test_*.py)
+        # the costliest files first (tests/conftest.py's HEAVY_FILES_FIRST, which orders
+        # the README's xdist run), so that none of them starts late and runs on alone
+        files=$($py -c 'import ast, glob, re
+heavy = ast.literal_eval(re.search(r"HEAVY_FILES_FIRST = (\([^)]*\))",
+                                   open("tests/conftest.py").read()).group(1))
+files = sorted(glob.glob("tests/test_*.py"))
+first = [f"tests/{h}" for h in heavy if f"tests/{h}" in files]
+print("\n".join(first + [f for f in files if f not in first]))')
     fi
     # one process per file; --junitxml gives exact counts to add up
     # shellcheck disable=SC2086,SC2016  # word-split file list; $name expands in sh -c
@@ -152,9 +172,15 @@ stage_bench() {
     stem="benchmarks/results/$(date -u +%Y-%m-%d)-$(gpu_slug)"
     mkdir -p benchmarks/results
     # shellcheck disable=SC2086
-    $py -m pytest ${BENCH_FILES:-benchmarks} --benchmark-only -q -rs -p no:cacheprovider \
-        --benchmark-json="$stem.json" --benchmark-columns=median,iqr,rounds \
-        --benchmark-sort=name --bench-time=0.2 ${BENCH_ARGS:-} >"$out/benchmarks.txt" 2>&1
+    local files=${BENCH_FILES:-"dispatch launch throughput gufunc reduce methods host_roundtrip compile"}
+    files=$(for f in $files; do case $f in *.py) echo "$f" ;; *) echo "benchmarks/bench_$f.py" ;; esac; done)
+    # SIGINT at the budget: pytest ends the session as after Ctrl-C, and pytest-benchmark
+    # still writes the JSON of every benchmark that finished
+    # shellcheck disable=SC2086
+    timeout -s INT -k 30 "${BENCH_BUDGET:-600}" \
+        $py -m pytest $files --benchmark-only -q -rs -p no:cacheprovider \
+        --benchmark-json="$stem.json" --benchmark-columns=median,iqr,rounds --benchmark-sort=name \
+        ${BENCH_ARGS:---bench-time=0.1 --bench-compile-rounds=2} >"$out/benchmarks.txt" 2>&1
     rc=$?
     tail -5 "$out/benchmarks.txt"
     if [ ! -f "$stem.json" ]; then
@@ -197,16 +223,17 @@ stage_profile() {
     return "$rc"
 }
 
-[ $# -gt 0 ] || { sed -n '2,32p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,44p' "$0"; exit 2; }
 stages=("$@")
 [ "${stages[0]}" = all ] && stages=(smoke tests sanitizer bench profile)
+[ "${stages[0]}" = check ] && stages=(smoke tests)
 status=0
 stage_build || exit 1
 for s in "${stages[@]}"; do
     case "$s" in
         build) ;;
         smoke | tests | sanitizer | bench | profile) "stage_$s" || status=1 ;;
-        *) echo "unknown stage '$s' (build, smoke, tests, sanitizer, bench, profile, all)"; exit 2 ;;
+        *) echo "unknown stage '$s' (build, smoke, tests, sanitizer, bench, profile, check, all)"; exit 2 ;;
     esac
 done
 exit $status
