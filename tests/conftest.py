@@ -109,3 +109,17 @@ def pytest_xdist_make_scheduler(config, log):
             super()._assign_work_unit(node)
 
     return HeavyFirst(config, log)
+
+
+@pytest.fixture
+def ipc_capable_memory():
+    """Device arrays from ``cuda.IpcCapableMemoryManager`` for the test's duration: on a real
+    GPU the default stream-ordered pool memory refuses IPC handles (the host backend shares
+    any memory, so only a GPU run catches a test that forgets this)."""
+    from numbacuda_ufunc import cuda
+
+    cuda.set_memory_manager(cuda.IpcCapableMemoryManager)
+    try:
+        yield
+    finally:
+        cuda.set_memory_manager(None)

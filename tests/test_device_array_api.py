@@ -267,15 +267,8 @@ def test_interface_sync_switch_from_environment():
 
 # ---------------------------------------------------------------- IPC
 
-# On a GPU the default pool memory refuses IPC (test_pool_memory_refuses_ipc_with_advice)
-@pytest.fixture
-def ipc_capable_memory():
-    cuda.set_memory_manager(cuda.IpcCapableMemoryManager)
-    try:
-        yield
-    finally:
-        cuda.set_memory_manager(None)
-
+# ipc_capable_memory (tests/conftest.py): on a GPU the default pool memory refuses IPC
+# (test_pool_memory_refuses_ipc_with_advice)
 
 def test_ipc_handle_round_trip_in_process(ipc_capable_memory):
     host, d = _dev((3, 4), np.float32)

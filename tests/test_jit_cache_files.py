@@ -7,6 +7,7 @@ nothing is compiled). The Python arithmetic of each kernel is the oracle for its
 """
 
 import json
+import linecache
 import os
 import pickle
 import subprocess
@@ -544,15 +545,22 @@ FACTORY_MODULE = textwrap.dedent('''
 
 
 def test_jit_cache_kernel_unpickled_without_its_source_file_runs_uncached(tmp_path):
-    # A kernel made in a function pickles by value (Dask, multiprocessing), its code
-    # without a source file: the copy runs uncached instead of raising.
-    (tmp_path / "fmod.py").write_text(FACTORY_MODULE)
+    # A kernel made in a function pickles by value (Dask, multiprocessing); a worker without
+    # its source file runs the copy uncached instead of raising. The file is removed before
+    # the copy is made, as on such a worker: cloudpickle before 3.1.3 keeps the code's real
+    # co_filename (3.1.3 writes "<dynamic-code>"), and with the file still there the copy
+    # rightly used its cache (seen on the H100 machine's cloudpickle, 2026-11-27).
+    source = tmp_path / "fmod.py"
+    source.write_text(FACTORY_MODULE)
     sys.path.insert(0, str(tmp_path))
     try:
         import fmod
         k = fmod.make(3)
         assert k.stats.cache_path == str(tmp_path / "__pycache__")
-        moved = pickle.loads(pickle.dumps(k))
+        payload = pickle.dumps(k)
+        source.unlink()
+        linecache.checkcache(str(source))
+        moved = pickle.loads(payload)
         assert moved.stats.cache_path is None
         r = np.full((), -1.0)
         moved[1, 1](r, np.asarray(2.5))

@@ -80,12 +80,16 @@ def test_view_2d_rescales_last_axis_and_keeps_other_strides():
             for j in range(v.shape[1]):
                 out[i, j] = v[i, j]
 
+    # Device arrays keep their strides on both backends; a strided NumPy argument would be
+    # copied compact to a GPU (as it failed on the H100, 2026-11-27: strides 64, not 128).
     base = _random_bytes(5 * 8 * 8).view(np.float64).reshape(5, 8)
-    for a in (base, base[::2], base[::-1], base[:, 2:5]):
+    dbase = cuda.to_device(base)
+    for a, d in ((base, dbase), (base[::2], dbase[::2]), (base[::-1], dbase[::-1]),
+                 (base[:, 2:5], dbase[:, 2:5])):
         want = a.view(np.uint16)
         out = np.zeros(want.shape, np.uint16)
         shape = np.zeros(4, np.int64)
-        k[1, 1](a, out, shape)
+        k[1, 1](d, out, shape)
         assert tuple(shape) == want.shape + want.strides
         np.testing.assert_array_equal(out, want)
     _ptx_ok(k)
@@ -160,9 +164,15 @@ def test_view_run_time_errors_raise_valueerror(case):
     if case != "misaligned":  # NumPy refuses it with the same message
         with pytest.raises(ValueError, match=match):
             a.view(np.int32)
+    # A device view of the same layout: a NumPy argument goes to a GPU as a compact,
+    # aligned copy, whose view is valid (the H100 run of 2026-11-27 raised nothing).
+    d = {"strided": lambda: cuda.to_device(np.zeros(16, np.uint8))[::2],
+         "indivisible": lambda: cuda.to_device(np.zeros(6, np.uint8)),
+         "misaligned": lambda: cuda.to_device(np.zeros(17, np.uint8))[1:]}[case]()
+    assert d.shape == a.shape and d.strides == a.strides
     with pytest.raises(ValueError, match=match):
-        k[1, 1](a, out)
-    plain[1, 1](a, out)  # without debug the thread ends there: nothing written
+        k[1, 1](d, out)
+    plain[1, 1](d, out)  # without debug the thread ends there: nothing written
     assert out[0] == -7
 
 
@@ -321,10 +331,13 @@ def test_ctypes_data_is_the_address():
         out[1] = a[2:].ctypes.data - a.ctypes.data
 
     a = np.zeros(5)
+    d = cuda.to_device(a)
     out = np.zeros(2, np.uint64)
-    k[1, 1](a, out)
-    assert out[0] == a.ctypes.data  # the host backend works on the array in place
+    k[1, 1](d, out)
+    assert out[0] == d.device_ctypes_pointer.value  # the device address, on either backend
     assert out[1] == 2 * a.itemsize
+    k[1, 1](a, out)  # a NumPy argument: the address of the memory the kernel sees
+    assert out[1] == 2 * a.itemsize and out[0] != 0
 
     def bare(a, out):
         out[0] = a.ctypes
