@@ -2,6 +2,7 @@
 reductions, any layout, device/CAI inputs, element order, errors, NVRTC builds of CUB."""
 
 import functools
+import zlib
 
 import numpy as np
 import pytest
@@ -136,7 +137,7 @@ SHAPE_CASES += [((3, 2049), 0), ((2049, 3), 0), ((2, 3000), 1), ((1100, 5), 1), 
 
 @pytest.mark.parametrize("shape,axis", SHAPE_CASES)
 def test_axes_match_numpy(shape, axis):
-    rng = np.random.default_rng(hash((shape, axis)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((shape, axis)).encode()))
     x = rng.integers(-1000, 1000, size=shape).astype(np.int64)
     np.testing.assert_array_equal(sum_reduce(x, axis=axis), np.add.reduce(x, axis=axis))
     f = rng.standard_normal(shape)

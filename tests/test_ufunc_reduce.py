@@ -1,6 +1,8 @@
 """ufunc.reduce on vectorize ufuncs: NumPy's semantics (axis, dtype, out, keepdims,
 initial, identity) on the CUB reduce engine, host and device arrays."""
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -40,15 +42,23 @@ for _ in range(16):
     CASES.append((shape, axis, bool(RNG.integers(0, 2))))
 
 
+def _sum_tolerance(f, initial=0.0):
+    """An absolute bound for two float64 sums of ``f`` in different orders: each is within
+    n * eps * (sum of magnitudes) of the exact sum. A sum that cancels to near zero needs it
+    (rtol alone failed at random on a sum of 1e-4)."""
+    return 2 * max(f.size, 1) * np.finfo(np.float64).eps * (np.nansum(np.abs(f)) + abs(initial))
+
+
 @pytest.mark.parametrize("shape,axis,keepdims", CASES)
 def test_add_and_maximum_match_numpy(shape, axis, keepdims):
-    rng = np.random.default_rng(abs(hash((shape, axis))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((shape, axis)).encode()))
     x = rng.integers(-10**6, 10**6, size=shape)
     np.testing.assert_array_equal(add.reduce(x, axis=axis, keepdims=keepdims),
                                   np.add.reduce(x, axis=axis, keepdims=keepdims))
     f = rng.standard_normal(shape)
     np.testing.assert_allclose(add.reduce(f, axis=axis, keepdims=keepdims),
-                               np.add.reduce(f, axis=axis, keepdims=keepdims), rtol=1e-12)
+                               np.add.reduce(f, axis=axis, keepdims=keepdims), rtol=1e-12,
+                               atol=_sum_tolerance(f))
     got = maximum.reduce(f, axis=axis, keepdims=keepdims)
     np.testing.assert_array_equal(got, np.maximum.reduce(f, axis=axis, keepdims=keepdims))
     d = add.reduce(cuda.to_device(x), axis=axis, keepdims=keepdims)
@@ -139,7 +149,9 @@ def mul(a, b):
 @pytest.mark.parametrize("shape,axis,keepdims", CASES[:8])
 @pytest.mark.parametrize("kind", ["numpy", "device"])
 def test_where_mask_matches_numpy(shape, axis, keepdims, kind):
-    rng = np.random.default_rng(abs(hash((shape, axis, kind))) % 2**32)
+    # seeded from the case's text: hash() of a str differs in every process (a flaky
+    # CI run at random, issue 35)
+    rng = np.random.default_rng(zlib.crc32(repr((shape, axis, kind)).encode()))
     x = rng.integers(-5, 6, size=shape)
     f = rng.standard_normal(shape)
     f.flat[0] = np.nan  # a masked-out NaN must not reach the result
@@ -161,7 +173,8 @@ def test_where_mask_matches_numpy(shape, axis, keepdims, kind):
                 ref.reduce(x, axis=axis, keepdims=keepdims, where=m))
             np.testing.assert_allclose(
                 host(uf.reduce(on(f), axis=axis, keepdims=keepdims, where=m, initial=2.0)),
-                ref.reduce(f, axis=axis, keepdims=keepdims, where=m, initial=2.0), rtol=1e-12)
+                ref.reduce(f, axis=axis, keepdims=keepdims, where=m, initial=2.0), rtol=1e-12,
+                atol=_sum_tolerance(f, initial=2.0) if uf is add else 0)
 
 
 def test_where_mask_on_the_device_with_out_and_dtype():
