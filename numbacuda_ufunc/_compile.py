@@ -14,7 +14,7 @@ from .compiler import HEADER, translate, translate_kernel
 from .compiler._source import load_source
 from .compiler._types import ctype
 from .compiler.translate import line_directive, line_directives
-from .errors import CompileError, NumbaInvalidConfigWarning
+from .errors import CompileError, NumbaInvalidConfigWarning, NumbaWarning
 from .types import Array, CPointer, Scalar, parse_signature, void
 
 __all__ = ["DEFAULT_CC", "compile", "compile_all", "compile_cuda_source", "compile_for_current_device", "compile_ptx",
@@ -56,6 +56,11 @@ def core():
                 from . import _core
 
                 _core.set_wheel_search_paths(*_wheel_dirs())
+                refusal = _core.cache_dir_refusal()
+                if refusal:  # a folder others can write to would run their code as ours
+                    warnings.warn(f"{refusal}; compiled kernels are kept in memory only (set "
+                                  f"NUMBACUDA_UFUNC_CACHE_DIR to a folder only you can write "
+                                  f"to)", NumbaWarning, stacklevel=3)
                 _core_module = _core
     return _core_module
 

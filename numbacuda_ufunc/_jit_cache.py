@@ -35,6 +35,7 @@ import inspect
 import io
 import os
 import pickle
+import stat
 import sys
 import tempfile
 import threading
@@ -133,6 +134,7 @@ class FunctionCache:
             return self._path
 
     def _locate(self):
+        from ._compile import core
         from .cuda import config
 
         folder = os.path.dirname(os.path.abspath(self._source_file))
@@ -140,20 +142,20 @@ class FunctionCache:
         sub = f"{os.path.basename(folder)}_{hashlib.sha1(folder.encode()).hexdigest()}"
         candidates = []
         user_dir = getattr(config, "CACHE_DIR", "")
+        try:
+            engine_dir = None if core().cache_dir_refusal() else core().cache_dir()
+        except Exception:  # no engine cache folder (a read-only home): the others or none
+            engine_dir = None
         if self._interactive:
             sub = "interactive"
         else:
             if user_dir:
                 candidates.append(os.path.join(os.fspath(user_dir), sub))
             candidates.append(os.path.join(folder, "__pycache__"))
-        try:
-            from ._compile import core
-
-            candidates.append(os.path.join(core().cache_dir(), "jit", sub))
-        except Exception:  # no engine cache folder (a read-only home): the others or none
-            pass
+        if engine_dir is not None:
+            candidates.append(os.path.join(engine_dir, "jit", sub))
         for path in candidates:
-            if _writable(path):
+            if _writable(path) and _trusted(path, core()):
                 return path
         return None
 
@@ -257,11 +259,42 @@ def _is_data_name(name, base) -> bool:
     return name.endswith(".nuc") and number.isdigit() and os.path.basename(name) == name
 
 
+def _make_dirs(path) -> None:
+    """``os.makedirs`` with mode 0755 at every level: os.makedirs applies its mode to the
+    last folder only, so under umask 000 the folders above the pickles (read back with
+    pickle.loads) came out writable by every user (issue 35)."""
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if parent != os.path.abspath(path):
+        _make_dirs(parent)
+    try:
+        os.mkdir(path, 0o755)
+    except FileExistsError:
+        pass
+
+
+def _trusted(path, core) -> bool:
+    """Whether the pickles in ``path`` can be unpickled: a folder another user could write to,
+    or put in place, would run their code as ours (issue 35). It must belong to this user
+    (or root) and be writable by no one else, and its parent must not let others replace it
+    (not writable by others, or sticky like /tmp)."""
+    try:
+        st = os.stat(path)
+        parent = os.stat(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return False
+    if st.st_uid not in (os.geteuid(), 0) or core.folder_refusal(path):
+        return False
+    return not core.folder_refusal(os.path.dirname(os.path.abspath(path))) or \
+        bool(parent.st_mode & stat.S_ISVTX)
+
+
 def _writable(path) -> bool:
     """Whether ``path`` exists (or can be made) as a folder one can write to (Numba probes
     with a temporary file too: permissions alone do not tell, e.g. for root)."""
     try:
-        os.makedirs(path, exist_ok=True)
+        _make_dirs(path)
         tempfile.TemporaryFile(dir=path).close()
     except OSError:
         return False

@@ -677,6 +677,35 @@ def test_ffi_cusource_and_file_together_and_cubin(functions_cu):
     assert _cuda_elf_arch(both._cubin(0, cc=(9, 0))) == 90
 
 
+@pytest.mark.parametrize("name", ["evil\n#error spliced\n.cu", "q\"uote\\s\r\t\x7f.cu"])
+def test_ffi_cusource_name_is_never_source(name):
+    # The name goes into a #line directive: a raw newline used to end it, and the rest of the
+    # name became source lines (#error here; an __attribute__((constructor)) would have run at
+    # dlopen). Escaped, it stays a name on the host build and in NVRTC's (issue 35).
+    code = cuda.CUSource(TIMES2_CU.data, name=name)
+    times2 = cuda.declare_device("times2", "int32(int32)", link=code)
+
+    @cuda.jit
+    def k(r, x):
+        r[0] = times2(x[0])
+
+    r = np.zeros(1, np.int32)
+    _launch(k, 1, r, np.array([21], np.int32))
+    assert r[0] == 42
+    assert _cuda_elf_arch(k._cubin(0, cc=(9, 0))) == 90
+    broken = cuda.CUSource('extern "C" __device__ int g(int* o) { return undefined_y; }',
+                           name="bad\n#error spliced\n.cu")
+    g = cuda.declare_device("g", "int32()", link=broken)
+
+    @cuda.jit
+    def kg(r):
+        r[0] = g()
+
+    with pytest.raises(CompileError, match="undefined_y") as info:
+        kg[1, 1](np.zeros(1, np.int32))
+    assert not re.search(r"error:? *#error", str(info.value))  # no directive ran
+
+
 def test_ffi_cusource_errors_name_the_source(tmp_path):
     broken = cuda.CUSource('extern "C" __device__ int f(int* o) { return undefined_x; }',
                            name="broken_source.cu")

@@ -267,6 +267,24 @@ def test_stale_build_directories_are_removed(tmp_path):
     assert not [p for p in tmp.iterdir() if p.name.startswith("nu_build_") and p != fresh]
 
 
+def test_stale_build_cleanup_never_follows_a_planted_link(tmp_path):
+    # A symbolic link under a stale build's name (in a shared $TMPDIR anyone can write) was
+    # opened and every file in its target unlinked (issue 35). Now only real directories of
+    # this user are removed; the link itself is left alone, and so is what it points to.
+    import time
+    run(tmp_path, "1.0")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("keep")
+    link = tmp_path / "tmp" / "nu_build_4194001_dddddd"
+    link.symlink_to(victim, target_is_directory=True)
+    old = time.time() - 7200
+    os.utime(link, (old, old), follow_symlinks=False)
+    run(tmp_path, "5.0")
+    assert (victim / "precious.txt").read_text() == "keep"
+    assert link.is_symlink()
+
+
 def test_cache_file_primitives_bind_the_payload_to_its_key(tmp_path):
     """_core.read/write_cache_file (cuda.jit(cache=True)'s files use them): a round trip,
     another key's file, a flipped byte, a FIFO and a bad key."""

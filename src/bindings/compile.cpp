@@ -162,6 +162,10 @@ void bind_compile(py::module_& m) {
     m.def("host_compiler_command", &nu::host_compiler_command);
 
     m.def("cache_dir", &nu::cache_dir, "The disk cache directory (created on demand).");
+    m.def("cache_dir_refusal", &nu::cache_dir_refusal,
+          "Why the disk cache folder is not used (others can write to it), or ''.");
+    m.def("folder_refusal", &nu::folder_refusal, py::arg("path"),
+          "Why files in the folder must not be trusted (others can write to it), or ''.");
     m.def("headers_digest", &nu::headers_digest,
           "SHA-256 of the kernel headers embedded in this build (part of every cache key).");
     m.def("cache_stats", [] {

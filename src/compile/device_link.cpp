@@ -21,11 +21,23 @@ std::string directory_of(const std::string& path) {
 }
 
 // A #line directive naming `path`, so compiler messages point at the user's file.
+// The file's name as a C string literal: a quote, backslash or control character (a newline
+// above all) left raw would end the directive and splice the rest of the name into the unit
+// as source lines (issue 35). compiler/_source.py escapes Python file names the same way.
 std::string line_directive(const std::string& path) {
     std::string quoted;
     for (char c : path) {
-        if (c == '\\' || c == '"') quoted += '\\';
-        quoted += c;
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '\\' || c == '"') {
+            quoted += '\\';
+            quoted += c;
+        } else if (byte < 0x20 || byte == 0x7f) {
+            const char octal[] = {'\\', char('0' + (byte >> 6)), char('0' + ((byte >> 3) & 7)),
+                                  char('0' + (byte & 7)), '\0'};
+            quoted += octal;
+        } else {
+            quoted += c;
+        }
     }
     return "#line 1 \"" + quoted + "\"\n";
 }

@@ -49,9 +49,12 @@ void remove_tree(const std::string& dir);
 // A nu_build_<pid>_XXXXXX directory (or an entry's .tmp. file) is stale when its process is
 // gone and it is older than a minute (the age guards against another pid namespace sharing
 // the cache), or when it is older than an hour whatever its pid says.
+// Only a real directory of this user's counts: a symbolic link planted under the name (a
+// shared $TMPDIR) is never followed (issue 35).
 bool is_stale(const std::string& path, const char* name, std::size_t prefix_len) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) return false;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) return false;
     const long age = long(::time(nullptr) - st.st_mtime);
     if (age > k_stale_build_seconds) return true;
     if (age < 60) return false;
@@ -113,13 +116,20 @@ std::string make_temp_dir() {
     throw std::runtime_error("build_host(): cannot create a build directory in " + tried);
 }
 
+// Removes a build directory and the files in it. Opened with O_NOFOLLOW and emptied through
+// that descriptor (unlinkat), so a directory swapped for a symbolic link between the check
+// and the removal empties nothing it points to.
 void remove_tree(const std::string& dir) {
-    if (DIR* d = ::opendir(dir.c_str())) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    if (DIR* d = ::fdopendir(fd)) {  // owns fd from here
         while (dirent* e = ::readdir(d)) {
             if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
-                ::unlink((dir + "/" + e->d_name).c_str());
+                ::unlinkat(fd, e->d_name, 0);
         }
         ::closedir(d);
+    } else {
+        ::close(fd);
     }
     ::rmdir(dir.c_str());
 }

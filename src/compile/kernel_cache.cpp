@@ -161,22 +161,72 @@ const std::string& headers_digest() {
     return d;
 }
 
+namespace {
+
+// The folder without HOME or XDG_CACHE_HOME (cron, systemd, containers without a passwd
+// entry): a predictable name in a directory every user can write to.
+std::string shared_tmp_fallback() { return "/tmp/numbacuda_ufunc-cache-" + std::to_string(::geteuid()); }
+
+// Why `dir` must not hold this process's cache, or "". The cache holds shared libraries
+// that are dlopened and pickles that are unpickled: whoever can write the folder can run
+// code as this user (issue 35). So a folder anyone else can write to is refused, and so is
+// the /tmp fallback unless this user made it private; a read-only folder of another owner
+// (a shared cache on a cluster) stays usable.
+}  // namespace
+
+std::string folder_refusal(const std::string& dir) {
+    struct stat st;
+    const bool fallback = dir == shared_tmp_fallback();
+    if ((fallback ? ::lstat(dir.c_str(), &st) : ::stat(dir.c_str(), &st)) != 0)
+        return "";  // absent and not creatable: the cache is unwritable, handled as such
+    const bool mine = st.st_uid == ::geteuid();
+    if (!S_ISDIR(st.st_mode)) return "it is not a directory";
+    if (fallback && (!mine || (st.st_mode & 077) != 0))
+        return "it is the shared /tmp fallback (HOME is not set) and is not a private folder "
+               "of this user (owner uid " + std::to_string(st.st_uid) + ", mode " +
+               std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
+               std::to_string(st.st_mode & 7) + ")";
+    if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && !mine))
+        return std::string("other users can write to it (mode ") +
+               std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
+               std::to_string(st.st_mode & 7) + (mine ? "" : ", owner uid " + std::to_string(st.st_uid)) + ")";
+    return "";
+}
+
+namespace {
+
+std::string cache_dir_path() {
+    if (const char* v = std::getenv("NUMBACUDA_UFUNC_CACHE_DIR"); v && *v) return v;
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/numbacuda_ufunc";
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/numbacuda_ufunc";
+    return shared_tmp_fallback();
+}
+
+}  // namespace
+
 std::string cache_dir() {
-    std::string dir;
-    if (const char* v = std::getenv("NUMBACUDA_UFUNC_CACHE_DIR"); v && *v) {
-        dir = v;
-    } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-        dir = std::string(x) + "/numbacuda_ufunc";
-    } else if (const char* h = std::getenv("HOME"); h && *h) {
-        dir = std::string(h) + "/.cache/numbacuda_ufunc";
+    std::string dir = cache_dir_path();
+    if (dir == shared_tmp_fallback()) {
+        ::mkdir(dir.c_str(), 0700);  // private from the start; refusal_of() checks who won
     } else {
-        dir = "/tmp/numbacuda_ufunc-cache-" + std::to_string(::getuid());
+        make_dirs(dir);
     }
-    make_dirs(dir);
     return dir;
 }
 
-bool disk_cache_enabled() { return !env_is("NUMBACUDA_UFUNC_DISABLE_CACHE", "1"); }
+std::string cache_dir_refusal() {
+    static std::mutex mutex;
+    static std::map<std::string, std::string> judged;  // by folder: the environment may change
+    const std::string dir = cache_dir();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = judged.find(dir);
+    if (it == judged.end()) it = judged.emplace(dir, folder_refusal(dir)).first;
+    return it->second.empty() ? "" : "the cache folder " + dir + " is not used: " + it->second;
+}
+
+bool disk_cache_enabled() {
+    return !env_is("NUMBACUDA_UFUNC_DISABLE_CACHE", "1") && cache_dir_refusal().empty();
+}
 
 std::string cache_key(const std::string& kind, const std::string& source,
                       const std::vector<std::string>& options, const std::string& toolchain) {

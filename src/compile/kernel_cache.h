@@ -16,11 +16,20 @@ struct cache_stats {
 };
 
 // $NUMBACUDA_UFUNC_CACHE_DIR, else $XDG_CACHE_HOME/numbacuda_ufunc, else
-// ~/.cache/numbacuda_ufunc; created on demand.
+// ~/.cache/numbacuda_ufunc, else (no HOME) /tmp/numbacuda_ufunc-cache-<euid>, made 0700;
+// created on demand.
 std::string cache_dir();
 
-// False when NUMBACUDA_UFUNC_DISABLE_CACHE=1 (read at each call so tests can flip it).
+// False when NUMBACUDA_UFUNC_DISABLE_CACHE=1 (read at each call so tests can flip it) or
+// the folder is refused (cache_dir_refusal).
 bool disk_cache_enabled();
+// Why the cache folder is refused (other users can write to it, or the /tmp fallback is not
+// this user's private folder), or "": then disk_cache_enabled() is false and builds stay in
+// memory.
+std::string cache_dir_refusal();
+// Why files in `dir` must not be trusted (anyone else can write there, or it is the shared
+// /tmp fallback not private to this user), or "". Also used for cache=True folders.
+std::string folder_refusal(const std::string& dir);
 
 // SHA-256 over every input that changes the artifact: kind, source, options, toolchain id,
 // package version and the embedded headers.
