@@ -347,3 +347,34 @@ def test_include_directories_do_not_make_a_new_precompiled_header(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert len(pch_dirs(cache)) == 1
+
+
+DAEMON_AT_EXIT = textwrap.dedent("""
+    import os, threading
+    os.environ.setdefault("NUMBACUDA_UFUNC_ENABLE_CUDASIM", "1")
+    import numpy as np
+    import numbacuda_ufunc as nu
+
+    started = threading.Event()
+
+    def work():
+        x = np.arange(4.0)
+        while True:  # each new ufunc object looks its loop up with the GIL released
+            f = nu.vectorize(["float64(float64)"], target="parallel")(lambda v: v * 2.5 + 1.0)
+            started.set()
+            f(x)
+
+    threading.Thread(target=work, daemon=True).start()
+    started.wait(120)
+    threading.Event().wait(0.3)
+""")
+
+
+def test_process_exits_cleanly_while_a_daemon_thread_compiles():
+    # A daemon thread that came back from engine work (GIL released) during finalization
+    # was ended by pthread_exit through a noexcept destructor: abort, status 134, in 6 of 6
+    # runs of this script before the fix (issue 35). Dask workers and Jupyter use such threads.
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", DAEMON_AT_EXIT], capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, (out.returncode, out.stderr[-2000:])

@@ -206,7 +206,7 @@ def test_entry_of_another_key_is_rejected_and_replaced(tmp_path):
     assert run(tmp_path, "2.0")["stats"]["host_compiles"] == 0
 
 
-@pytest.mark.parametrize("bad", ["garbage", "elf_machine", "missing_symbol"])
+@pytest.mark.parametrize("bad", ["garbage", "elf_machine", "missing_symbol", "truncated"])
 def test_bad_payload_behind_valid_checksum_is_rebuilt(tmp_path, bad):
     cold = run(tmp_path, "1.0")
     path = tmp_path / (cold["host_key"] + ".nuc")
@@ -215,6 +215,13 @@ def test_bad_payload_behind_valid_checksum_is_rebuilt(tmp_path, bad):
         payload = os.urandom(len(good))
     elif bad == "elf_machine":  # e_machine of another architecture
         payload = good[:18] + (0xB7).to_bytes(2, "little") + good[20:]
+    elif bad == "truncated":
+        # Loaded segments past the end of the file, the headers intact (no section table,
+        # which dlopen does not need): dlopen faulted with SIGBUS on every run (issue 35).
+        cut = bytearray(good[:len(good) // 2])
+        cut[0x28:0x30] = bytes(8)  # e_shoff
+        cut[0x3C:0x40] = bytes(4)  # e_shnum, e_shstrndx
+        payload = bytes(cut)
     else:  # a loadable library of another kernel: its entry point has another name
         other = run(tmp_path, "9.0", script=SCRIPT.replace('"k"', '"k2"').replace(
             "void k(", "void k2("))

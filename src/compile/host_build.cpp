@@ -447,10 +447,22 @@ bool plausible_shared_object(const std::string& b) {
 #else
     const int machine = h.e_machine;
 #endif
-    return h.e_ident[EI_CLASS] == (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32) &&
-           h.e_type == ET_DYN && h.e_machine == machine && h.e_phnum > 0 &&
-           h.e_phoff + std::uint64_t(h.e_phnum) * h.e_phentsize <= size &&
-           h.e_shoff + std::uint64_t(h.e_shnum) * h.e_shentsize <= size;
+    if (!(h.e_ident[EI_CLASS] == (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32) &&
+          h.e_type == ET_DYN && h.e_machine == machine && h.e_phnum > 0 &&
+          h.e_phentsize == sizeof(ElfW(Phdr)) &&
+          h.e_phoff + std::uint64_t(h.e_phnum) * h.e_phentsize <= size &&
+          h.e_shoff + std::uint64_t(h.e_shnum) * h.e_shentsize <= size))
+        return false;
+    // Every loaded segment must lie in the file: dlopen maps them, and a truncated library
+    // (with a valid checksum: truncated before it was written) faulted with SIGBUS on its
+    // first touched page past the end, in every process (issue 35).
+    for (std::uint64_t i = 0; i < h.e_phnum; ++i) {
+        ElfW(Phdr) ph;
+        std::memcpy(&ph, b.data() + h.e_phoff + i * h.e_phentsize, sizeof ph);
+        if (ph.p_type == PT_LOAD && (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+            return false;
+    }
+    return true;
 }
 
 // dlopen that leaves this thread's floating-point environment as it was. A library built

@@ -20,7 +20,9 @@ public:
         const blocking_hooks& h = current_blocking_hooks();
         if (h.leave) m_token = h.leave();
     }
-    ~blocking_section() {
+    // noexcept(false): re-entering the interpreter at its finalization may end the thread
+    // with pthread_exit, a forced unwind that a noexcept destructor turns into an abort.
+    ~blocking_section() noexcept(false) {
         const blocking_hooks& h = current_blocking_hooks();
         if (m_token && h.enter) h.enter(m_token);
     }
