@@ -319,3 +319,54 @@ def test_cache_file_primitives_bind_the_payload_to_its_key(tmp_path):
             _core.read_cache_file(path, bad)
         with pytest.raises(ValueError, match="key must be 64 lowercase hex digits"):
             _core.write_cache_file(path, bad, b"")
+
+
+def test_damaged_precompiled_header_is_rebuilt(tmp_path):
+    # A truncated .gch made every later host build fail, in every process (issue 35). Now
+    # the build is retried without it, the header's folder goes, and the next build makes
+    # it again.
+    run(tmp_path, "1.0")
+    (gch,) = tmp_path.glob("pch-*/nu_host_pch.h.gch")
+    size = gch.stat().st_size
+    with open(gch, "r+b") as fh:
+        fh.truncate(size // 2)
+    again = run(tmp_path, "2.0")
+    assert again["stats"]["host_compiles"] == 2  # with the header, then without
+    assert not gch.exists()
+    third = run(tmp_path, "3.0")
+    assert third["stats"]["host_compiles"] == 1
+    (rebuilt,) = tmp_path.glob("pch-*/nu_host_pch.h.gch")
+    assert rebuilt.stat().st_size > size // 2
+
+
+def test_private_precompiled_header_is_removed_at_exit(tmp_path):
+    # With the cache disabled (or read-only) each process built its header in $TMPDIR and
+    # left it there: 11 MB per short-lived worker (issue 35).
+    tmp = tmp_path / "t"
+    tmp.mkdir()
+    run(tmp_path / "cache", "1.0", extra_env={"NUMBACUDA_UFUNC_DISABLE_CACHE": "1",
+                                              "TMPDIR": str(tmp)})
+    assert list(tmp.iterdir()) == []
+
+
+def _can_mount_tmpfs():
+    try:
+        out = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"],
+                             capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare -m and a tmpfs mount (root)")
+def test_full_disk_under_the_cache_falls_back_to_tmpdir(tmp_path):
+    # A full disk made every build fail with "cannot write .../host_prelude.h" and no reason
+    # (issue 35). Builds now go on in $TMPDIR, as for a read-only cache.
+    cache, tmp = tmp_path / "cache", tmp_path / "t"
+    cache.mkdir()
+    tmp.mkdir()
+    full = ("unshare", "-m", "sh", "-c",
+            f"mount -t tmpfs -o size=64k none {cache} && exec \"$@\"", "sh")
+    got = run(cache, "1.0", extra_env={"TMPDIR": str(tmp)}, wrap=full)
+    assert got["stats"]["host_compiles"] >= 1 and got["host_key"]
+

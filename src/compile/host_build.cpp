@@ -103,9 +103,14 @@ std::vector<std::string> temp_bases() {
     return bases;
 }
 
-std::string make_temp_dir() {
+// A new build directory in the first temporary base, from `first` on, that takes one;
+// `*used` (when given) tells which.
+std::string make_temp_dir(std::size_t first = 0, std::size_t* used = nullptr) {
     std::string tried;
-    for (const std::string& base : temp_bases()) {
+    const std::vector<std::string> bases = temp_bases();
+    for (std::size_t k = first; k < bases.size(); ++k) {
+        const std::string& base = bases[k];
+        if (used) *used = k;
         clean_stale_builds(base);
         std::string pattern = base + "/nu_build_" + std::to_string(::getpid()) + "_XXXXXX";
         std::vector<char> buf(pattern.begin(), pattern.end());
@@ -147,12 +152,19 @@ bool write_fd(int fd, const std::string& text) {
     return true;
 }
 
+// A build input that could not be written (a full or read-only disk): the build moves to the
+// next temporary base (<cache>/tmp, then $TMPDIR, then /tmp) before giving up.
+struct write_failure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 void write_text(const std::string& path, const std::string& text) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error("build_host(): cannot write " + path);
+    if (fd < 0) throw write_failure("build_host(): cannot write " + path + ": " + std::strerror(errno));
     const bool ok = write_fd(fd, text);
+    const int err = errno;
     ::close(fd);
-    if (!ok) throw std::runtime_error("build_host(): cannot write " + path);
+    if (!ok) throw write_failure("build_host(): cannot write " + path + ": " + std::strerror(err ? err : EIO));
 }
 
 std::string read_text(const std::string& path) {
@@ -329,6 +341,20 @@ std::vector<std::string> pch_options(const std::vector<std::string>& options) {
     return kept;
 }
 
+// Precompiled-header directories private to this process (the cache disabled or read-only):
+// removed at exit, or each short-lived worker of a pool left 11 MB behind (issue 35).
+struct private_pch_dirs {
+    std::mutex mutex;
+    std::vector<std::string> dirs;
+    ~private_pch_dirs() {
+        for (const auto& d : dirs) remove_tree(d);
+    }
+};
+private_pch_dirs& private_pchs() {
+    static private_pch_dirs p;
+    return p;
+}
+
 // The directory holding the embedded headers and variant `v`'s .gch for `options`: in the
 // cache (<cache>/pch-<digest>, built in a temporary directory and renamed into place, so
 // concurrent processes never see half a header), else in a private directory of this
@@ -384,24 +410,30 @@ std::string pch_dir(const std::vector<std::string>& options, const pch_variant& 
             return dirs[digest] = final_dir;
         }
     }
+    {
+        std::lock_guard<std::mutex> plock(private_pchs().mutex);
+        private_pchs().dirs.push_back(dir);
+    }
     return dirs[digest] = dir;  // private to this process (read-only or disabled cache)
 }
 
-std::string compile_shared_object(const std::string& source,
-                                  const std::vector<std::string>& options,
-                                  const std::vector<std::string>& extra_sources) {
-    const bool checked = source.compare(0, std::strlen(k_checked_prefix), k_checked_prefix) == 0;
-    const std::string headers = pch_dir(pch_options(options), k_pch[checked ? 1 : 0]);
-    std::string dir = make_temp_dir();
-    struct cleanup {
-        std::string d;
-        ~cleanup() { remove_tree(d); }
-    } guard{dir};
+// A precompiled header that made a build fail while the same build without it succeeded is
+// damaged (a truncated .gch): its directory goes, so that the next use builds it again and
+// renames it into place (pch_dir checks for the file) instead of every later build failing,
+// in every process (issue 35).
+void discard_pch(const std::string& dir) { remove_tree(dir); }
+
+// One host compile in `dir`: the kernel's unit (and linked units) against the headers in
+// `headers` (a precompiled-header directory), or against embedded headers written into
+// `dir` when `headers` is empty. The compiler's exit status; `*args_out` the command.
+int compile_in(const std::string& dir, const std::string& headers, const pch_variant& v,
+               const std::string& source, const std::vector<std::string>& options,
+               const std::vector<std::string>& extra_sources, std::vector<std::string>* args_out) {
     std::string src = dir + "/nu_module.cpp", lib = dir + "/nu_module.so",
                 log = dir + "/build.log";
     std::string first = "#include \"host_prelude.h\"\n";
     if (!headers.empty()) {
-        first = std::string("#include \"") + k_pch[checked ? 1 : 0].header + "\"\n";
+        first = std::string("#include \"") + v.header + "\"\n";
     } else {
         for (const auto& h : embedded_headers()) write_text(dir + "/" + h.name, h.text);
     }
@@ -420,16 +452,48 @@ std::string compile_shared_object(const std::string& source,
     }
     if (!extra_sources.empty()) args.push_back("-Wl,--no-undefined");
     count_compile(compile_kind::host);
-    int rc = run_process(args, log);
-    if (rc != 0) {
-        std::string text = read_text(log);
-        std::string msg = "build_host(): the host compiler failed (exit status " +
-                          std::to_string(rc) + ")\ncommand: " + join(args) + "\n" + text;
-        const char* dbg = std::getenv("NUMBACUDA_UFUNC_DEBUG_SOURCE");
-        if (dbg && std::string(dbg) == "1") msg += "\n---- source ----\n" + source;
-        throw compile_error(msg, text);
+    *args_out = args;
+    return run_process(args, log);
+}
+
+std::string compile_shared_object(const std::string& source,
+                                  const std::vector<std::string>& options,
+                                  const std::vector<std::string>& extra_sources) {
+    const bool checked = source.compare(0, std::strlen(k_checked_prefix), k_checked_prefix) == 0;
+    const pch_variant& v = k_pch[checked ? 1 : 0];
+    const std::string headers = pch_dir(pch_options(options), v);
+    for (std::size_t base = 0;; ++base) {
+        std::string dir = make_temp_dir(base, &base);
+        struct cleanup {
+            std::string d;
+            ~cleanup() { remove_tree(d); }
+        } guard{dir};
+        try {
+            std::vector<std::string> args;
+            int rc = compile_in(dir, headers, v, source, options, extra_sources, &args);
+            if (rc != 0 && !headers.empty()) {
+                // Without the precompiled header: success there means the header is damaged.
+                std::vector<std::string> plain;
+                if (compile_in(dir, "", v, source, options, extra_sources, &plain) == 0) {
+                    discard_pch(headers);
+                    rc = 0;
+                }
+                args = plain;
+            }
+            if (rc != 0) {
+                std::string text = read_text(dir + "/build.log");
+                std::string msg = "build_host(): the host compiler failed (exit status " +
+                                  std::to_string(rc) + ")\ncommand: " + join(args) + "\n" + text;
+                const char* dbg = std::getenv("NUMBACUDA_UFUNC_DEBUG_SOURCE");
+                if (dbg && std::string(dbg) == "1") msg += "\n---- source ----\n" + source;
+                throw compile_error(msg, text);
+            }
+            return read_text(dir + "/nu_module.so");
+        } catch (const write_failure& e) {
+            // A full disk under the cache: the next base ($TMPDIR), as for a read-only one.
+            if (base + 1 >= temp_bases().size()) throw;
+        }
     }
-    return read_text(lib);
 }
 
 // Structural check of a cached shared object before dlopen: an ELF shared object of this
