@@ -60,6 +60,17 @@ def _signature_list(signatures, api: str) -> list:
     return [parse_signature_for(api, s) for s in signatures]
 
 
+def _checked_identity(identity, api):
+    """Numba's identities (0, 1, None, "reorderable") and, as NumPy's ufuncs allow, any other
+    number (``-inf`` for a maximum). Anything else is refused at decoration, as Numba does,
+    instead of failing at the first reduction."""
+    if identity is None or (isinstance(identity, str) and identity == "reorderable") or \
+            isinstance(identity, (int, float, complex, np.number, np.bool_)):
+        return identity
+    raise ValueError(f"{api}: Invalid identity value {identity!r} (identity must be 0, 1, None, "
+                     f"'reorderable' or another number)")
+
+
 def _take_identity_of(obj, pyfunc) -> None:
     """Name, docstring and module of the decorated function, as functools.wraps gives."""
     obj.py_func = pyfunc
@@ -84,7 +95,7 @@ class UFunc(_core.UFunc):
                              f"whose ufuncs take at most 64 operands (got {nin})")
         super().__init__(pyfunc.__name__, nin, target, bool(fastmath))
         _take_identity_of(self, pyfunc)
-        self.identity = identity
+        self.identity = _checked_identity(identity, api)
         self.fastmath = bool(fastmath)
         self.cache = cache  # the kernel cache is always on; NUMBACUDA_UFUNC_DISABLE_CACHE=1 disables it
         self._translated = {}

@@ -273,3 +273,60 @@ def test_identity_with_none_from_bytecode():
     hr.build([case])
     got = hr.run_compiled(case, np.array([1.0, np.nan]), np.array([True, False]))
     np.testing.assert_array_equal(got, [6, 2])
+
+
+# ---- long valid code (issue 35): CPython compiles it, so must the translator ---------------
+
+def _long_sum(n):
+    return "def f(x):\n    return " + " + ".join(f"x * {i}.0" for i in range(n)) + "\n"
+
+
+def _long_elif(n):
+    return ("def g(x):\n    if x < 0.0:\n        return -1.0\n" +
+            "".join(f"    elif x < {i}.0:\n        return {i}.5\n" for i in range(1, n)) +
+            "    else:\n        return 0.0\n")
+
+
+@pytest.mark.parametrize("how", ["exec", "file"])
+def test_long_sum_and_long_elif_chain_translate(how, tmp_path):
+    # A 1000-term sum lifted from bytecode raised a bare RecursionError (ast's recursive
+    # fix_missing_locations), with no file or line.
+    ns = {}
+    for name, text in (("f", _long_sum(1000)), ("g", _long_elif(600))):
+        if how == "exec":
+            exec(compile(text, "<generated>", "exec"), ns)
+        else:
+            path = tmp_path / f"long_{name}.py"
+            path.write_text(text)
+            exec(compile(text, str(path), "exec"), ns)
+    x = np.array([-1.0, 0.5, 3.2, 599.5, 700.0, np.nan, -0.0])
+    for name in ("f", "g"):
+        fn = ns[name]
+        got = vectorize(["float64(float64)"], target="cpu")(fn)(x)
+        np.testing.assert_array_equal(got, [fn(v) for v in x])
+        ptx = translate(fn, [float64])  # and the CUDA C++ compiles for the GPU
+        assert ptx.source
+
+
+DEEP_FAILS = textwrap.dedent('''
+    import sys
+    from numbacuda_ufunc import float64
+    from numbacuda_ufunc.compiler import translate
+    from numbacuda_ufunc.errors import CompileError
+    ns = {}
+    exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), ns)
+    sys.setrecursionlimit(150)
+    try:
+        translate(ns["f"], [float64])
+    except CompileError as e:
+        print("CompileError:", e)
+''')
+
+
+def test_too_deep_for_the_recursion_limit_names_file_and_line(tmp_path):
+    path = tmp_path / "deep.py"
+    path.write_text("\n\n" + _long_sum(2000))
+    out = subprocess.run([sys.executable, "-c", DEEP_FAILS, str(path)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"CompileError: {path}:3: function 'f' is nested too deeply" in out.stdout

@@ -238,3 +238,21 @@ def test_default_stream_arrays_report_stream_zero():
     assert on_s.bind(0).stream == 0 and dev.bind(s).stream == s
     np.testing.assert_array_equal(cuda.to_device(np.arange(3.0), stream=dev.stream)
                                   .copy_to_host(stream=dev.stream), np.arange(3.0))
+
+
+class _RaisingInterface:
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("the producer's driver call failed")
+
+
+def test_an_error_inside_cuda_array_interface_propagates():
+    # hasattr() swallowed it: the object became an object array and a misleading "unsupported
+    # dtype" TypeError, without a cause (issue 35).
+    import numbacuda_ufunc as nu
+
+    f = nu.vectorize(["float64(float64, float64)"])(lambda a, b: a + b)
+    with pytest.raises(RuntimeError, match="the producer's driver call failed"):
+        f(_RaisingInterface(), 1.0)
+    with pytest.raises(RuntimeError, match="the producer's driver call failed"):
+        cuda.as_cuda_array(_RaisingInterface())

@@ -509,3 +509,21 @@ def test_non_native_byte_order_inputs_are_converted_like_numpy():
     x = np.arange(5, dtype=">f8")
     np.testing.assert_array_equal(poly_ufunc(x, x), poly(x.astype("<f8"), x.astype("<f8")))
     assert poly_ufunc(x, 1.0).dtype == np.float64
+
+
+@pytest.mark.parametrize("bad", ["bogus", [0], object()])
+def test_invalid_identity_is_refused_at_decoration(bad):
+    # Was accepted, failing only at the first reduction (issue 35); Numba's words.
+    with pytest.raises(ValueError, match=r"vectorize\('f'\): Invalid identity value"):
+        @vectorize(["float64(float64, float64)"], identity=bad)
+        def f(a, b):
+            return a + b
+
+
+@pytest.mark.parametrize("good", [0, 1, None, "reorderable", -np.inf, np.float32(2.5), True])
+def test_numeric_and_numba_identities_are_kept(good):
+    @vectorize(["float64(float64, float64)"], identity=good)
+    def f(a, b):
+        return a + b
+
+    assert f.identity is good or f.identity == good

@@ -307,7 +307,7 @@ class _Lifter:
         _at(node, code.co_firstlineno)
         if code.co_flags & (0x04 | 0x08) or code.co_kwonlyargcount:  # *args, **kwargs
             node.args.vararg = ast.arg("args")
-        return ast.fix_missing_locations(node)
+        return _fill_locations(node)
 
     # ---- one basic block ------------------------------------------------------------------
     def _block(self, start):
@@ -712,3 +712,22 @@ def lift(fn) -> ast.FunctionDef:
     with _lock:
         _lifted[fn] = (fn.__code__, node)
     return node
+
+
+def _fill_locations(root):
+    """``ast.fix_missing_locations`` without recursion: a node without a position takes its
+    parent's. The standard one recurses once per nesting level, and a lifted 1000-term sum
+    (valid code: CPython compiles it) raised RecursionError with no file or line."""
+    attrs = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+    stack = [(root, (1, 0, 1, 0))]
+    while stack:
+        node, parent = stack.pop()
+        if all(a in node._attributes for a in attrs):
+            here = tuple(getattr(node, a, None) for a in attrs)
+            here = tuple(p if h is None else h for h, p in zip(here, parent))
+            for a, v in zip(attrs, here):
+                setattr(node, a, v)
+        else:
+            here = parent
+        stack.extend((child, here) for child in ast.iter_child_nodes(node))
+    return root

@@ -11,6 +11,7 @@ import copy
 import enum
 import hashlib
 import re
+import sys
 import threading
 import types as pytypes
 import warnings
@@ -359,7 +360,24 @@ def translate(pyfunc, arg_types, return_type=None, line_info=False,
             links=tuple(ctx.links))
 
     options = (("lines",) if line_info else ()) + (("static",) if internal_linkage else ())
-    return _memoized(fn, (types, return_type) + options, build)
+    return _memoized(fn, (types, return_type) + options, _within_depth(fn, build))
+
+
+def _within_depth(fn, build):
+    """``build`` with a RecursionError (code nested deeper than the translator's recursion
+    allows) turned into a CompileError that names the function's file and line, not a bare
+    RecursionError from deep inside the translator."""
+    def run():
+        try:
+            return build()
+        except RecursionError:
+            code = fn.__code__
+            raise CompileError(
+                f"{code.co_filename}:{code.co_firstlineno}: function {fn.__name__!r} is nested "
+                f"too deeply to translate (Python's recursion limit, {sys.getrecursionlimit()}, "
+                f"was reached): split the long expression or if/elif chain into helper "
+                f"functions, or raise sys.setrecursionlimit()") from None
+    return run
 
 
 @dataclass(frozen=True)
@@ -404,7 +422,7 @@ def translate_kernel(pyfunc, arg_types, line_info=False,
     if launch_config is not None:
         options += (("config", launch_config),)
     return _memoized(fn, ("kernel", types) + options,
-                     lambda: _kernel_of(fn, types, line_info, internal_linkage))
+                     _within_depth(fn, lambda: _kernel_of(fn, types, line_info, internal_linkage)))
 
 
 def _kernel_of(fn, types, line_info=False, internal_linkage=False) -> TranslatedKernel:

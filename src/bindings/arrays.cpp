@@ -10,7 +10,21 @@
 
 namespace nu::bindings {
 
-bool has_cai(py::handle obj) { return py::hasattr(obj, "__cuda_array_interface__"); }
+// Whether `obj` offers __cuda_array_interface__. Only an AttributeError means "no": any other
+// exception its property raises (a driver error in CuPy, a bug in the object) propagates as
+// it is, where hasattr() swallowed it and the object became a misleading dtype error.
+bool has_cai(py::handle obj) {
+    PyObject* value = PyObject_GetAttrString(obj.ptr(), "__cuda_array_interface__");
+    if (value) {
+        Py_DECREF(value);
+        return true;
+    }
+    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return false;
+    }
+    throw py::error_already_set();
+}
 
 // isinstance(obj, DeviceNDArray) without pybind11's typeid-keyed type lookup, which costs
 // string compares on every call.
@@ -86,7 +100,8 @@ nu::device_array import_cuda_array(py::handle obj, const char* api, bool sync, b
     py::object iface;
     try {
         iface = obj.attr("__cuda_array_interface__");
-    } catch (py::error_already_set&) {
+    } catch (py::error_already_set& e) {
+        if (!e.matches(PyExc_AttributeError)) throw;  // the property's own error, unchanged
         throw nu::type_error(std::string(api) + "(): object has no usable __cuda_array_interface__ (got " +
                              repr_of(py::type::handle_of(obj)) + ")");
     }
