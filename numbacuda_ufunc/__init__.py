@@ -59,11 +59,17 @@ from .ufunc import vectorize
 
 __version__ = "0.1.0"
 
+# Numba's top-level names that CUDA programs import beside the GPU code: ``numba.config``
+# (the same settings module as ``cuda.config``) and ``prange``, which kernels, device
+# functions and jit functions run as ``range`` (Numba's CUDA target does the same).
+config = cuda.config
+prange = range
+
 _compile.core()  # NVRTC/CCCL from pip wheels are found by the engine too
 
 __all__ = [
     "cuda", "errors", "types", "vectorize", "guvectorize", "reduce", "Reduce", "jit", "njit",
-    "literal_unroll",
+    "literal_unroll", "config", "prange",
     "__version__",
     "void", "none", "bool_", "boolean", "b1", "byte", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128",

@@ -482,6 +482,11 @@ class Kernel(_core.Kernel):
         raise ValueError(f"kernel '{self.__name__}': launch configuration was not specified; "
                          f"call it as {self.__name__}[blocks_per_grid, threads_per_block](*args)")
 
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+        """Numba's dispatcher method behind ``kernel[griddim, blockdim, stream, sharedmem]``:
+        the kernel configured for launch."""
+        return self[griddim, blockdim, stream, sharedmem]
+
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """A launch of at least ``ntasks`` threads in 1-d blocks of ``tpb`` threads; with
         ``tpb=0`` the blocks are as large as the kernel allows (at most 1024), as Numba's

@@ -385,9 +385,10 @@ def _b_range_arg(tr, node, args, kwargs):
     """A range() argument of a loop lifted from bytecode (_bytecode.py): an integer, held
     as a Python int like the source front end's loop bounds."""
     (a,) = args
-    if not is_int_like(a.type):
-        raise tr.error(node, f"range() arguments must be integers (got {a.type})")
-    return Val(tr.cast(node, a, WEAK_INT), WEAK_INT, a.const)
+    if not (is_int_like(a.type) or is_float(a.type)):  # floats as Numba: to int64, truncated
+        raise tr.error(node, f"range() arguments must be integers or floats (got {a.type})")
+    const = int(a.const) if isinstance(a.const, float) and math.isfinite(a.const) else a.const
+    return Val(tr.cast(node, a, WEAK_INT), WEAK_INT, const)
 
 
 _BUILTIN_HANDLERS = {

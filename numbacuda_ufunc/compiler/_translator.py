@@ -807,14 +807,18 @@ class FunctionTranslator:
                                 f"(got {len(it.args)})")
         vals = [self.expr(a) for a in it.args]
         for a, v in zip(it.args, vals):
+            # Integers, and floats as Numba takes them (converted to int64, truncating)
             if not isinstance(v.type, Bottom) and (not self._numeric(a, v, "range()")
-                                                   or not is_int_like(v.type)):
-                raise self.error(a, f"range() arguments must be integers (got {v.type})")
+                                                   or kind_of(v.type) not in "bif"):
+                raise self.error(a, f"range() arguments must be integers or floats "
+                                    f"(got {v.type})")
         codes = [self.cast(it, v, WEAK_INT) if not isinstance(v.type, Bottom) else "0"
                  for v in vals]
         start, stop, step = (["0LL", codes[0], "1LL"] if len(codes) == 1 else
                              [codes[0], codes[1], "1LL"] if len(codes) == 2 else codes)
         step_const = vals[2].const if len(vals) == 3 else 1
+        if isinstance(step_const, float) and math.isfinite(step_const):
+            step_const = int(step_const)
         if step_const == 0:
             raise self.error(it, "range() arg 3 must not be zero")
         i, n, st = self.temp("nu_i"), self.temp("nu_stop"), self.temp("nu_step")

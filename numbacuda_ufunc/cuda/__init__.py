@@ -43,6 +43,7 @@ from . import (
     vector_types,
 )
 from ._device_arrays import IpcArrayHandle, open_ipc_array
+from ._device_attributes import ATTRIBUTES, EMULATED_H100
 from ._host_memory import (
     ManagedNDArray,
     MappedNDArray,
@@ -126,7 +127,10 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
 
 
 class Device:
-    """A CUDA device as Numba describes it: ``id``, ``name``, ``compute_capability``."""
+    """A CUDA device as Numba describes it: ``id``, ``name``, ``compute_capability``,
+    and every ``CU_DEVICE_ATTRIBUTE_*`` by its name without the prefix
+    (``MAX_BLOCK_DIM_X``, ``MULTIPROCESSOR_COUNT``, ...), read from the driver at first use.
+    Under emulation the attributes are an H100's (cuda/_device_attributes.py)."""
 
     def __init__(self, ordinal: int):
         info = _core.device_info(_ordinal(ordinal, "Device"))
@@ -137,6 +141,18 @@ class Device:
         self.MULTIPROCESSOR_COUNT = info["multiprocessors"]
         self.MAX_THREADS_PER_BLOCK = info["max_threads_per_block"]
         self.WARP_SIZE = info["warp_size"]
+
+    def __getattr__(self, name):  # only for names __init__ did not set
+        if name not in ATTRIBUTES:
+            raise AttributeError(f"'Device' object has no attribute {name!r}")
+        value = _core.device_attribute(self.id, ATTRIBUTES[name])
+        if value == -1 and _core.emulation_enabled():
+            if name not in EMULATED_H100:
+                raise AttributeError(f"Device.{name}: the emulated device (the host backend) "
+                                     f"has no value for CU_DEVICE_ATTRIBUTE_{name}")
+            value = EMULATED_H100[name]
+        setattr(self, name, value)  # Numba caches each attribute on the object too
+        return value
 
     def __repr__(self):
         cc = ".".join(map(str, self.compute_capability))
@@ -301,9 +317,11 @@ def default_stream() -> Stream:
 
 def external_stream(ptr) -> Stream:
     """Wrap a stream handle created by another library (``.external`` is True); we never
-    destroy it."""
-    if isinstance(ptr, bool) or not hasattr(ptr, "__index__") or ptr <= 0:
-        raise ValueError(f"external_stream(): ptr must be a positive stream handle (got {ptr!r})")
+    destroy it. The handle 0 is CUDA's default (NULL) stream, as Numba takes it: what
+    ``torch.cuda.current_stream().cuda_stream`` gives on PyTorch's default stream."""
+    if isinstance(ptr, bool) or not hasattr(ptr, "__index__") or ptr < 0:
+        raise ValueError(f"external_stream(): ptr must be a stream handle, 0 or positive "
+                         f"(got {ptr!r})")
     return _core.external_stream(ptr)
 
 
@@ -391,5 +409,6 @@ def _ordinal(value, api: str) -> int:
 from . import _memory_managers, bf16, config, fp8, random  # noqa: E402, I001  (random needs the names above)
 from . import cudadrv  # noqa: E402, F401  (Numba's numba.cuda.cudadrv names; needs the names above)
 from .cudadrv import devicearray  # noqa: E402, F401
+from .cudadrv import devices  # noqa: E402, F401  (Numba: cuda.devices.gpus, get_context)
 
 _memory_managers._plugin_from_environment()

@@ -37,6 +37,10 @@ void bind_runtime(py::module_& m) {
         d["warp_size"] = info.warp_size;
         return d;
     });
+    m.def("device_attribute", [](int ordinal, int attribute) {
+        return nu::active_backend().device_attribute(ordinal, attribute);
+    }, py::arg("ordinal"), py::arg("attribute"),
+       "cuDeviceGetAttribute for a CU_DEVICE_ATTRIBUTE_* value; -1 on the host backend.");
     m.def("memory_stats", [] {
         const nu::memory_stats s = nu::active_backend().memory();
         report_release_errors();

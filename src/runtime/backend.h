@@ -58,6 +58,9 @@ public:
     virtual int driver_version() const = 0;  // 1000*major + 10*minor; 0 when emulated
     virtual int device_count() const = 0;
     virtual device_info device(int ordinal) const = 0;
+    // cuDeviceGetAttribute(`attribute`, device `ordinal`) for Numba's Device attributes; the
+    // host backend has no driver to ask (-1: Python answers with the emulated device's values).
+    virtual int device_attribute(int ordinal, int attribute) const { return -1; }
     virtual int current_device() const = 0;
     virtual void select_device(int ordinal) = 0;
     virtual void synchronize() = 0;

@@ -71,6 +71,13 @@ public:
 
     int device_count() const override { return static_cast<int>(m_devices.size()); }
 
+    int device_attribute(int ordinal, int attr) const override {
+        check_ordinal(ordinal, "Device");
+        CUdevice dev = 0;
+        NU_CU(m_api, cuDeviceGet, &dev, ordinal);
+        return attribute(static_cast<CUdevice_attribute>(attr), dev);
+    }
+
     device_info device(int ordinal) const override {
         check_ordinal(ordinal, "get_device");
         CUdevice dev = 0;

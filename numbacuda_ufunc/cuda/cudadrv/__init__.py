@@ -6,6 +6,6 @@ modules give our classes under Numba's names. Numba's low-level driver bindings
 (``cuMemcpyHtoD``...) are not here: the engine calls the driver from C++.
 """
 
-from . import devicearray, driver, error, nvrtc
+from . import devicearray, devices, driver, error, nvrtc
 
-__all__ = ["devicearray", "driver", "error", "nvrtc"]
+__all__ = ["devicearray", "devices", "driver", "error", "nvrtc"]
