@@ -183,3 +183,47 @@ def test_external_stream_zero_is_the_default_stream():
     for bad in (-1, 1.5, True, "0"):
         with pytest.raises(ValueError, match="external_stream\\(\\): ptr must be a stream handle"):
             cuda.external_stream(bad)
+
+
+# ---- the rest of numba.cuda's public names a program reaches --------------------------------
+
+def test_cuda_namespace_reexports_numba_types_and_modules():
+    assert cuda.float32 is nu.float32 and cuda.int64 is nu.int64 and cuda.void is nu.void
+    assert cuda.types is nu.types and cuda.errors is nu.errors
+    assert cuda.CudaSupportError is nu.errors.CudaSupportError
+    assert cuda.literal_unroll is nu.literal_unroll
+    assert cuda.is_float16_supported() is True
+    for module in ("driver", "extending", "kernels", "libdevice"):
+        assert hasattr(cuda, module)
+    assert cuda.require_context is cuda.devices.require_context
+
+    @cuda.jit
+    def k(r):
+        a = cuda.local.array(2, dtype=cuda.float32)
+        a[0] = 1.5
+        a[1] = 2.0
+        r[0] = a[0] * a[1]
+
+    r = np.zeros(1, np.float32)
+    k[1, 1](r)
+    assert r[0] == 3.0
+
+
+def test_device_feature_queries_and_context_factories():
+    dev = cuda.get_current_device()
+    cc = tuple(dev.compute_capability)
+    assert dev.supports_float16 == (cc >= (5, 3))
+    assert dev.supports_bfloat16 == (cc >= (8, 0)) and dev.supports_fp8 == (cc >= (8, 9))
+    ctx = cuda.current_context()
+    s = ctx.create_stream()
+    e = ctx.create_event()
+    d = cuda.to_device(np.arange(5.0), stream=s)
+    e.record(s)
+    e.synchronize()
+    np.testing.assert_array_equal(d.copy_to_host(stream=s), np.arange(5.0))
+    for make in (ctx.get_default_stream, ctx.get_legacy_default_stream,
+                 ctx.get_per_thread_default_stream):
+        make().synchronize()
+    assert ctx.create_external_stream(0).handle in (0, None)
+    dev.reset()
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(5.0))

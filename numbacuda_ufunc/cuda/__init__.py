@@ -30,11 +30,59 @@ from .._linking import (
     PTXSource,
 )
 from ..compiler._foreign import ForeignFunction
+from ..compiler._tuples import literal_unroll
 from ..compiler.intrinsics import *  # noqa: F403  (the kernel-only names, as in Numba)
+from ..errors import CudaSupportError
 from ..gufunc import guvectorize
 from ..kernel import Kernel, jit
 from ..reduce import Reduce, reduce
-from ..types import from_dtype
+from ..types import (  # numba.cuda re-exports Numba's scalar types: cuda.float32, cuda.int32 ...
+    b1,
+    bfloat16,
+    bool_,
+    boolean,
+    byte,
+    c8,
+    c16,
+    char,
+    complex64,
+    complex128,
+    double,
+    f4,
+    f8,
+    float32,
+    float64,
+    from_dtype,
+    i1,
+    i2,
+    i4,
+    i8,
+    int8,
+    int16,
+    int32,
+    int64,
+    intc,
+    intp,
+    long_,
+    longlong,
+    none,
+    short,
+    u1,
+    u2,
+    u4,
+    u8,
+    uchar,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    uintc,
+    uintp,
+    ulong,
+    ulonglong,
+    ushort,
+    void,
+)
 from ..ufunc import vectorize
 from . import (
     _device_arrays,  # noqa: F401  (DeviceNDArray's Python-side attributes)
@@ -113,6 +161,12 @@ __all__ = [
     # events and kernel argument hints
     "Event", "event", "event_elapsed_time", "In", "Out", "InOut", "args", "config", "launchconfig",
     "vector_types", *vector_types.vector_types, *vector_types.vector_type_aliases,
+    # Numba's scalar types, as numba.cuda re-exports them
+    "b1", "bfloat16", "bool_", "boolean", "byte", "c8", "c16", "char", "complex64", "complex128",
+    "double", "f4", "f8", "float32", "float64", "i1", "i2", "i4", "i8", "int8", "int16", "int32",
+    "int64", "intc", "intp", "long_", "longlong", "none", "short", "u1", "u2", "u4", "u8",
+    "uchar", "uint8", "uint16", "uint32", "uint64", "uintc", "uintp", "ulong", "ulonglong",
+    "ushort", "void", "is_float16_supported", "CudaSupportError", "literal_unroll",
 ]
 
 
@@ -154,6 +208,22 @@ class Device:
         setattr(self, name, value)  # Numba caches each attribute on the object too
         return value
 
+    @property
+    def supports_float16(self) -> bool:
+        return tuple(self.compute_capability) >= (5, 3)
+
+    @property
+    def supports_bfloat16(self) -> bool:
+        return tuple(self.compute_capability) >= (8, 0)
+
+    @property
+    def supports_fp8(self) -> bool:
+        return tuple(self.compute_capability) >= (8, 9)
+
+    def reset(self) -> None:
+        """Numba's ``Device.reset()``: ``cuda.close()`` here (arrays stay valid)."""
+        close()
+
     def __repr__(self):
         cc = ".".join(map(str, self.compute_capability))
         return f"<CUDA device {self.id} '{self.name}' cc={cc}>"
@@ -178,6 +248,11 @@ def _cc_at_least(cc) -> bool:
 def is_bfloat16_supported() -> bool:
     """Numba's check for ``cuda.bf16``: compute capability 8.0 or newer."""
     return _cc_at_least((8, 0))
+
+
+def is_float16_supported() -> bool:
+    """Numba's check for float16 arithmetic: compute capability 5.3 or newer."""
+    return _cc_at_least((5, 3))
 
 
 def is_fp8_supported() -> bool:
@@ -410,5 +485,9 @@ from . import _memory_managers, bf16, config, fp8, random  # noqa: E402, I001  (
 from . import cudadrv  # noqa: E402, F401  (Numba's numba.cuda.cudadrv names; needs the names above)
 from .cudadrv import devicearray  # noqa: E402, F401
 from .cudadrv import devices  # noqa: E402, F401  (Numba: cuda.devices.gpus, get_context)
+from .cudadrv import driver  # noqa: E402, F401  (numba.cuda.driver)
+from .cudadrv.devices import require_context  # noqa: E402, F401
+from . import extending, kernels, libdevice  # noqa: E402, F401, I001  (Numba's submodules)
+from .. import errors, types  # noqa: E402, F401, I001  (numba.cuda.errors / .types: ours)
 
 _memory_managers._plugin_from_environment()

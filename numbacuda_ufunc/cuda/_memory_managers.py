@@ -328,6 +328,26 @@ class Context:
     def synchronize(self) -> None:
         _core.synchronize()
 
+    # Numba's Context stream and event factories (what cuda.stream() and the rest call)
+    def create_stream(self):
+        return _core.stream()
+
+    def create_external_stream(self, ptr):
+        from . import external_stream  # the facade checks the handle as cuda.external_stream
+        return external_stream(ptr)
+
+    def get_default_stream(self):
+        return _core.default_stream()
+
+    def get_legacy_default_stream(self):
+        return _core.legacy_default_stream()
+
+    def get_per_thread_default_stream(self):
+        return _core.per_thread_default_stream()
+
+    def create_event(self, timing=True):
+        return _core.event(timing)
+
     def reset(self) -> None:
         """Wait for the device, do held frees, give the pool's cache back and reset the
         memory manager. Arrays still referenced stay valid."""
