@@ -15,7 +15,18 @@ import _hostrun as hr
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import bool_, cuda, float32, float64, int8, int32, int64, uint8, vectorize
+from numbacuda_ufunc import (
+    bool_,
+    complex128,
+    cuda,
+    float32,
+    float64,
+    int8,
+    int32,
+    int64,
+    uint8,
+    vectorize,
+)
 from numbacuda_ufunc.compiler import translate
 from numbacuda_ufunc.compiler._bytecode import lift
 from numbacuda_ufunc.errors import CompileError
@@ -235,8 +246,9 @@ def test_unsupported_bytecode_is_a_compile_error():
                                            "members only.*bytecode"):
         translate(g["h"], (float64,))
     exec("def r(x):\n    for i in range(x):\n        pass\n    return x\n", g)
-    with pytest.raises(CompileError, match="range.. arguments must be integers"):
-        translate(g["r"], (float64,))
+    translate(g["r"], (float64,))  # a float bound is truncated to int64, as in Numba
+    with pytest.raises(CompileError, match="range.. arguments must be integers or floats"):
+        translate(g["r"], (complex128,))
 
 
 # ---- the lifting alone, against Python on this interpreter ----------------------------------
