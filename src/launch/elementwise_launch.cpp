@@ -75,4 +75,17 @@ void launch_elementwise(const elementwise_kernel& k, elementwise_params& params,
     launch_kernel(k.kernel, params.data(), n, host, parallel, 256, vectorized ? k.vec : 1, stream);
 }
 
+void run_numpy_inner_loop(const numpy_inner_loop& loop, char* const* args, long long n,
+                          const std::intptr_t* steps) noexcept {
+    if (n <= 0) return;
+    // The kernel takes the output first, NumPy passes it last.
+    elementwise_params params(n, false, shape_t{n});
+    params.add(args[loop.nin], nullptr, shape_t{static_cast<std::int64_t>(steps[loop.nin])});
+    for (int k = 0; k < loop.nin; ++k) {
+        params.add(args[k], nullptr, shape_t{static_cast<std::int64_t>(steps[k])});
+    }
+    // 4 Ki elements per chunk, as launch_kernel's strided elementwise chunks (256 * 16).
+    run_host_items_to_end(loop.entry, params.data(), n, loop.parallel, 4096);
+}
+
 }  // namespace nu

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,21 @@ private:
     std::size_t m_dims;
     small_vector<long long, 64> m_words;  // inline: built on every call
 };
+
+// A host loop as NumPy's inner loop calls it (np.ufunc over a cpu/parallel ufunc): the
+// strided 1-d variant of one loop over the loop's own dtypes, with 64-bit indices.
+struct numpy_inner_loop {
+    host_entry entry = nullptr;
+    std::shared_ptr<host_library> library;  // keeps `entry` loaded while NumPy may call it
+    int nin = 0;
+    bool parallel = false;
+};
+
+// One call of NumPy's inner loop (PyUFuncGenericFunction): `args` holds the inputs, then
+// the output; `n` elements; `steps` the byte strides in the same order (zero for a
+// broadcast operand, negative for a reversed view). Runs to the end: nothing is thrown.
+void run_numpy_inner_loop(const numpy_inner_loop& loop, char* const* args, long long n,
+                          const std::intptr_t* steps) noexcept;
 
 // Runs `n` elements with the contiguous variant's vector width when `vectorized`.
 void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,
