@@ -217,7 +217,10 @@ numpy_inner_loop ufunc::numpy_loop(int index) {
     v.out = l.out;
     v.in = l.in;
     const elementwise_kernel& k = kernel(v, /*host=*/true);
-    return numpy_inner_loop{k.kernel.entry, k.kernel.library, m_nin, m_target == target::parallel};
+    numpy_inner_loop result{k.kernel.entry, k.kernel.library, m_nin, m_target == target::parallel, {}};
+    result.itemsizes.push_back(static_cast<long long>(itemsize(l.out)));
+    for (dtype t : l.in) result.itemsizes.push_back(static_cast<long long>(itemsize(t)));
+    return result;
 }
 
 void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
