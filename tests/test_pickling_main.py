@@ -153,17 +153,21 @@ def test_script_main_objects_run_on_a_process_local_cluster(tmp_path):
 _LOAD = '''
 import json, pickle, sys
 import numpy as np
-rel, hyp, total, fact_kernel, negate_bytes = pickle.loads(sys.stdin.buffer.read())
+rel, hyp, total, fact_launch, msum, negate_bytes = pickle.loads(sys.stdin.buffer.read())
 run_negate = pickle.loads(negate_bytes)
 x = np.array([1.0, 2.5, 4.0])
 a = np.arange(5, dtype=np.int64)
-fact_kernel[1, 8](a)
+fact_launch(a)
 print(json.dumps([rel(x, 2.0).tolist(), hyp(x, x).tolist(), total(x).tolist(),
-                  run_negate(x).tolist(), a.tolist()]))
+                  run_negate(x).tolist(), a.tolist(), float(msum(x))]))
 '''
 
 _RECURSIVE = '''
-from numbacuda_ufunc import cuda
+from numbacuda_ufunc import cuda, reduce
+
+@reduce
+def msum(a, b):
+    return a + b
 
 @cuda.jit(device=True)
 def fact(n):
@@ -186,24 +190,27 @@ def _as_main(source):
 def test_main_objects_pickle_by_value_and_rebuild_in_a_fresh_process():
     cloudpickle = pytest.importorskip("cloudpickle")
     ns = _as_main(_DEFINITIONS + _RECURSIVE)
-    objs = tuple(ns[k] for k in ("rel", "hyp", "total", "fact_kernel"))
+    objs = tuple(ns[k] for k in ("rel", "hyp", "total", "fact_kernel", "msum"))
     for obj in objs:
         assert obj.__module__ == "__main__"
         # By value: the stream holds the function, not a reference to __main__.<name>
         assert b"__main__\n" + obj.__name__.encode() not in pickle.dumps(obj, protocol=0)
     # Our objects under plain pickle; a plain function of __main__ (calling the kernel
     # `negate`, a global it pickles by value) under cloudpickle, as dask.distributed does.
-    payload = pickle.dumps(objs + (cloudpickle.dumps(ns["run_negate"]),))
+    # The kernel goes as a configured launch (kernel[1, 8]), which pickles the kernel.
+    payload = pickle.dumps(objs[:3] + (ns["fact_kernel"][1, 8], ns["msum"],
+                                       cloudpickle.dumps(ns["run_negate"])))
     out = subprocess.run([sys.executable, "-c", _LOAD], input=payload,
                          capture_output=True, timeout=300)
     assert out.returncode == 0, out.stderr.decode()[-3000:]
-    rel, hyp, total, negate, fact = json.loads(out.stdout.decode().strip().splitlines()[-1])
+    rel, hyp, total, negate, fact, msum = json.loads(out.stdout.decode().strip().splitlines()[-1])
     x = np.array([1.0, 2.5, 4.0])
     np.testing.assert_allclose(rel, (x - 2.0) / 2.0, rtol=1e-15)
     np.testing.assert_allclose(hyp, np.hypot(x, x), rtol=1e-15)
     np.testing.assert_allclose(total, 2 * x.sum(), rtol=1e-15)
     np.testing.assert_allclose(negate, -2 * x, rtol=1e-15)
     assert fact == [1, 1, 2, 6, 24]
+    assert msum == 7.5
 
 
 def test_recursive_main_device_function_pickles_once():
