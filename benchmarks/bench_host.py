@@ -2,7 +2,10 @@
 
 Group ``host``: ``a*b+c`` and a math-heavy function on float32, n = 10 to 10^7, for
 ``vectorize(target="cpu"|"parallel")``, and a batched 4x4 float32 matmul gufunc (10^5
-matrices). Numba is an optional peer: its cases skip when it is not installed. Outputs
+matrices). Group ``host-pandas``: pandas ``Series.apply``/``map`` over 10^5 float64
+elements with the vectorize ufunc itself (pandas calls it once per element) and with its
+``f.ufunc`` (a real ``np.ufunc``: pandas calls it once on the whole array). Numba is an
+optional peer: its cases skip when it is not installed. Outputs
 are preallocated (``out=``) so both sides time the loop, not the allocator; inputs are
 random; every callable is called once (compiled) before timing.
 """
@@ -109,6 +112,33 @@ def test_host_vectorize_strided(benchmark, layout, impl):
     benchmark.extra_info.update(kind="fma", target="cpu", layout=layout, impl=impl)
     benchmark(f, *args, out=out)
     np.testing.assert_allclose(out, fma3(*args), rtol=2e-6, atol=1e-6)
+
+
+def shifted_square(v):
+    return v * v - 0.5
+
+
+@pytest.mark.benchmark(group="host-pandas")
+@pytest.mark.parametrize("method", ["apply", "map"])
+@pytest.mark.parametrize("impl", ["ufunc-object", "np.ufunc"])
+def test_host_pandas_series(benchmark, impl, method):
+    # What pandas does with f: no isinstance(f, np.ufunc) for our object (no Python class
+    # can derive from np.ufunc), so Series.apply(f) calls f per element; f.ufunc is one
+    # np.ufunc call on the Series' array, the index kept.
+    pd = pytest.importorskip("pandas")
+    f = nu.vectorize(["float64(float64)"], target="cpu")(shifted_square)
+    fn = f if impl == "ufunc-object" else f.ufunc
+    n = 100_000
+    s = pd.Series(np.random.default_rng(4).standard_normal(n), index=np.arange(n) * 2)
+    run = getattr(s, method)
+    got = run(fn)
+    assert got.index.equals(s.index)
+    np.testing.assert_array_equal(got.to_numpy(), f(s.to_numpy()))
+    benchmark.extra_info.update(kind=f"pandas-{method}", impl=impl, n=n)
+    if impl == "ufunc-object":  # about 0.1 s a call: a few rounds say enough
+        benchmark.pedantic(run, args=(fn,), rounds=5, iterations=1, warmup_rounds=1)
+    else:
+        benchmark(run, fn)
 
 
 _BUILD_COUNTER = [0]

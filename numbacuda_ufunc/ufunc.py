@@ -110,6 +110,34 @@ class UFunc(_core.UFunc):
     def signatures(self) -> list:
         return list(self._translated)
 
+    @property
+    def ufunc(self) -> np.ufunc:
+        """A real ``numpy.ufunc`` over this ufunc's host loops (targets ``cpu`` and
+        ``parallel``), as Numba's DUFunc keeps one: pandas' ``Series.apply`` and code that
+        checks ``isinstance(x, np.ufunc)`` take it. It has one loop per loop compiled so
+        far, in the same order, and NumPy selects among them by its own rule (the first
+        loop the inputs cast to safely). A lazy ufunc gets a new object once it has
+        compiled more loops. AttributeError for target ``cuda``, and before a lazy ufunc
+        has compiled any loop."""
+        api = f"{self.__name__}.ufunc"
+        if self.target == "cuda":
+            raise AttributeError(f"{api}: a NumPy ufunc runs host loops, so it exists for "
+                                 f"targets 'cpu' and 'parallel' only (got target 'cuda')")
+        count = self.ntypes
+        if count == 0:
+            raise AttributeError(f"{api}: the lazy ufunc '{self.__name__}' has no loop yet; "
+                                 f"call it once, or give vectorize() signatures")
+        cached = self.__dict__.get("_numpy_ufunc")
+        if cached is not None and cached[0] == count:
+            return cached[1]
+        if self.identity is None or self.identity == "reorderable":
+            identity, value = ("none" if self.identity is None else "reorderable"), None
+        else:
+            identity, value = "value", self.identity
+        made = _core.numpy_ufunc(self, self.__name__, self.__doc__ or "", identity, value)
+        self._numpy_ufunc = (count, made)
+        return made
+
     def add(self, sig) -> None:
         """Translate and register one more loop (Numba's ``ufunc.add``)."""
         sig = parse_signature(sig)

@@ -88,6 +88,7 @@ PYBIND11_MODULE(_core, m) {
     bind_gufunc(m);
     bind_reduce(m);
     bind_ufunc_methods(m);
+    bind_numpy_ufunc(m);
     bind_kernel(m);
     bind_memory_api(m);
 }

@@ -28,6 +28,7 @@ void bind_ufunc(py::module_& m);
 void bind_gufunc(py::module_& m);
 void bind_reduce(py::module_& m);
 void bind_ufunc_methods(py::module_& m);
+void bind_numpy_ufunc(py::module_& m);  // numpy_ufunc.cpp: np.ufunc over host loops
 void bind_kernel(py::module_& m);
 void bind_memory_api(py::module_& m);  // memory_api.cpp: events, mapped memory, EMM, IPC
 

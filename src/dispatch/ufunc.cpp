@@ -201,6 +201,28 @@ const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host)
     return *m_kernels.emplace(v, std::move(k)).first->second;
 }
 
+numpy_inner_loop ufunc::numpy_loop(int index) {
+    if (m_target == target::cuda) {
+        throw type_error(m_name + "(): a NumPy ufunc needs host loops (target 'cpu' or 'parallel'; "
+                         "got target 'cuda')");
+    }
+    if (index < 0 || static_cast<std::size_t>(index) >= m_loops.size()) {
+        throw value_error(m_name + "(): no loop " + std::to_string(index));
+    }
+    const loop& l = loop_at(index);
+    elementwise_variant v;
+    v.loop = index;
+    v.ndim = 1;
+    v.index64 = true;
+    v.out = l.out;
+    v.in = l.in;
+    const elementwise_kernel& k = kernel(v, /*host=*/true);
+    numpy_inner_loop result{k.kernel.entry, k.kernel.library, m_nin, m_target == target::parallel, {}};
+    result.itemsizes.push_back(static_cast<long long>(itemsize(l.out)));
+    for (dtype t : l.in) result.itemsizes.push_back(static_cast<long long>(itemsize(t)));
+    return result;
+}
+
 void ufunc::execute(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
                     const stream_ref& stream) {
     const std::int64_t n = checked_size(plan.shape, m_name.c_str());

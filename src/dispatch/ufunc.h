@@ -74,6 +74,10 @@ public:
     void execute(const call_plan& plan, const std::vector<operand>& inputs, const operand& out,
                  const stream_ref& stream);
 
+    // `loop` as NumPy's inner loop runs it (cpu and parallel targets only; type_error for
+    // cuda): its strided 1-d host kernel, built (or found in the cache) on first use.
+    numpy_inner_loop numpy_loop(int loop);
+
     std::string no_loop_message(const std::vector<operand>& inputs) const;
     // Calls whose host data moved in overlapped chunks (see run_pipelined).
     long long pipelined_calls() const { return m_pipelined_calls; }

@@ -2,6 +2,7 @@
 #include "launch/elementwise_launch.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "runtime/errors.h"
 #include "runtime/runtime.h"
@@ -73,6 +74,66 @@ void elementwise_params::add(const void* ptr, const unsigned char* scalar16,
 void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,
                         bool host, bool parallel, bool vectorized, stream_handle stream) {
     launch_kernel(k.kernel, params.data(), n, host, parallel, 256, vectorized ? k.vec : 1, stream);
+}
+
+void elementwise_params::set_pointer(std::size_t k, const void* ptr) {
+    // Layout of add(): n, aligned, shape[m_dims], then per operand ptr, value[2], strides.
+    m_words[2 + m_dims + k * (3 + m_dims)] = reinterpret_cast<long long>(ptr);
+}
+
+namespace {
+
+// Bytes [lo, hi) that `n` elements of `itemsize` bytes, `step` apart from `p`, touch.
+std::pair<std::uintptr_t, std::uintptr_t> span_of(const char* p, long long n, std::intptr_t step,
+                                                  long long itemsize) {
+    const auto base = reinterpret_cast<std::uintptr_t>(p);
+    const std::intptr_t last = step * static_cast<std::intptr_t>(n - 1);
+    const std::uintptr_t lo = last < 0 ? base + last : base;
+    const std::uintptr_t hi = (last < 0 ? base : base + last) + static_cast<std::uintptr_t>(itemsize);
+    return {lo, hi};
+}
+
+// Whether an input shares memory with the output other than element for element (the
+// same pointer and the same nonzero stride, which a vectorised loop handles).
+bool output_fed_back(const numpy_inner_loop& loop, char* const* args, long long n,
+                     const std::intptr_t* steps) {
+    const char* out = args[loop.nin];
+    const auto o = span_of(out, n, steps[loop.nin], loop.itemsizes[0]);
+    for (int k = 0; k < loop.nin; ++k) {
+        if (args[k] == out && steps[k] == steps[loop.nin] && steps[k] != 0 &&
+            loop.itemsizes[k + 1] == loop.itemsizes[0]) {
+            continue;
+        }
+        const auto a = span_of(args[k], n, steps[k], loop.itemsizes[k + 1]);
+        if (a.first < o.second && o.first < a.second) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+void run_numpy_inner_loop(const numpy_inner_loop& loop, char* const* args, long long n,
+                          const std::intptr_t* steps) noexcept {
+    if (n <= 0) return;
+    if (n > 1 && output_fed_back(loop, args, n, steps)) {
+        elementwise_params one(1, false, shape_t{1});
+        for (int k = 0; k <= loop.nin; ++k) one.add(nullptr, nullptr, shape_t{0});
+        long long report[4];
+        for (long long i = 0; i < n; ++i) {
+            one.set_pointer(0, args[loop.nin] + i * steps[loop.nin]);
+            for (int k = 0; k < loop.nin; ++k) one.set_pointer(k + 1, args[k] + i * steps[k]);
+            loop.entry(one.data(), 0, 1, report);
+        }
+        return;
+    }
+    // The kernel takes the output first, NumPy passes it last.
+    elementwise_params params(n, false, shape_t{n});
+    params.add(args[loop.nin], nullptr, shape_t{static_cast<std::int64_t>(steps[loop.nin])});
+    for (int k = 0; k < loop.nin; ++k) {
+        params.add(args[k], nullptr, shape_t{static_cast<std::int64_t>(steps[k])});
+    }
+    // 4 Ki elements per chunk, as launch_kernel's strided elementwise chunks (256 * 16).
+    run_host_items_to_end(loop.entry, params.data(), n, loop.parallel, 4096);
 }
 
 }  // namespace nu

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,11 +58,32 @@ public:
     // Appends one operand (output first): pointer, by-value scalar bytes, strides.
     void add(const void* ptr, const unsigned char* scalar16, const shape_t& strides);
     void* data() { return m_words.data(); }
+    // Moves operand `k`'s pointer (0 = the output), e.g. to step a one-element call along.
+    void set_pointer(std::size_t k, const void* ptr);
 
 private:
     std::size_t m_dims;
     small_vector<long long, 64> m_words;  // inline: built on every call
 };
+
+// A host loop as NumPy's inner loop calls it (np.ufunc over a cpu/parallel ufunc): the
+// strided 1-d variant of one loop over the loop's own dtypes, with 64-bit indices.
+struct numpy_inner_loop {
+    host_entry entry = nullptr;
+    std::shared_ptr<host_library> library;  // keeps `entry` loaded while NumPy may call it
+    int nin = 0;
+    bool parallel = false;
+    std::vector<long long> itemsizes;  // bytes of the output's element, then each input's
+};
+
+// One call of NumPy's inner loop (PyUFuncGenericFunction): `args` holds the inputs, then
+// the output; `n` elements; `steps` the byte strides in the same order (zero for a
+// broadcast operand, negative for a reversed view). Runs to the end: nothing is thrown.
+// NumPy's reduce and accumulate pass the output again as an input, shifted or with stride
+// 0, and expect each element to see the one written before it: such a call runs one
+// element at a time, in order (the kernel's unit-stride loop takes restrict pointers).
+void run_numpy_inner_loop(const numpy_inner_loop& loop, char* const* args, long long n,
+                          const std::intptr_t* steps) noexcept;
 
 // Runs `n` elements with the contiguous variant's vector width when `vectorized`.
 void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,

@@ -22,11 +22,12 @@ struct host_job final : pool_job {
     std::atomic<bool> stop{false};
     std::mutex mutex;
     bool failed = false;
+    bool interruptible = true;
     long long report[4] = {};
 
     void work() override {
         while (!stop.load(std::memory_order_relaxed)) {
-            if (interrupt_pending()) {  // before taking a chunk, so taken chunks all finish
+            if (interruptible && interrupt_pending()) {  // before taking a chunk, so taken chunks all finish
                 stop.store(true);
                 break;
             }
@@ -95,6 +96,25 @@ bool run_host_items(host_entry entry, const void* params, long long n, bool para
             throw interrupted("host launch interrupted");
         if (begin >= n) return false;
     }
+}
+
+void run_host_items_to_end(host_entry entry, const void* params, long long n, bool parallel,
+                           long long grain) {
+    const unsigned cores = pool_threads();
+    grain = std::max(1LL, grain);
+    long long report[4];
+    if (!parallel || cores < 2 || n < 4 * grain) {
+        entry(params, 0, n, report);
+        return;
+    }
+    host_job job;
+    job.entry = entry;
+    job.params = params;
+    job.n = n;
+    job.interruptible = false;
+    job.chunk = std::clamp((n + 4 * cores - 1) / (4 * cores), grain, 16 * grain);
+    job.next.store(0);
+    if (!run_on_pool(job)) job.work();
 }
 
 }  // namespace nu

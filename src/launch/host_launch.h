@@ -15,4 +15,11 @@ using host_entry = int (*)(const void* params, long long begin, long long end, l
 bool run_host_items(host_entry entry, const void* params, long long n, bool parallel,
                     long long grain, long long* report);
 
+// Runs items [0, n) to the end, as run_host_items does but without watching SIGINT (no
+// handler installed, no interpreter call, nothing thrown): for NumPy's inner loops, which
+// may run without the GIL and have no way to report an interruption (NumPy's own loops do
+// not stop on Ctrl-C either). Elementwise entries only (they never report).
+void run_host_items_to_end(host_entry entry, const void* params, long long n, bool parallel,
+                           long long grain);
+
 }  // namespace nu
