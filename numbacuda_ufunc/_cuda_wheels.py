@@ -25,21 +25,23 @@ _LIBRARY_PREFIXES = ("libnvrtc.so.", "libnvJitLink.so.")
 _INCLUDE_MARKERS = {("cub", "cub.cuh"): 2, ("cuda_runtime.h",): 1}
 
 
-def _dirs_of(dist) -> tuple[list[str], list[str]]:
-    libs, incs = [], []
+def _dirs_of(dist) -> tuple[list[str], list[str], list[str]]:
+    """(library folders, include folders, the libraries themselves) of one distribution."""
+    libs, incs, files = [], [], []
     for f in dist.files or ():
         parts = PurePosixPath(str(f)).parts
         if parts and parts[-1].startswith(_LIBRARY_PREFIXES) and "lib" in parts[:-1]:
             libs.append(str(dist.locate_file(PurePosixPath(*parts[:-1]))))
+            files.append(str(dist.locate_file(f)))
         for marker, depth in _INCLUDE_MARKERS.items():
             if parts[-len(marker):] == marker and len(parts) > depth:
                 incs.append(str(dist.locate_file(PurePosixPath(*parts[:-depth]))))
-    return libs, incs
+    return libs, incs, files
 
 
 def wheel_dirs() -> tuple[list[str], list[str], list[tuple[str, str, list[str]]]]:
-    """(library directories, include directories, [(distribution, version, its directories)])
-    of the CUDA wheels installed, cu13's before cu12's, each directory once."""
+    """(library directories, include directories, [(distribution, version, its folders and
+    libraries)]) of the CUDA wheels installed, cu13's before cu12's, each directory once."""
     libs: list[str] = []
     incs: list[str] = []
     found: list[tuple[str, str, list[str]]] = []
@@ -49,8 +51,8 @@ def wheel_dirs() -> tuple[list[str], list[str], list[tuple[str, str, list[str]]]
                 dist = metadata.distribution(name)
             except metadata.PackageNotFoundError:
                 continue
-            dl, di = _dirs_of(dist)
-            found.append((name, dist.version, dl + di))
+            dl, di, files = _dirs_of(dist)
+            found.append((name, dist.version, files + dl + di))
             libs += [d for d in dl if d not in libs]
             incs += [d for d in di if d not in incs]
     return libs, incs, found
@@ -68,9 +70,13 @@ def origin(path: str, wheels) -> str:
     if os.sep not in path:
         return "the dynamic loader's search path"
     real = os.path.realpath(path)
-    for name, version, dirs in wheels:
-        if any(real.startswith(os.path.realpath(d) + os.sep) or real == os.path.realpath(d) for d in dirs):
-            return f"pip wheel {name} {version}"
+    # The distribution holding the file or folder itself first: several wheels share a
+    # folder (nvidia/cu13/lib holds NVRTC's and nvJitLink's libraries).
+    for exact in (True, False):
+        for name, version, paths in wheels:
+            for p in map(os.path.realpath, paths):
+                if real == p or (not exact and real.startswith(p + os.sep)):
+                    return f"pip wheel {name} {version}"
     homes = [(v, os.environ.get(v)) for v in _HOME_VARIABLES] + [("default", "/usr/local/cuda")]
     for var, home in homes:
         if home and (real + os.sep).startswith(os.path.realpath(home) + os.sep):

@@ -83,12 +83,19 @@ def test_wheel_files_are_found_through_their_metadata(tmp_path, monkeypatch):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cuda-nvrtc\nVersion: 13.9.1\n")
     (info / "RECORD").write_text("nvidia/cu13/lib/libnvrtc.so.13,,\nnvidia/cu13/include/cccl/cub/cub.cuh,,\n"
                                  "nvidia/cu13/include/cuda_runtime.h,,\n")
+    (site / "nvidia/cu13/lib/libnvJitLink.so.13").write_bytes(b"")  # a second wheel, same folder
+    info = site / "nvidia_nvjitlink-13.9.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-nvjitlink\nVersion: 13.9.2\n")
+    (info / "RECORD").write_text("nvidia/cu13/lib/libnvJitLink.so.13,,\n")
     monkeypatch.syspath_prepend(str(site))
     libs, incs, found = wheel_dirs()
     assert str(site / "nvidia/cu13/lib") in libs
     assert str(site / "nvidia/cu13/include/cccl") in incs and str(site / "nvidia/cu13/include") in incs
     assert ("nvidia-cuda-nvrtc", "13.9.1") in [(n, v) for n, v, _ in found]
     assert origin(str(site / "nvidia/cu13/lib/libnvrtc.so.13"), found) == "pip wheel nvidia-cuda-nvrtc 13.9.1"
+    assert origin(str(site / "nvidia/cu13/lib/libnvJitLink.so.13"), found) == "pip wheel nvidia-nvjitlink 13.9.2"
+    assert origin(str(site / "nvidia/cu13/include/cccl"), found) == "pip wheel nvidia-cuda-nvrtc 13.9.1"
     assert origin("libnvrtc.so.13", found) == "the dynamic loader's search path"
 
 
