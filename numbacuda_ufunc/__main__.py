@@ -38,14 +38,37 @@ def report(core) -> None:
                   f"{info['total_memory'] / 2**30:.1f} GiB  {info['multiprocessors']} SMs")
     else:
         _line("GPU", f"none: {core.unavailable_reason()}")
-    try:
-        major, minor = core.nvrtc_version()
-        _line("NVRTC", f"{major}.{minor}  ({core.nvrtc_library_path()})")
-    except Exception as exc:  # reported, not fatal: host builds still work
-        _line("NVRTC", f"not found: {exc}")
-    _line("CUB headers", core.cub_include_dir() or "not found")
+    cuda_libraries(core)
     disabled = os.environ.get("NUMBACUDA_UFUNC_DISABLE_CACHE") == "1"
     _line("cache directory", core.cache_dir() + ("  (disabled)" if disabled else ""))
+
+
+def cuda_libraries(core) -> None:
+    """NVRTC, nvJitLink and the headers the engine uses, and where each comes from (a
+    toolkit, a pip wheel of the cu12/cu13 extras, the loader's path)."""
+    from ._cuda_wheels import origin, wheel_dirs
+
+    wheels = wheel_dirs()[2]
+    _line("CUDA wheels", ", ".join(f"{n} {v}" for n, v, _ in wheels) or "none")
+    found = ", ".join(f"{os.path.basename(p)} ({origin(p, wheels)})" for p, _ in core.nvrtc_candidates())
+    _line("NVRTCs found", found or "none")
+    driver = core.nvrtc_driver_version()
+    rule = (f"newest the driver (CUDA {driver // 1000}.{driver % 1000 // 10}) supports" if driver
+            else "newest (no driver)")
+    try:
+        major, minor = core.nvrtc_version()
+        path = core.nvrtc_library_path()
+        _line("NVRTC", f"{major}.{minor}  {path}  [{origin(path, wheels)}; {rule}]")
+    except Exception as exc:  # reported, not fatal: host builds still work
+        _line("NVRTC", f"not usable: {exc}")
+    try:
+        major, minor = core.nvjitlink_version()
+        path = core.nvjitlink_library_path()
+        _line("nvJitLink", f"{major}.{minor}  {path}  [{origin(path, wheels)}]")
+    except Exception as exc:  # only link= kernels need it
+        _line("nvJitLink", f"not usable: {exc}")
+    for label, folder in (("CUDA headers", core.cuda_include_dir()), ("CCCL headers", core.cub_include_dir())):
+        _line(label, f"{folder}  [{origin(folder, wheels)}]" if folder else "not found")
 
 
 def roundtrip_demo(cuda) -> None:

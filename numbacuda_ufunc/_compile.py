@@ -4,11 +4,11 @@ translator never imports ``_core``."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 import warnings
 
+from ._cuda_wheels import wheel_dirs
 from ._linking import LTOIR, LinkableCode, PTXSource
 from .compiler import HEADER, translate, translate_kernel
 from .compiler._source import load_source
@@ -28,25 +28,6 @@ _setup_lock = threading.Lock()
 _core_module = None
 
 
-def _wheel_dirs():
-    """Library and include directories of the nvidia-cuda-nvrtc / nvidia-cuda-cccl wheels
-    (and nvidia-cuda-runtime's headers: cuda_fp8.h for FP8 kernels)."""
-    libs, incs = [], []
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        spec = None
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cuda_nvrtc/lib", "nvjitlink/lib", "cu13/lib", "cu12/lib"):
-            if os.path.isdir(os.path.join(root, sub)):
-                libs.append(os.path.join(root, sub))
-        for sub in ("cuda_cccl/include", "cu13/include/cccl", "cu13/include", "cu12/include",
-                    "cuda_runtime/include"):
-            if os.path.isdir(os.path.join(root, sub)):
-                incs.append(os.path.join(root, sub))
-    return libs, incs
-
-
 def core():
     """The C++ engine, with the wheel search paths configured once."""
     global _core_module
@@ -55,7 +36,8 @@ def core():
             if _core_module is None:
                 from . import _core
 
-                _core.set_wheel_search_paths(*_wheel_dirs())
+                libs, incs, _ = wheel_dirs()
+                _core.set_wheel_search_paths(libs, incs)
                 refusal = _core.cache_dir_refusal()
                 if refusal:  # a folder others can write to would run their code as ours
                     warnings.warn(f"{refusal}; compiled kernels are kept in memory only (set "
@@ -324,13 +306,9 @@ def _nvrtc_child_main():
 
 
 def _toolkit_include_dir():
-    """The CUDA toolkit's include folder (cuda_fp16.h...), as the engine finds it, or ""."""
-    for var in ("NUMBACUDA_UFUNC_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"):
-        home = os.environ.get(var)
-        if home and os.path.isfile(os.path.join(home, "include", "cuda_runtime.h")):
-            return os.path.join(home, "include")
-    default = "/usr/local/cuda/include"
-    return default if os.path.isfile(os.path.join(default, "cuda_runtime.h")) else ""
+    """The CUDA include folder (cuda_fp16.h...) as the engine finds it: a toolkit's, else
+    the nvidia-cuda-runtime wheel's; "" when none."""
+    return core().cuda_include_dir()
 
 
 def _device_unit(fn, s, abi, abi_info, line_info, forceinline, api):

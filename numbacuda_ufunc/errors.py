@@ -5,7 +5,7 @@ matches it, so ``except TypeError`` catches a :class:`CompileError`. This module
 imports nothing from ``_core`` (the C++ engine imports it to raise these types).
 """
 
-__all__ = ["NumbaCudaUfuncError", "CompileError", "CudaSupportError", "CudaError",
+__all__ = ["NumbaCudaUfuncError", "CompileError", "HostCompilerNotFoundError", "CudaSupportError", "CudaError",
            "LaunchConfigError", "DuplicateOutputError", "LinkerError", "NumbaWarning", "NumbaPerformanceWarning",
            "NumbaInvalidConfigWarning"]
 
@@ -23,6 +23,12 @@ class CompileError(NumbaCudaUfuncError, TypeError):
     def __init__(self, message, log=""):
         super().__init__(message)
         self.log = log
+
+
+class HostCompilerNotFoundError(CompileError, RuntimeError):
+    """No host C++ compiler to run: the ``cpu`` and ``parallel`` targets and the host
+    backend build generated C++ with one at run time (``$CXX``, else ``c++`` on ``PATH``).
+    The message says how to install one; the ``cuda`` target on a GPU needs none."""
 
 
 class CudaSupportError(NumbaCudaUfuncError, RuntimeError):

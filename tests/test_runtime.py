@@ -68,7 +68,8 @@ def test_main_job_reports_and_round_trips():
     assert out.returncode == 0, out.stderr
     assert "Warning" not in out.stderr, out.stderr
     assert "numbacuda_ufunc" in out.stdout and "emulation" in out.stdout
-    assert "NVRTC" in out.stdout and "CUB headers" in out.stdout and "cache directory" in out.stdout
+    assert "NVRTC" in out.stdout and "CCCL headers" in out.stdout and "cache directory" in out.stdout
+    assert "nvJitLink" in out.stdout and "CUDA headers" in out.stdout
     assert "round trip" in out.stdout and "correct" in out.stdout and "GB/s" in out.stdout
     assert "vectorize" in out.stdout and "guvectorize" in out.stdout and "reduce:" in out.stdout
     assert "WRONG" not in out.stdout

@@ -2,6 +2,7 @@
 #include "bindings/common.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "compile/compile_error.h"
 #include "compile/device_link.h"
@@ -31,6 +32,9 @@ void bind_compile(py::module_& m) {
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
+        } catch (const nu::host_compiler_missing& e) {
+            py::object cls = py::module_::import("numbacuda_ufunc.errors").attr("HostCompilerNotFoundError");
+            PyErr_SetObject(cls.ptr(), cls(e.what()).ptr());
         } catch (const nu::compile_error& e) {
             py::object cls = py::module_::import("numbacuda_ufunc.errors").attr("CompileError");
             py::object exc = cls(e.what(), e.log());
@@ -142,6 +146,29 @@ void bind_compile(py::module_& m) {
           "an NVRTC knowing archs.");
     m.def("nvrtc_library_path", &nu::nvrtc_library_path, "Path of the loaded libnvrtc.");
     m.def("cub_include_dir", &nu::cub_include_dir, "Directory holding cub/cub.cuh, or ''.");
+    m.def("cuda_include_dir", &nu::cuda_include_dir,
+          "Directory holding cuda_runtime.h (a toolkit's, else nvidia-cuda-runtime's), or ''.");
+    m.def("nvrtc_driver_version", &nu::nvrtc_driver_version,
+          "CUDA version the driver supports (cuDriverGetVersion; 12040 is 12.4), 0 without one.");
+    m.def("nvrtc_candidates", [] {
+              py::list out;
+              for (const auto& c : nu::nvrtc_candidates())
+                  if (c.path.find('/') != std::string::npos) out.append(py::make_tuple(c.path, c.major));
+              return out;
+          },
+          "[(path, CUDA major)] of every libnvrtc file found, in search order; loads none.");
+    m.def("choose_nvrtc", [](int driver_version, const std::vector<std::pair<std::string, int>>& found) -> py::object {
+              std::vector<nu::library_candidate> c;
+              for (const auto& f : found) c.push_back({f.first, f.second});
+              const nu::library_candidate* chosen = nu::choose_nvrtc(driver_version, c);
+              if (chosen == nullptr) return py::none();
+              return py::str(chosen->path);
+          },
+          py::arg("driver_version"), py::arg("candidates"),
+          "The rule that picks NVRTC, over given values (tests use fake driver versions): of "
+          "[(path, CUDA major)], the path of the newest major the driver supports (0: no "
+          "driver, the newest); None when the list is empty; CudaSupportError when every "
+          "one is newer than the driver.");
     m.def("set_wheel_search_paths", &nu::set_wheel_search_paths, py::arg("library_dirs"),
           py::arg("include_dirs"), "Directories of the nvidia-cuda-nvrtc/cccl wheels.");
 

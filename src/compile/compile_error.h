@@ -16,4 +16,12 @@ private:
     std::string m_log;
 };
 
+// No host C++ compiler to run (the cpu/parallel targets and the host backend need one);
+// module.cpp's translator makes it numbacuda_ufunc.errors.HostCompilerNotFoundError, a
+// CompileError.
+class host_compiler_missing : public compile_error {
+public:
+    explicit host_compiler_missing(const std::string& message) : compile_error(message, "") {}
+};
+
 }  // namespace nu

@@ -191,6 +191,14 @@ int run_process(const std::vector<std::string>& args, const std::string& log_pat
     pid_t pid = 0;
     int rc = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
+    if (rc == ENOENT)
+        throw host_compiler_missing(
+            "build_host(): no host C++ compiler: '" + args[0] + "' was not found (" +
+            (std::getenv("CXX") && *std::getenv("CXX") ? "from $CXX" : "on PATH; $CXX is not set") +
+            "). The cpu and parallel targets and the host backend (NUMBACUDA_UFUNC_ENABLE_CUDASIM=1) "
+            "build generated C++ with it at run time; the cuda target on a GPU needs none. Install a "
+            "C++17 compiler (Debian/Ubuntu: apt-get install g++; Fedora/RHEL: dnf install gcc-c++; "
+            "conda: conda install -c conda-forge cxx-compiler) or set CXX to one");
     if (rc != 0)
         throw compile_error("build_host(): cannot run the host compiler '" + args[0] + "' (" +
                                 std::strerror(rc) + "); set CXX to a C++17 compiler",

@@ -1,39 +1,35 @@
 // src/compile/nvjitlink.cpp: nvJitLink, device code pieces -> CUBIN, loaded with dlopen
 #include "compile/nvjitlink.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <dlfcn.h>
 #include <mutex>
 
 #include "compile/toolkit.h"
+#include "compile/nvrtc.h"
+#include "cuda_api/nvjitlink.h"
+#include "runtime/driver_api.h"
 
 namespace nu {
 namespace {
 
-// nvJitLink's C API, declared here instead of including nvJitLink.h: that header renames
-// each call to a versioned symbol (__nvJitLinkCreate_13_0) of the toolkit it came from,
-// while we resolve whichever library the machine has at run time.
-using handle_t = void*;
-using create_fn = int (*)(handle_t*, std::uint32_t, const char**);
-using destroy_fn = int (*)(handle_t*);
-using add_data_fn = int (*)(handle_t, int, const void*, std::size_t, const char*);
-using complete_fn = int (*)(handle_t);
-using size_fn = int (*)(handle_t, std::size_t*);
-using get_fn = int (*)(handle_t, char*);
-using version_fn = int (*)(unsigned*, unsigned*);
+// nvJitLink's C API: src/cuda_api/nvjitlink.h.
+using handle_t = nvJitLinkHandle;
 
 struct nvjitlink_api {
     std::string path;
-    create_fn create = nullptr;
-    destroy_fn destroy = nullptr;
-    add_data_fn add_data = nullptr;
-    complete_fn complete = nullptr;
-    size_fn cubin_size = nullptr;
-    get_fn cubin = nullptr;
-    size_fn ptx_size = nullptr;
-    get_fn ptx = nullptr;
-    size_fn error_log_size = nullptr;
-    get_fn error_log = nullptr;
-    version_fn version = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkCreate create = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkDestroy destroy = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkAddData add_data = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkComplete complete = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkGetLinkedCubinSize cubin_size = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkGetLinkedCubin cubin = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkGetLinkedPtxSize ptx_size = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkGetLinkedPtx ptx = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkGetErrorLogSize error_log_size = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkGetErrorLog error_log = nullptr;
+    nu_nvjitlink_pfn_nvJitLinkVersion version = nullptr;
 };
 
 const nvjitlink_api& api() {
@@ -41,15 +37,34 @@ const nvjitlink_api& api() {
     static nvjitlink_api a;
     static std::string load_error;
     std::call_once(once, [] {
-        const opened_library lib =
-            open_library({"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"});
-        void* handle = lib.handle;
-        a.path = lib.path;
+        // The major of the NVRTC in use (its LTO IR links with nvJitLink of that major
+        // only), else the newest the driver supports.
+        std::vector<library_candidate> found = find_library_candidates("libnvJitLink.so.", {13, 12});
+        std::vector<library_candidate> order;  // best first
+        while (true) {
+            const int i = choose_for_driver(driver_cuda_version(), found);
+            if (i < 0) break;
+            order.push_back(found[static_cast<std::size_t>(i)]);
+            found.erase(found.begin() + i);
+        }
+        const int nvrtc_major = nvrtc_chosen_major();
+        std::stable_partition(order.begin(), order.end(),
+                              [&](const library_candidate& c) { return c.major == nvrtc_major; });
+        void* handle = nullptr;
+        std::string tried;
+        for (const auto& c : order) {
+            handle = ::dlopen(c.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (handle) {
+                a.path = c.path;
+                break;
+            }
+            if (c.path.find('/') != std::string::npos) tried += "\n  " + c.path + ": " + ::dlerror();
+        }
         if (!handle) {
             load_error =
-                "nvjitlink: cannot load libnvJitLink (CUDA 12.0+), which links kernels with "
-                "link= files (set NUMBACUDA_UFUNC_CUDA_HOME to the CUDA toolkit, or pip install "
-                "nvidia-nvjitlink)" + lib.tried;
+                "nvjitlink: cannot load libnvJitLink (CUDA 12 or 13, no newer than the driver), "
+                "which links kernels with link= files: pip install \"numbacuda_ufunc[cu13]\" "
+                "(or [cu12]), or set NUMBACUDA_UFUNC_CUDA_HOME to a CUDA toolkit" + tried;
             return;
         }
         const std::string what = "nvjitlink: " + a.path;
@@ -115,7 +130,7 @@ std::string nvjitlink_link(const std::vector<link_input>& inputs, int cc, bool l
         names += (names.empty() ? "" : ", ") + in.name;
         std::string data = in.data;
         if (in.kind == link_input_kind::ptx) data.push_back('\0');  // PTX is NUL-terminated text
-        if (n.add_data(g.h, static_cast<int>(in.kind), data.data(), data.size(), in.name.c_str()) != 0) {
+        if (n.add_data(g.h, static_cast<nvJitLinkInputType>(in.kind), data.data(), data.size(), in.name.c_str()) != 0) {
             const std::string log = error_log(g.h);
             throw link_error("nvjitlink: cannot add '" + in.name + "' to the link for sm_" + std::to_string(cc) +
                                  (log.empty() ? std::string() : ":\n" + log),

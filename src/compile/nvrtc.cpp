@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,6 +16,9 @@
 #include "compile/embedded_headers.h"
 #include "compile/kernel_cache.h"
 #include "compile/toolkit.h"
+#include "cuda_api/nvrtc.h"
+#include "runtime/driver_api.h"
+#include "runtime/errors.h"
 
 namespace nu {
 
@@ -25,46 +27,127 @@ namespace {
 // Only the entry points we call; resolved once, never unloaded (NVRTC keeps global state).
 struct nvrtc_api {
     std::string path;
-    decltype(&::nvrtcVersion) version;
-    decltype(&::nvrtcGetErrorString) get_error_string;
-    decltype(&::nvrtcCreateProgram) create_program;
-    decltype(&::nvrtcDestroyProgram) destroy_program;
-    decltype(&::nvrtcCompileProgram) compile_program;
-    decltype(&::nvrtcGetProgramLogSize) get_log_size;
-    decltype(&::nvrtcGetProgramLog) get_log;
-    decltype(&::nvrtcGetPTXSize) get_ptx_size;
-    decltype(&::nvrtcGetPTX) get_ptx;
-    decltype(&::nvrtcGetCUBINSize) get_cubin_size;
-    decltype(&::nvrtcGetCUBIN) get_cubin;
+    nu_nvrtc_pfn_nvrtcVersion version;
+    nu_nvrtc_pfn_nvrtcGetErrorString get_error_string;
+    nu_nvrtc_pfn_nvrtcCreateProgram create_program;
+    nu_nvrtc_pfn_nvrtcDestroyProgram destroy_program;
+    nu_nvrtc_pfn_nvrtcCompileProgram compile_program;
+    nu_nvrtc_pfn_nvrtcGetProgramLogSize get_log_size;
+    nu_nvrtc_pfn_nvrtcGetProgramLog get_log;
+    nu_nvrtc_pfn_nvrtcGetPTXSize get_ptx_size;
+    nu_nvrtc_pfn_nvrtcGetPTX get_ptx;
+    nu_nvrtc_pfn_nvrtcGetCUBINSize get_cubin_size;
+    nu_nvrtc_pfn_nvrtcGetCUBIN get_cubin;
     // Optional (NVRTC 11.2+): null when absent.
-    decltype(&::nvrtcGetNumSupportedArchs) num_supported_archs = nullptr;
-    decltype(&::nvrtcGetSupportedArchs) supported_archs = nullptr;
+    nu_nvrtc_pfn_nvrtcGetNumSupportedArchs num_supported_archs = nullptr;
+    nu_nvrtc_pfn_nvrtcGetSupportedArchs supported_archs = nullptr;
 };
 
-const std::initializer_list<const char*> k_sonames = {"libnvrtc.so.13", "libnvrtc.so.12",
-                                                       "libnvrtc.so.11.2", "libnvrtc.so"};
+const std::initializer_list<int> k_majors = {13, 12};
 
-// First existing libnvrtc in the search directories ("" when none).
+// The libnvrtc copies on this machine that the driver can use, best first (newest major the
+// driver supports; with no driver, newest), and the driver's version.
+struct nvrtc_choice {
+    int driver_version = 0;
+    std::vector<library_candidate> found;   // every copy, in search order
+    std::vector<library_candidate> usable;  // those the driver supports, best first
+};
+
+const nvrtc_choice& choice() {
+    static const nvrtc_choice c = [] {
+        nvrtc_choice out;
+        out.driver_version = driver_cuda_version();
+        out.found = find_library_candidates("libnvrtc.so.", k_majors);
+        std::vector<library_candidate> rest = out.found;
+        while (true) {  // repeated choice: the best, then the best of the rest, ...
+            const int i = choose_for_driver(out.driver_version, rest);
+            if (i < 0) break;
+            out.usable.push_back(rest[static_cast<std::size_t>(i)]);
+            rest.erase(rest.begin() + i);
+        }
+        return out;
+    }();
+    return c;
+}
+
+// The first usable libnvrtc that exists as a file ("" when none): its identity keys the
+// kernel cache without loading it.
 const std::string& located_path() {
-    static const std::string path = locate_library(k_sonames);
+    static const std::string path = [] {
+        for (const auto& c : choice().usable)
+            if (c.path.find('/') != std::string::npos) return c.path;
+        return std::string();
+    }();
     return path;
 }
+
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+}  // namespace
+
+std::string nvrtc_mismatch_message(int driver_version, const std::vector<library_candidate>& found) {
+    std::string names;
+    for (const auto& c : found)
+        if (c.path.find('/') != std::string::npos)
+            names += (names.empty() ? "" : ", ") + c.path + " (CUDA " + std::to_string(c.major) + ")";
+    const int major = driver_version / 1000;
+    std::string fix = major >= 12 ? std::string("pip install \"numbacuda_ufunc[cu") + std::to_string(major) + "]\""
+                                  : std::string("update the GPU driver to one for CUDA 12 or later");
+    return "nvrtc: the GPU driver supports CUDA " + cuda_version_text(driver_version) +
+           " (cuDriverGetVersion), but the NVRTC found is newer: " + names +
+           "; code it compiles would not load. Install an NVRTC the driver supports: " + fix +
+           " (or set NUMBACUDA_UFUNC_CUDA_HOME to a CUDA " + std::to_string(major) + " toolkit)";
+}
+
+const library_candidate* choose_nvrtc(int driver_version, const std::vector<library_candidate>& found) {
+    const int i = choose_for_driver(driver_version, found);
+    if (i >= 0) return &found[static_cast<std::size_t>(i)];
+    bool any_file = false;
+    for (const auto& c : found) any_file = any_file || c.path.find('/') != std::string::npos;
+    if (any_file) throw cuda_support_error(nvrtc_mismatch_message(driver_version, found));
+    return nullptr;
+}
+
+int nvrtc_driver_version() { return choice().driver_version; }
+
+std::vector<library_candidate> nvrtc_candidates() { return choice().found; }
+
+int nvrtc_chosen_major() { return choice().usable.empty() ? 0 : choice().usable.front().major; }
+
+namespace {
 
 const nvrtc_api& api() {
     static std::once_flag once;
     static nvrtc_api a;
     static std::string load_error;
+    static bool support_error = false;
     std::call_once(once, [] {
-        const opened_library lib = open_library(k_sonames);
-        void* handle = lib.handle;
-        a.path = lib.path;
+        const nvrtc_choice& c = choice();
+        void* handle = nullptr;
+        std::string tried;
+        for (const auto& cand : c.usable) {
+            handle = ::dlopen(cand.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (handle) {
+                a.path = cand.path;
+                break;
+            }
+            if (cand.path.find('/') != std::string::npos) tried += "\n  " + cand.path + ": " + ::dlerror();
+        }
         if (!handle) {
-            load_error =
-                "nvrtc: cannot load libnvrtc (set NUMBACUDA_UFUNC_CUDA_HOME to the CUDA "
-                "toolkit, or pip install nvidia-cuda-nvrtc)" + lib.tried;
+            try {
+                choose_nvrtc(c.driver_version, c.usable.empty() ? c.found : c.usable);
+            } catch (const cuda_support_error& e) {
+                load_error = e.what();
+                support_error = true;
+                return;
+            }
+            const int major = c.driver_version / 1000;
+            load_error = std::string("nvrtc: cannot load libnvrtc (CUDA 12 or 13): pip install "
+                                     "\"numbacuda_ufunc[cu") + (major == 12 ? "12" : "13") +
+                         "]\", or set NUMBACUDA_UFUNC_CUDA_HOME to a CUDA toolkit" + tried;
             return;
         }
-        const std::string what = "nvrtc: " + a.path;
+    const std::string what = "nvrtc: " + a.path;
         resolve(handle, "nvrtcVersion", a.version, what);
         resolve(handle, "nvrtcGetErrorString", a.get_error_string, what);
         resolve(handle, "nvrtcCreateProgram", a.create_program, what);
@@ -81,6 +164,7 @@ const nvrtc_api& api() {
         a.supported_archs =
             reinterpret_cast<decltype(a.supported_archs)>(::dlsym(handle, "nvrtcGetSupportedArchs"));
     });
+    if (support_error) throw cuda_support_error(load_error);
     if (!load_error.empty()) throw std::runtime_error(load_error);
     return a;
 }
@@ -159,8 +243,8 @@ std::string nvrtc_compile(const std::string& source, const nvrtc_options& opts) 
     if (lto) {
         // Resolved on use (NVRTC before 12.0 has no LTO IR); the extra reference that
         // RTLD_NOLOAD takes is kept, like the library itself.
-        using size_fn = nvrtcResult (*)(nvrtcProgram, std::size_t*);
-        using get_fn = nvrtcResult (*)(nvrtcProgram, char*);
+        using size_fn = nu_nvrtc_pfn_nvrtcGetLTOIRSize;
+        using get_fn = nu_nvrtc_pfn_nvrtcGetLTOIR;
         void* self = ::dlopen(n.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
         auto get_size = self ? reinterpret_cast<size_fn>(::dlsym(self, "nvrtcGetLTOIRSize")) : nullptr;
         auto get = self ? reinterpret_cast<get_fn>(::dlsym(self, "nvrtcGetLTOIR")) : nullptr;

@@ -4,7 +4,28 @@
 #include <utility>
 #include <vector>
 
+#include "compile/toolkit.h"
+
 namespace nu {
+
+// Of the libnvrtc copies `found` (search order), the one to use with a driver of CUDA
+// `driver_version` (0: no driver): choose_for_driver's. Throws cuda_support_error
+// (nvrtc_mismatch_message) when copies exist but all are newer than the driver; nullptr
+// when nothing was found.
+const library_candidate* choose_nvrtc(int driver_version, const std::vector<library_candidate>& found);
+
+// Names the driver's CUDA version, each NVRTC found and the command that installs one the
+// driver supports (pip install "numbacuda_ufunc[cu12]").
+std::string nvrtc_mismatch_message(int driver_version, const std::vector<library_candidate>& found);
+
+// The driver's CUDA version (0: none) and every libnvrtc found, in search order; no dlopen
+// of NVRTC.
+int nvrtc_driver_version();
+std::vector<library_candidate> nvrtc_candidates();
+
+// The CUDA major of the NVRTC that will be loaded (0: none found); loads none. nvJitLink
+// takes the same major, since it links LTO IR of its own major only.
+int nvrtc_chosen_major();
 
 struct nvrtc_options {
     int cc_major = 9;

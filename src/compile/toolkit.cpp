@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -75,6 +76,9 @@ std::string cub_include_dir() {
 std::string cuda_include_dir() {
     for (const auto& home : cuda_home_candidates())
         if (file_exists(home + "/include/cuda_runtime.h")) return home + "/include";
+    std::lock_guard<std::mutex> lock(g_mutex);  // then nvidia-cuda-runtime's headers
+    for (const auto& d : g_wheel_include_dirs)
+        if (file_exists(d + "/cuda_runtime.h")) return d;
     return "";
 }
 
@@ -124,6 +128,36 @@ opened_library open_library(std::initializer_list<const char*> sonames) {
         }
     }
     return lib;
+}
+
+std::vector<library_candidate> find_library_candidates(const std::string& stem,
+                                                       std::initializer_list<int> majors) {
+    std::vector<library_candidate> out;
+    std::vector<std::string> seen;  // real paths: $CUDA_HOME and /usr/local/cuda, lib and lib64, often agree
+    for (const auto& dir : library_search_dirs())
+        for (int major : majors) {
+            const std::string p = dir + "/" + stem + std::to_string(major);
+            if (!file_exists(p)) continue;
+            char* real = ::realpath(p.c_str(), nullptr);
+            const std::string r = real ? real : p;
+            std::free(real);
+            if (std::find(seen.begin(), seen.end(), r) != seen.end()) continue;
+            seen.push_back(r);
+            out.push_back({p, major});
+        }
+    for (int major : majors) out.push_back({stem + std::to_string(major), major});
+    return out;
+}
+
+int choose_for_driver(int driver_version, const std::vector<library_candidate>& candidates) {
+    const int driver_major = driver_version / 1000;
+    int best = -1;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const int major = candidates[i].major;
+        if (driver_version > 0 && major > driver_major) continue;
+        if (best < 0 || major > candidates[static_cast<std::size_t>(best)].major) best = static_cast<int>(i);
+    }
+    return best;
 }
 
 void* library_symbol(void* handle, const std::string& name, const std::string& library) {

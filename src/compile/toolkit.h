@@ -21,7 +21,8 @@ std::vector<std::string> library_search_dirs();
 // The directory holding cub/cub.cuh ("" when none is found).
 std::string cub_include_dir();
 
-// The toolkit's include directory (cuda_fp16.h and friends), "" when none is found.
+// The toolkit's include directory (cuda_fp16.h and friends), else nvidia-cuda-runtime's;
+// "" when none is found.
 std::string cuda_include_dir();
 
 // The directory holding cuda_fp8.h (a toolkit's include directory, else a wheel's), for
@@ -43,6 +44,24 @@ struct opened_library {
     std::string tried;
 };
 opened_library open_library(std::initializer_list<const char*> sonames);
+
+// One copy of a versioned library (libnvrtc.so.13): its path, or its bare file name for the
+// dynamic loader's own search path, and the CUDA major version its name carries.
+struct library_candidate {
+    std::string path;
+    int major = 0;
+};
+
+// Every `<stem><major>` (stem "libnvrtc.so.", majors newest first) in library_search_dirs(),
+// in search order, then each bare name for the loader's path; stat only, no dlopen.
+std::vector<library_candidate> find_library_candidates(const std::string& stem,
+                                                       std::initializer_list<int> majors);
+
+// Which candidate to use with a driver of CUDA `driver_version` (cuDriverGetVersion: 12040
+// is 12.4; 0 when there is no driver): the newest major the driver supports (code from a
+// newer NVRTC does not load), the first found of that major; with no driver, the newest.
+// Returns the index, or -1 when none is old enough. Pure: tests give fake versions.
+int choose_for_driver(int driver_version, const std::vector<library_candidate>& candidates);
 
 // dlsym of `name`, else of the versioned "__<name>_13_0" / "__<name>_12_0" that NVIDIA's
 // headers map calls to; throws std::runtime_error naming `library` and the symbol.

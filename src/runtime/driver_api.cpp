@@ -11,9 +11,6 @@
 namespace nu {
 namespace {
 
-#define NU_STR(x) #x
-#define NU_XSTR(x) NU_STR(x)
-
 driver_api g_api;
 const driver_api* g_loaded = nullptr;
 std::string g_why;
@@ -34,12 +31,12 @@ void load_once() {
     // the headers may only export the older spelling of a few entry points.
 #define NU_RESOLVE_FN(name)                                                             \
     {                                                                                   \
-        void* sym = dlsym(lib, NU_XSTR(name));                                          \
+        void* sym = dlsym(lib, nu_cu_symbol_##name);                                    \
         if (sym == nullptr) sym = dlsym(lib, #name);                                    \
         g_api.name = reinterpret_cast<decltype(g_api.name)>(sym);                       \
         if (sym == nullptr) {                                                           \
             complete = false;                                                           \
-            g_why = "the CUDA driver is too old: it lacks " NU_XSTR(name);              \
+            g_why = std::string("the CUDA driver is too old: it lacks ") + nu_cu_symbol_##name; \
         }                                                                               \
     }
     NU_DRIVER_FUNCTIONS(NU_RESOLVE_FN)
@@ -65,6 +62,19 @@ const driver_api* load_driver(std::string* why) {
     std::call_once(once, load_once);
     if (g_loaded == nullptr && why != nullptr) *why = g_why;
     return g_loaded;
+}
+
+int driver_cuda_version() {
+    static const int version = [] {
+        void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (lib == nullptr) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+        if (lib == nullptr) return 0;
+        auto get = reinterpret_cast<nu_cu_pfn_cuDriverGetVersion>(dlsym(lib, nu_cu_symbol_cuDriverGetVersion));
+        int v = 0;
+        if (get == nullptr || get(&v) != CUDA_SUCCESS) return 0;
+        return v;  // the library stays loaded, as load_driver keeps it
+    }();
+    return version;
 }
 
 void check(CUresult status, const char* call) {

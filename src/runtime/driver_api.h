@@ -1,15 +1,14 @@
 // src/runtime/driver_api.h: the CUDA driver API, loaded with dlopen at first use
 #pragma once
 
-#include <cuda.h>
-#include <cudaProfiler.h>
+#include "cuda_api/driver.h"
 
 #include <string>
 
 namespace nu {
 
-// Every driver entry point the engine calls. The names go through cuda.h's macros, so
-// `cuMemAlloc` resolves the `cuMemAlloc_v2` symbol that matches the declared signature.
+// Every driver entry point the engine calls; src/cuda_api/driver.h declares each one's
+// signature and symbol (`cuMemAlloc` resolves `cuMemAlloc_v2`).
 #define NU_DRIVER_FUNCTIONS(X)                                                           \
     X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                \
     X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)        \
@@ -35,7 +34,7 @@ namespace nu {
     X(cuIpcCloseMemHandle) X(cuProfilerStart) X(cuProfilerStop)
 
 struct driver_api {
-#define NU_DECLARE_FN(name) decltype(&::name) name = nullptr;
+#define NU_DECLARE_FN(name) nu_cu_pfn_##name name = nullptr;
     NU_DRIVER_FUNCTIONS(NU_DECLARE_FN)
     NU_DRIVER_EXTRA_FUNCTIONS(NU_DECLARE_FN)
 #undef NU_DECLARE_FN
@@ -44,6 +43,11 @@ struct driver_api {
 // Loads libcuda and calls cuInit once. Returns nullptr and fills `why` when there is no
 // usable driver; never throws, so `cuda.is_available()` can ask safely.
 const driver_api* load_driver(std::string* why);
+
+// The CUDA version the installed driver supports (cuDriverGetVersion: 12040 is 12.4), 0
+// where there is no libcuda. Calls no cuInit, so a process that only compiles (and may fork
+// later) leaves the driver uninitialized.
+int driver_cuda_version();
 
 // Throws cuda_error naming the CUDA error and `call` when `status` is not CUDA_SUCCESS.
 void check(CUresult status, const char* call);
