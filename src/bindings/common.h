@@ -151,6 +151,20 @@ struct dask_argument : std::exception {
 // Whether `obj` is a dask.array.Array; never imports Dask (none can exist before it is).
 bool is_dask_array(py::handle obj);
 
+// An argument that NumPy's ufunc protocol concerns (an ndarray subclass; another object
+// with an __array_ufunc__ or __array_wrap__: xarray, pandas, masked arrays, pint, torch
+// CPU tensors): thrown from argument conversion, off the hot path, after every type the
+// engine takes has been ruled out, so that the call is redone by the object's Python
+// `_protocol_call` (numbacuda_ufunc/_protocol.py: NEP 13 overrides, __array_wrap__).
+// Python callers of the engine see it as _core.OverrideArgument.
+struct override_argument : std::exception {
+    const char* what() const noexcept override { return "an argument with __array_ufunc__ or __array_wrap__"; }
+};
+// Whether an `out=` the caller passed overrides __array_ufunc__ and is none of the arrays
+// the engine writes itself (exact ndarrays, ndarray subclasses without their own
+// __array_ufunc__, device and __cuda_array_interface__ arrays).
+bool out_overrides(py::handle out);
+
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);
 // A CuPy view of a new device result, built from its pointer (no __cuda_array_interface__
@@ -184,6 +198,9 @@ PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
         } catch (const dask_argument&) {
             py::object lazy = py::reinterpret_borrow<py::object>(self).attr("_dask_call");
             return PyObject_Call(lazy.ptr(), args, kwargs);
+        } catch (const override_argument&) {
+            py::object deferred = py::reinterpret_borrow<py::object>(self).attr("_protocol_call");
+            return PyObject_Call(deferred.ptr(), args, kwargs);
         }
     } catch (py::error_already_set& e) {
         e.restore();

@@ -99,6 +99,9 @@ py::object call_gufunc_loop(py::handle self, py::tuple args, py::handle kwargs, 
             throw nu::type_error(g.name() + "(): with " + std::to_string(nout) + " outputs, out must be a tuple");
         }
     }
+    for (const py::object& o : outs) {
+        if (!o.is_none() && out_overrides(o)) throw override_argument{};
+    }
     bool is_cupy = false;
     bool any_device = false;
     std::vector<nu::operand> ops;
