@@ -32,7 +32,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["call", "method", "foreign", "applies", "dask_call_deferred", "NOT_DEFERRED"]
+__all__ = ["call", "method", "foreign", "outs", "applies", "dask_call_deferred", "NOT_DEFERRED"]
 
 _NDARRAY_UFUNC = np.ndarray.__array_ufunc__
 # NumPy never looks for overrides on these (nor on exact ndarrays): they are not containers.
@@ -151,11 +151,27 @@ def _find_wrap(inputs):
 
 
 def _apply_wrap(wrap, result, context, return_scalar):
-    """``wrap(result, context, return_scalar)``, NumPy's call; an ``__array_wrap__`` that
-    takes fewer arguments is called with fewer, with NumPy's DeprecationWarning."""
+    """A new host result through ``wrap`` (others are returned as they are)."""
     if wrap is None or not isinstance(result, (np.ndarray, np.generic)):
         return result
-    arr = np.asarray(result)
+    return _call_wrap(wrap, np.asarray(result), context, return_scalar)
+
+
+def _wrapped_outputs(uf, args, out):
+    """What a call returns for the outputs it was given: each ndarray subclass through its
+    own ``__array_wrap__`` (NumPy's way: np.ma sets the output's mask there), the others
+    as they are."""
+    done = []
+    for k, o in enumerate(out):
+        wrap = getattr(o, "__array_wrap__", None) if isinstance(o, np.ndarray) and \
+            type(o) is not np.ndarray else None
+        done.append(o if wrap is None else _call_wrap(wrap, o, (uf, tuple(args), k), False))
+    return done[0] if len(done) == 1 else tuple(done)
+
+
+def _call_wrap(wrap, arr, context, return_scalar):
+    """``wrap(arr, context, return_scalar)``, NumPy's call; an ``__array_wrap__`` that
+    takes fewer arguments is called with fewer, with NumPy's DeprecationWarning."""
     try:
         return wrap(arr, context, return_scalar)
     except TypeError:
@@ -200,10 +216,11 @@ def call(uf, args, kwargs):
     if "where" in kwargs:
         plain_kwargs["where"] = _plain(where)
     if out:
-        plain_kwargs["out"] = out if nout > 1 else out[0]
+        plain_out = tuple(None if o is None else _plain(o) for o in out)
+        plain_kwargs["out"] = plain_out if nout > 1 else plain_out[0]
     result = uf(*(_plain(x) for x in inputs), **plain_kwargs)
     if out:
-        return result  # NumPy returns the given outputs as they are
+        return _wrapped_outputs(uf, args if len(args) > nin else (*inputs, *out), out)
     wrap = _find_wrap(inputs)
     if wrap is None:
         return result
@@ -239,20 +256,25 @@ def method(uf, name, inputs, kwargs):
     if "where" in kwargs:
         plain_kwargs["where"] = _plain(kwargs["where"])
     if out:
-        plain_kwargs["out"] = out[0]
+        plain_kwargs["out"] = _plain(out[0])  # the same memory
     result = getattr(uf, name)(*plain, **plain_kwargs)
-    if out or name == "at":
+    if out:
+        return out[0]  # as NumPy's methods return it (no __array_wrap__)
+    if name == "at":
         return result
     wrap = _find_wrap(inputs[:1])
     return _apply_wrap(wrap, result, None, np.ndim(result) == 0)
 
 
+def outs(out) -> tuple:
+    """``out=`` as a tuple of the objects given (NumPy's ``out=(array,)`` form too)."""
+    return out if isinstance(out, tuple) else (out,)
+
+
 def applies(args, kwargs) -> bool:
     """Whether a call with these arguments (and ``out=``, ``where=``) goes through this
     module (see ``foreign``)."""
-    out = kwargs.get("out")
-    outs = out if isinstance(out, tuple) else (out,)
-    return foreign((*args, *outs, kwargs.get("where", True)))
+    return foreign((*args, *outs(kwargs.get("out")), kwargs.get("where", True)))
 
 
 def dask_call_deferred(uf, args, kwargs):

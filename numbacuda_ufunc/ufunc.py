@@ -39,6 +39,8 @@ TARGETS = ("cuda", "cpu", "parallel")
 # bitmask of by-value scalars (src/kernels/elementwise.cuh).
 MAX_INPUTS = 63
 _NO_VALUE = object()  # ufunc.reduce(initial=...) not given (None means "no initial")
+# Argument types the methods pass on without asking _protocol (NEP 13): a set lookup.
+_ENGINE_ARRAYS = frozenset({np.ndarray, _core.DeviceNDArray, type(None), int, float, bool})
 _OPTIONS = ("signatures", "target", "identity", "fastmath", "cache", "nopython", "forceobj")
 
 
@@ -176,7 +178,8 @@ class UFunc(_core.UFunc):
         an empty reduction with neither raises TypeError. ``where`` (a boolean mask that
         broadcasts to ``a``) leaves elements out, for a ufunc with an identity."""
         api = f"{self.__name__}.reduce"
-        if type(a) is not np.ndarray and _protocol.foreign((a, out, where)):
+        if (type(a) not in _ENGINE_ARRAYS or out is not None or where is not True) and \
+                _protocol.foreign((a, *_protocol.outs(out), where)):
             return _protocol.method(self, "reduce", (a,), _given(
                 axis=(axis, 0), dtype=(dtype, None), out=(out, None), keepdims=(keepdims, False),
                 initial=(initial, _NO_VALUE), where=(where, True), stream=(stream, 0)))
@@ -220,8 +223,8 @@ class UFunc(_core.UFunc):
         ``axis``. On the GPU long lines are scanned device-wide (cub::BlockScan tiles
         chained by CUB's decoupled look-back), which regroups the operations: the function
         must be associative."""
-        if type(array) is not np.ndarray:
-            if _protocol.foreign((array, out)):
+        if type(array) not in _ENGINE_ARRAYS or out is not None:
+            if _protocol.foreign((array, *_protocol.outs(out))):
                 return _protocol.method(self, "accumulate", (array,), _given(
                     axis=(axis, 0), dtype=(dtype, None), out=(out, None), stream=(stream, 0)))
             if _dask.is_dask_array(array):
@@ -233,8 +236,8 @@ class UFunc(_core.UFunc):
         """NumPy's ``ufunc.reduceat``: a reduction of each segment
         ``a[indices[i]:indices[i+1]]`` along ``axis`` (``a[indices[i]]`` alone when the next
         index is not larger), folded left to right."""
-        if type(array) is not np.ndarray and (_protocol.foreign((array, out)) or
-                                             _dask.is_dask_array(array)):
+        if (type(array) not in _ENGINE_ARRAYS or out is not None) and \
+                (_protocol.foreign((array, *_protocol.outs(out))) or _dask.is_dask_array(array)):
             # A Dask array has no lazy reduceat: its __array_ufunc__ declines, as in NumPy.
             return _protocol.method(self, "reduceat", (array, indices), _given(
                 axis=(axis, 0), dtype=(dtype, None), out=(out, None), stream=(stream, 0)))
@@ -245,7 +248,8 @@ class UFunc(_core.UFunc):
         index applies once per occurrence. On the GPU the updates of elements of up to 8
         bytes run in parallel as compare-and-swap loops (the function must be commutative
         and associative); complex128, and the host backend, apply them in order."""
-        if type(a) is not np.ndarray and (_protocol.foreign((a, b)) or _dask.is_dask_array(a)):
+        if (type(a) not in _ENGINE_ARRAYS or type(b) not in _ENGINE_ARRAYS) and \
+                (_protocol.foreign((a, b)) or _dask.is_dask_array(a)):
             # Dask arrays are immutable: their __array_ufunc__ declines `at`, as in NumPy.
             args = (a, indices) if b is None else (a, indices, b)
             return _protocol.method(self, "at", args, _given(stream=(stream, 0)))
@@ -254,7 +258,8 @@ class UFunc(_core.UFunc):
     def outer(self, A: Any, B: Any, **kwargs: Any) -> Any:
         """NumPy's ``ufunc.outer``: ``f(A[i, ...], B[j, ...])`` for every pair, shape
         ``A.shape + B.shape``; takes the call's keywords."""
-        if _protocol.applies((A, B), kwargs):
+        if (type(A) not in _ENGINE_ARRAYS or type(B) not in _ENGINE_ARRAYS or kwargs) and \
+                _protocol.applies((A, B), kwargs):
             return _protocol.method(self, "outer", (A, B), kwargs)
         if _dask.is_dask_array(A) or _dask.is_dask_array(B):
             return _dask.ufunc_outer(self, A, B, kwargs)

@@ -64,6 +64,10 @@ def _calls(target, ufunc):
     ufunc.reduceat(target, [0, 2], axis=1)
     ufunc.outer(target, np.ones(2))
     ufunc.at(target, [0, 1], 2.0)
+    ufunc.reduce(np.ones((2, 3)), axis=1, out=target)
+    ufunc.accumulate(np.ones(3), out=(target,))
+    ufunc.at(np.zeros(3), [0, 1], target)
+    ufunc.outer(np.ones(2), target)
 
 
 class Recorder:
@@ -99,7 +103,7 @@ def test_override_arguments_as_numpy_passes_them(target):
     mine, theirs = Recorder(), Recorder()
     _calls(mine, ours)
     _calls(theirs, np.add)
-    assert len(mine.log) == len(theirs.log) == 13
+    assert len(mine.log) == len(theirs.log) == 17
     assert all(u is ours for u, *_ in mine.log)
     assert _comparable(mine.log, ours, mine) == _comparable(theirs.log, np.add, theirs)
 
@@ -244,6 +248,31 @@ def test_subclass_out_is_returned(add):
     o = np.full(3, np.nan).view(Sub)
     assert add(x, 1.0, out=o) is o
     np.testing.assert_array_equal(o, x + 1)
+
+
+def test_method_out_subclass_is_returned(add):
+    x = np.arange(6.0).reshape(2, 3)
+    for call in (lambda f, o: f.reduce(x, axis=1, out=o),
+                 lambda f, o: f.accumulate(x[0, :2], out=o),
+                 lambda f, o: f.reduce(x.view(Sub), axis=1, out=o)):
+        o1, o2 = np.full(2, np.nan).view(Sub), np.full(2, np.nan).view(Sub)
+        assert call(add, o1) is o1 and call(np.add, o2) is o2
+        _same(o1, o2)
+
+
+def test_masked_out_as_numpy(add):
+    x = np.ma.masked_array(np.ones(3), mask=[1, 0, 0])
+    for out_mask in ([0, 1, 0], [0, 0, 0]):
+        m1 = np.ma.masked_array(np.zeros(3), mask=out_mask)
+        m2 = np.ma.masked_array(np.zeros(3), mask=out_mask)
+        r1, r2 = add(x, 1.0, out=m1), np.add(x, 1.0, out=m2)
+        assert r1 is m1 and r2 is m2
+        _same_masked(m1, m2)
+        m1 = np.ma.masked_array(np.zeros(2), mask=out_mask[:2])
+        m2 = np.ma.masked_array(np.zeros(2), mask=out_mask[:2])
+        assert add.reduce(np.ones((2, 3)), axis=1, out=m1) is m1
+        np.add.reduce(np.ones((2, 3)), axis=1, out=m2)
+        _same_masked(m1, m2)
 
 
 def test_subclass_at_updates_in_place(add):

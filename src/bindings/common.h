@@ -160,10 +160,11 @@ bool is_dask_array(py::handle obj);
 struct override_argument : std::exception {
     const char* what() const noexcept override { return "an argument with __array_ufunc__ or __array_wrap__"; }
 };
-// Whether an `out=` the caller passed overrides __array_ufunc__ and is none of the arrays
-// the engine writes itself (exact ndarrays, ndarray subclasses without their own
-// __array_ufunc__, device and __cuda_array_interface__ arrays).
-bool out_overrides(py::handle out);
+// Whether an `out=` the caller passed is for the Python protocol path: an ndarray subclass
+// (NumPy calls its __array_wrap__ after writing it) or an object overriding __array_ufunc__,
+// and none of the arrays the engine writes itself (exact ndarrays, device and
+// __cuda_array_interface__ arrays, mapped and managed arrays among them).
+bool out_for_protocol(py::handle out);
 
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);

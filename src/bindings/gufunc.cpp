@@ -100,7 +100,7 @@ py::object call_gufunc_loop(py::handle self, py::tuple args, py::handle kwargs, 
         }
     }
     for (const py::object& o : outs) {
-        if (!o.is_none() && out_overrides(o)) throw override_argument{};
+        if (!o.is_none() && out_for_protocol(o)) throw override_argument{};
     }
     bool is_cupy = false;
     bool any_device = false;

@@ -63,8 +63,11 @@ bool protocol_input(py::handle obj) {
 
 }  // namespace
 
-bool out_overrides(py::handle out) {
-    if (Py_TYPE(out.ptr()) == ndarray_type() || is_device_array(out) || !overrides_array_ufunc(out)) return false;
+bool out_for_protocol(py::handle out) {
+    if (Py_TYPE(out.ptr()) == ndarray_type() || is_device_array(out)) return false;
+    // NumPy gives an ndarray subclass out= to its __array_wrap__ (np.ma sets the mask).
+    const bool subclass = py::isinstance<py::array>(out);
+    if (!subclass && !overrides_array_ufunc(out)) return false;
     return !has_cai(out) && !is_dask_array(out);
 }
 

@@ -47,7 +47,7 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
         }
         out = out[py::int_(0)];
     }
-    if (!out.is_none() && out_overrides(out)) throw override_argument{};  // before any compile
+    if (!out.is_none() && out_for_protocol(out)) throw override_argument{};  // before any compile
     bool is_cupy = false;
     std::vector<nu::operand> ops;
     ops.reserve(nin);
