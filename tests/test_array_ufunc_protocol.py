@@ -238,6 +238,15 @@ def test_subclass_results_as_numpy(add):
         _same(call(add), call(np.add))
 
 
+def test_call_attribute_takes_the_same_paths(add, vdot):
+    """getattr(ufunc, "__call__") (pandas calls it so) hands off as a plain call does."""
+    s = np.arange(3.0).view(Sub)
+    _same(add.__call__(s, 1.0), np.add(s, 1.0))
+    assert add.__call__(Recorder(), 1.0) == "handled"
+    assert vdot.__call__(np.ones(3), Recorder()) == "handled"
+    _same(vdot.__call__(s, s), np.vecdot(s, s))
+
+
 def test_subclass_out_is_returned(add):
     x = np.arange(3.0)
     for out_kind in (np.ndarray, Sub):
@@ -478,6 +487,17 @@ def test_dask_accumulate_edge_chunks(add, dask_array):
         add.accumulate(dask_array.from_array(x, chunks=3), out=np.empty(10, np.int64))
     with pytest.raises(TypeError, match="0-d"):
         add.accumulate(dask_array.from_array(np.float64(1.0)))
+
+
+def test_dask_call_attribute_is_lazy(add, vdot, dask_array):
+    x = np.arange(6.0).reshape(2, 3)
+    dx = dask_array.from_array(x, chunks=(1, 3))
+    r = add.__call__(dx, 1.0)
+    assert isinstance(r, dask_array.Array)
+    np.testing.assert_array_equal(r.compute(), x + 1)
+    r = vdot.__call__(dx, dx)
+    assert isinstance(r, dask_array.Array)
+    np.testing.assert_allclose(r.compute(), np.vecdot(x, x), rtol=1e-14)
 
 
 def test_dask_outer_is_lazy(add, dask_array):

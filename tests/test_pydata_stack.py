@@ -142,6 +142,19 @@ def test_pandas_series_keeps_index_and_name(f, pd):
     pd.testing.assert_series_equal(f(ints, 2), np.add(ints, 2))
 
 
+def test_pandas_out_where_dtype_round_trip(f, pd):
+    """pandas calls the ufunc back with the keywords it was given (out= and where= through
+    getattr(ufunc, "__call__")): results and outputs as with np.add."""
+    s = pd.Series([1.0, 2.0, 3.0], index=list("abc"), name="s")
+    for kw in ({}, {"where": np.array([True, False, True])}):
+        o1, o2 = np.full(3, -7.0), np.full(3, -7.0)
+        r1, r2 = f(s, 1.0, out=o1, **kw), np.add(s, 1.0, out=o2, **kw)
+        assert type(r1) is type(r2)
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(np.asarray(r1), np.asarray(r2))
+    pd.testing.assert_series_equal(f(s, 1, dtype=np.float64), np.add(s, 1, dtype=np.float64))
+
+
 def test_pandas_dataframe_keeps_index_and_columns(f, pd):
     df = pd.DataFrame(rng.standard_normal((3, 2)), index=["r", "s", "t"], columns=["a", "b"])
     for call in (lambda u: u(df, 1.0), lambda u: u(df, df), lambda u: u.accumulate(df)):
@@ -165,6 +178,17 @@ def test_pandas_chooses_by_name(pd):
 
 
 # ---------------------------------------------------------------- units: pint, astropy
+
+def test_pint_chooses_by_name():
+    """pint applies NumPy's ufunc of the same name to the magnitudes: our ``add`` (which
+    subtracts) is not called. The README's caveat."""
+    pint = pytest.importorskip("pint")
+    q = pint.UnitRegistry().Quantity(np.array([5.0, 7.0]), "m")
+    sub_named_add = vectorize(["float64(float64, float64)"])(add)
+    r = sub_named_add(q, q)
+    assert str(r.units) == "meter"
+    np.testing.assert_array_equal(r.magnitude, [10.0, 14.0])
+
 
 def test_pint_never_returns_unitless(f, vdot):
     pint = pytest.importorskip("pint")

@@ -190,6 +190,31 @@ py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype typ
                       bool on_device, bool is_cupy, const nu::stream_ref& s, nu::operand* op);
 void set_call_slot(py::handle cls, ternaryfunc call);
 
+// A call redone by the object's Python method `name` (_dask_call, _protocol_call) with the
+// same arguments; a new reference, or null with the Python error set.
+inline PyObject* redo_call(PyObject* self, const char* name, PyObject* args, PyObject* kwargs) {
+    py::object method = py::reinterpret_borrow<py::object>(self).attr(name);
+    return PyObject_Call(method.ptr(), args, kwargs);
+}
+
+// A call implementation with its two hand-offs to Python: a Dask argument, an argument for
+// NumPy's ufunc protocol. (For `__call__` looked up as an attribute, as pandas does with
+// getattr(ufunc, "__call__"); direct_call below serves f(...) itself.)
+template <py::object (*Call)(py::handle, py::tuple, py::handle)>
+py::object call_or_redo(py::handle self, py::tuple args, py::handle kwargs) {
+    const char* redo = nullptr;
+    try {
+        return Call(self, args, kwargs);
+    } catch (const dask_argument&) {
+        redo = "_dask_call";
+    } catch (const override_argument&) {
+        redo = "_protocol_call";
+    }
+    PyObject* result = redo_call(self.ptr(), redo, args.ptr(), kwargs.ptr());
+    if (result == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(result);
+}
+
 // tp_call for a call implementation: C++ exceptions become Python ones, as pybind11 does.
 template <py::object (*Call)(py::handle, py::tuple, py::handle)>
 PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -197,11 +222,9 @@ PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
         try {
             return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
         } catch (const dask_argument&) {
-            py::object lazy = py::reinterpret_borrow<py::object>(self).attr("_dask_call");
-            return PyObject_Call(lazy.ptr(), args, kwargs);
+            return redo_call(self, "_dask_call", args, kwargs);
         } catch (const override_argument&) {
-            py::object deferred = py::reinterpret_borrow<py::object>(self).attr("_protocol_call");
-            return PyObject_Call(deferred.ptr(), args, kwargs);
+            return redo_call(self, "_protocol_call", args, kwargs);
         }
     } catch (py::error_already_set& e) {
         e.restore();

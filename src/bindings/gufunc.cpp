@@ -250,7 +250,7 @@ void bind_gufunc(py::module_& m) {
              "(entry, source) of a loop's kernel over nloop loop dimensions (staged: the GPU "
              "variant that copies small items through shared memory).")
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
-            return call_gufunc(self, args, kwargs);
+            return call_or_redo<call_gufunc>(self, args, kwargs);
         })
         .def("_call_loop", [](py::object self, int loop, py::args args, py::kwargs kwargs) {
             if (loop < 0) throw nu::value_error("_call_loop(): loop must be >= 0");
