@@ -178,12 +178,14 @@ class UFunc(_core.UFunc):
         an empty reduction with neither raises TypeError. ``where`` (a boolean mask that
         broadcasts to ``a``) leaves elements out, for a ufunc with an identity."""
         api = f"{self.__name__}.reduce"
-        if (type(a) not in _ENGINE_ARRAYS or out is not None or where is not True) and \
+        # The array alone is checked by the engine (_core.OverrideArgument, below).
+        if (out is not None or where is not True) and \
                 _protocol.foreign((a, *_protocol.outs(out), where)):
-            return _protocol.method(self, "reduce", (a,), _given(
-                axis=(axis, 0), dtype=(dtype, None), out=(out, None), keepdims=(keepdims, False),
-                initial=(initial, _NO_VALUE), where=(where, True), stream=(stream, 0)))
+            return self._reduce_protocol(a, axis, dtype, out, keepdims, initial, where, stream)
         if self.nin != 2:
+            if _protocol.foreign((a,)):  # NumPy asks the overrides first
+                return self._reduce_protocol(a, axis, dtype, out, keepdims, initial, where,
+                                             stream)
             raise ValueError(f"{api}(): reduce is only supported for binary functions "
                              f"(got a ufunc with {self.nin} input(s))")
         if where is not True:
@@ -198,7 +200,9 @@ class UFunc(_core.UFunc):
             # a full garbage collection.
             owner, eng = weakref.ref(self), weakref.ref(engine)
             engine._resolve = lambda dt: owner()._reduce_loop(eng(), np.dtype(dt), api)
+            engine._protocol = True  # NumPy's protocol for arguments it does not take
             self._reducer = engine
+        given_initial = initial
         if initial is _NO_VALUE:
             initial = None if self.identity in (None, "reorderable") else self.identity
         out = _methods._unwrap_out(out, api)  # NumPy's out=(array,)
@@ -207,7 +211,8 @@ class UFunc(_core.UFunc):
         if _methods._host_side(self) and not isinstance(a, np.ndarray) and \
                 hasattr(a, "__cuda_array_interface__"):
             a, _, _ = _methods._operand(a, self)  # a host target reads host memory
-        if axis == 0 and getattr(a, "ndim", np.ndim(a)) == 0:
+        given_axis = axis
+        if axis == 0 and (getattr(a, "ndim", None) == 0 or type(a) in (int, float, complex, bool)):
             axis = None  # NumPy accepts axis=0 for a 0-d array: it reduces the one element
         try:
             return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
@@ -216,6 +221,15 @@ class UFunc(_core.UFunc):
             if out is not None:
                 raise TypeError(f"{api}(): out= is not supported with Dask arrays") from None
             return _dask.ufunc_reduce(self, a, axis, dtype, initial, bool(keepdims))
+        except _core.OverrideArgument:
+            return self._reduce_protocol(a, given_axis, dtype, out, keepdims, given_initial,
+                                         where, stream)
+
+    def _reduce_protocol(self, a, axis, dtype, out, keepdims, initial, where, stream):
+        """reduce() through NumPy's protocol (_protocol.py): NEP 13, or NumPy's wrapping."""
+        return _protocol.method(self, "reduce", (a,), _given(
+            axis=(axis, 0), dtype=(dtype, None), out=(out, None), keepdims=(keepdims, False),
+            initial=(initial, _NO_VALUE), where=(where, True), stream=(stream, 0)))
 
     def accumulate(self, array: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
                    stream: Any = 0) -> Any:

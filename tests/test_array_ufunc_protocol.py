@@ -381,7 +381,7 @@ def test_array_wrap_objects_as_numpy(add, cls):
             theirs = call(np.add)
         assert type(ours) is type(theirs) is cls
         np.testing.assert_array_equal(ours.a, theirs.a)
-        assert [type(w.message) for w in ours_w] == [type(w.message) for w in theirs_w]
+        assert [type(m.message) for m in ours_w] == [type(m.message) for m in theirs_w]
 
 
 def test_torch_cpu_tensors_in_and_out(add):
@@ -455,6 +455,8 @@ def test_unary_ufunc_protocol(add):
     _same(neg(s), np.negative(s))
     r = Recorder()
     assert neg(r) == "handled" and r.log[0][1] == "__call__"
+    assert neg.reduce(r) == "handled" and r.log[1][1] == "reduce"
+    assert neg.accumulate(r) == "handled" and r.log[2][1] == "accumulate"
 
 
 # ---------------------------------------------------------------- Dask: methods stay lazy

@@ -165,6 +165,9 @@ struct override_argument : std::exception {
 // and none of the arrays the engine writes itself (exact ndarrays, device and
 // __cuda_array_interface__ arrays, mapped and managed arrays among them).
 bool out_for_protocol(py::handle out);
+// Whether a host argument is for the Python protocol path (an ndarray subclass, or an object
+// with __array_ufunc__ or __array_wrap__), and none of the arrays the engine takes.
+bool for_protocol(py::handle obj);
 
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);

@@ -63,6 +63,12 @@ bool protocol_input(py::handle obj) {
 
 }  // namespace
 
+bool for_protocol(py::handle obj) {
+    if (Py_TYPE(obj.ptr()) == ndarray_type()) return false;
+    if (py::isinstance<py::array>(obj)) return !has_cai(obj);
+    return protocol_input(obj) && !is_device_array(obj) && !has_cai(obj) && !is_dask_array(obj);
+}
+
 bool out_for_protocol(py::handle out) {
     if (Py_TYPE(out.ptr()) == ndarray_type() || is_device_array(out)) return false;
     // NumPy gives an ndarray subclass out= to its __array_wrap__ (np.ma sets the mask).
