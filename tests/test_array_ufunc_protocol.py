@@ -520,3 +520,15 @@ def test_dask_at_and_reduceat_raise_as_numpy(add, dask_array):
         want = _not_implemented_message(theirs)
         assert "all returned NotImplemented" in want
         assert _not_implemented_message(ours) == want.replace(repr(np.add), repr(add))
+
+
+def test_cuda_reduce_is_not_a_ufunc():
+    """cuda.reduce (Numba's Reduce) is no ufunc: it takes subclasses as arrays, as before,
+    where ufunc.reduce goes through NumPy's protocol."""
+    from numbacuda_ufunc import reduce as nu_reduce
+
+    r = nu_reduce(nu_add)
+    s = np.arange(4.0).view(Sub)
+    assert type(r(s)) is np.float64 and r(s) == 6.0
+    f = vectorize(["float64(float64, float64)"], identity=0)(nu_add)
+    _same(f.reduce(s), np.add.reduce(s))
