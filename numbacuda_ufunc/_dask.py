@@ -12,6 +12,10 @@ computed on the host's arrays and CuPy chunks stay on the device.
 * ``f.reduce(x, axis)`` and ``r(x)`` -> ``dask.array.reduction``: our reducer folds each
   chunk, then the partial results (the tree's combine steps), and ``initial``/``init`` is
   folded in once, in the final step.
+* ``f.accumulate(x, axis)``: each chunk accumulated, then each chunk combined with the
+  running total of the chunks before it (a graph as deep as the chunks along ``axis``).
+* ``f.outer(x, y)``: ``f(x[..., None, ...], y)``, lazy like any call. ``f.at`` and
+  ``f.reduceat`` have no lazy form: Dask's ``__array_ufunc__`` declines them, as in NumPy.
 
 The ufunc objects pickle (they rebuild from the Python function and signatures), so the
 graphs run on ``distributed`` workers in other processes, and on several GPUs with
@@ -25,7 +29,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["is_dask_array", "ufunc_call", "gufunc_call", "ufunc_reduce", "reducer_call"]
+__all__ = ["is_dask_array", "ufunc_call", "gufunc_call", "ufunc_reduce", "reducer_call",
+           "ufunc_accumulate", "ufunc_outer"]
 
 
 _CHUNK_KEYWORDS = ("dtype", "casting", "order", "signature", "sig", "subok")
@@ -222,3 +227,51 @@ def reducer_call(r, x, size, res, init, stream, axis):
         return engine._run(block, axis, None, None, None, None, None, True, stream, False, api)
 
     return _reduction(x, fold, axes, False, x.dtype, api)
+
+
+def ufunc_accumulate(uf, x, axis, dtype, out, stream):
+    """``uf.accumulate(x, axis, ...)`` of a Dask array: a lazy Dask array. Chunk ``i``
+    along ``axis`` is ``uf(total, acc_i)``, where ``acc_i`` is the chunk accumulated alone
+    and ``total`` folds the last elements of the chunks before it, left to right (so the
+    function must be associative, as the GPU's scan already asks)."""
+    import dask.array as da
+    from dask.array.utils import meta_from_array
+
+    from ._methods import _axis
+
+    api = f"{uf.__name__}.accumulate"
+    _no_out(api, {"out": out})
+    if x.ndim == 0:
+        raise TypeError(f"{api}(): cannot accumulate a 0-d array (got shape ())")
+    axis = _axis(axis, x.ndim, api)
+    kw = {} if dtype is None else {"dtype": dtype}
+    if stream not in (0, None):
+        kw["stream"] = stream
+    loop_dtype = uf.accumulate(np.zeros((1,), x.dtype), **kw).dtype
+    acc = x.map_blocks(functools.partial(uf.accumulate, axis=axis, **kw), dtype=loop_dtype,
+                       meta=meta_from_array(x, ndim=x.ndim, dtype=loop_dtype))
+    keep = [slice(None)] * x.ndim
+    parts = []
+    for i, size in enumerate(acc.chunks[axis]):
+        if size:  # an empty chunk has no last element to carry
+            keep[axis] = i
+            parts.append(acc.blocks[tuple(keep)])
+    if len(parts) <= 1:
+        return acc
+    keep[axis] = slice(-1, None)
+    last = tuple(keep)
+    call_kw = {"stream": stream} if stream not in (0, None) else {}
+    total = parts[0][last]
+    result = [parts[0]]
+    for i in range(1, len(parts)):
+        result.append(uf(total, parts[i], **call_kw))
+        if i + 1 < len(parts):
+            total = uf(total, parts[i][last], **call_kw)
+    return da.concatenate(result, axis=axis)
+
+
+def ufunc_outer(uf, a, b, kwargs):
+    """``uf.outer(a, b)`` with a Dask array: ``uf(a[..., None, ...], b)``, lazy."""
+    a = a if hasattr(a, "ndim") and hasattr(a, "shape") else np.asarray(a)
+    b = b if hasattr(b, "ndim") and hasattr(b, "shape") else np.asarray(b)
+    return uf(a[(Ellipsis,) + (None,) * b.ndim], b, **kwargs)

@@ -8,14 +8,16 @@ loop dimensions broadcast like NumPy's (Numba refuses that). The call path is C+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from . import _core, _dask
+from . import _core, _dask, _protocol
 from ._keywords import gufunc_call_with_keywords
 from ._pickling import function_ref, global_name
 from .compiler import translate
 from .errors import CompileError
 from .types import Array, Scalar, Signature, parse_signature_for
-from .ufunc import TARGETS, _arity, _take_identity_of, check_options
+from .ufunc import TARGETS, SignatureSpec, _arity, _take_identity_of, check_options
 
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
 
@@ -127,6 +129,18 @@ class GUFunc(_core.GUFunc):
 
     _nu_gufunc = True  # the translator refuses calls of it (Numba: untyped global name)
 
+    if TYPE_CHECKING:  # the engine's tp_call (src/bindings/gufunc.cpp), for type checkers
+        __name__: str
+        nin: int
+        nout: int
+        nargs: int
+        ntypes: int
+        types: list[str]
+        signature: str
+
+        def __call__(self, *args: Any, out: Any = None, stream: Any = 0,
+                     **kwargs: Any) -> Any: ...
+
     def __init__(self, pyfunc, signatures, layout, target, fastmath, cache, writable_args):
         api = f"guvectorize({getattr(pyfunc, '__name__', pyfunc)!r})"
         if target not in TARGETS:
@@ -197,6 +211,8 @@ class GUFunc(_core.GUFunc):
 
     def _call_keywords(self, args, kwargs):
         """A call with axes=, axis= or keepdims= (the engine sends it here)."""
+        if _protocol.applies(args, kwargs):
+            return _protocol.call(self, args, kwargs)
         if any(_dask.is_dask_array(a) for a in args):
             return _dask.gufunc_call(self, args, kwargs)
         return gufunc_call_with_keywords(self, args, kwargs)
@@ -207,7 +223,15 @@ class GUFunc(_core.GUFunc):
 
     def _dask_call(self, *args, **kwargs):
         """The engine found a Dask array among the inputs: dask.array.apply_gufunc."""
+        result = _protocol.dask_call_deferred(self, args, kwargs)
+        if result is not _protocol.NOT_DEFERRED:
+            return result
         return _dask.gufunc_call(self, args, kwargs)
+
+    def _protocol_call(self, *args, **kwargs):
+        """The engine found an argument NumPy's protocol concerns (an ndarray subclass,
+        xarray, pandas...): NEP 13 overrides, else NumPy's __array_wrap__ (_protocol.py)."""
+        return _protocol.call(self, args, kwargs)
 
     def __reduce__(self):
         # Pickled by the function, signatures and options (Dask's distributed workers).
@@ -255,8 +279,9 @@ def _writable_indices(pyfunc, writable_args, nin, api):
 _core.install_fast_gufunc_call(GUFunc)
 
 
-def guvectorize(signatures, layout, target="cuda", fastmath=False, cache=True,
-                writable_args=(), **options):
+def guvectorize(signatures: SignatureSpec, layout: str, target: str = "cuda",
+                fastmath: bool = False, cache: bool = True, writable_args: Any = (),
+                **options: Any) -> Callable[[Callable[..., Any]], GUFunc]:
     """Numba's ``@guvectorize``: a generalized ufunc from a Python function that writes
     its results into its output arguments."""
     check_options("guvectorize()", options, _OPTIONS, target)

@@ -13,6 +13,8 @@ import collections
 import os
 import threading
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -43,7 +45,7 @@ from .types import (
     parse_signature_for,
     void,
 )
-from .ufunc import _take_identity_of
+from .ufunc import SignatureSpec, _take_identity_of
 
 __all__ = ["Kernel", "jit"]
 
@@ -61,6 +63,11 @@ class Kernel(_core.Kernel):
     threads. Host NumPy arrays are copied to the device and back, as in Numba.
     ``cache=True`` keeps each specialization's translation in files beside the source
     (_jit_cache.py); ``stats`` counts the hits and misses, as Numba's."""
+
+    if TYPE_CHECKING:  # the engine's launch configuration (src/bindings/kernel.cpp)
+        __name__: str
+
+        def __getitem__(self, config: Any) -> Callable[..., None]: ...
 
     def __init__(self, pyfunc, signatures=(), debug=False, fastmath=False, extensions=(),
                  link=(), lineinfo=False, launch_bounds=None, shared_memory_carveout=None,
@@ -1080,7 +1087,30 @@ def _extension_type_of(value):
         return None
 
 
-def jit(func_or_sig=None, device=False, debug=None, fastmath=False, **options):
+@overload
+def jit(func_or_sig: Callable[..., Any], device: Literal[False] = False,
+        debug: bool | None = None, fastmath: bool = False, **options: Any) -> Kernel: ...
+
+
+@overload
+def jit(func_or_sig: Callable[..., Any], device: Literal[True],
+        debug: bool | None = None, fastmath: bool = False, **options: Any) -> DeviceFunction: ...
+
+
+@overload
+def jit(func_or_sig: SignatureSpec | None = None, device: Literal[False] = False,
+        debug: bool | None = None, fastmath: bool = False,
+        **options: Any) -> Callable[[Callable[..., Any]], Kernel]: ...
+
+
+@overload
+def jit(func_or_sig: SignatureSpec | None = None, *, device: Literal[True],
+        debug: bool | None = None, fastmath: bool = False,
+        **options: Any) -> Callable[[Callable[..., Any]], DeviceFunction]: ...
+
+
+def jit(func_or_sig: Any = None, device: bool = False, debug: bool | None = None,
+        fastmath: bool = False, **options: Any) -> Any:
     """Numba's ``cuda.jit``: ``@jit`` / ``@jit("void(float32[:], float32[:])")`` make a
     kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs.
     ``debug`` and ``opt`` default to ``cuda.config``'s ``CUDA_DEBUGINFO_DEFAULT`` and

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import inspect
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +39,7 @@ class Reduce:
       a device array (CuPy for CuPy input) for device input, else a NumPy array.
     """
 
-    def __init__(self, functor):
+    def __init__(self, functor: Callable[[Any, Any], Any]) -> None:
         name = getattr(functor, "__name__", None)
         api = f"reduce({name!r})" if name and name != "<lambda>" else "reduce()"
         try:
@@ -72,7 +74,8 @@ class Reduce:
         tf = translate(self._functor, (t, t), t)
         return self._engine._add_loop(np.dtype(dtype).str, tf.name, tf.source)
 
-    def __call__(self, arr, size=None, res=None, init=0, stream=0, axis=None):
+    def __call__(self, arr: Any, size: int | None = None, res: Any = None, init: Any = 0,
+                 stream: Any = 0, axis: int | tuple[int, ...] | None = None) -> Any:
         try:
             return self._engine._run(arr, axis, size, res, None, init, None, False, stream,
                                      True, self._api)
@@ -103,6 +106,6 @@ class Reduce:
         return f"<numbacuda_ufunc.Reduce {self.__name__!r} types={self._engine.types}>"
 
 
-def reduce(functor):
+def reduce(functor: Callable[[Any, Any], Any]) -> Reduce:
     """Decorator (or call) making a :class:`Reduce` of a binary Python function."""
     return Reduce(functor)

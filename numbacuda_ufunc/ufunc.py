@@ -12,10 +12,12 @@ import inspect
 import threading
 import warnings
 import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 import numpy as np
 
-from . import _core, _dask, _methods
+from . import _core, _dask, _methods, _protocol
 from ._compile import compile_ptx
 from ._keywords import call_with_keywords, input_dtype
 from ._pickling import function_ref, global_name
@@ -37,6 +39,8 @@ TARGETS = ("cuda", "cpu", "parallel")
 # bitmask of by-value scalars (src/kernels/elementwise.cuh).
 MAX_INPUTS = 63
 _NO_VALUE = object()  # ufunc.reduce(initial=...) not given (None means "no initial")
+# Argument types the methods pass on without asking _protocol (NEP 13): a set lookup.
+_ENGINE_ARRAYS = frozenset({np.ndarray, _core.DeviceNDArray, type(None), int, float, bool})
 _OPTIONS = ("signatures", "target", "identity", "fastmath", "cache", "nopython", "forceobj")
 
 
@@ -84,6 +88,20 @@ def _take_identity_of(obj, pyfunc) -> None:
 class UFunc(_core.UFunc):
     """A ufunc made by :func:`vectorize`. Call it like a NumPy ufunc:
     ``f(*inputs, out=None, stream=0)``."""
+
+    signature = None  # NumPy's: None for element-wise ufuncs (xarray and Dask read it)
+
+    if TYPE_CHECKING:  # the engine's tp_call (src/bindings/ufunc.cpp), for type checkers
+        __name__: str
+        nin: int
+        nout: int
+        nargs: int
+        ntypes: int
+        types: list[str]
+        target: str
+
+        def __call__(self, *args: Any, out: Any = None, stream: Any = 0,
+                     **kwargs: Any) -> Any: ...
 
     def __init__(self, pyfunc, signatures, target, identity, fastmath, cache):
         api = f"vectorize({pyfunc.__name__!r})" if hasattr(pyfunc, "__name__") else "vectorize()"
@@ -191,14 +209,22 @@ class UFunc(_core.UFunc):
                                               self._variant_source(i, 1)[1]), self.fastmath)
                 for i, sig in enumerate(self._translated)}
 
-    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
-               where=True, stream=0):
+    def reduce(self, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
+               keepdims: bool = False, initial: Any = _NO_VALUE, where: Any = True,
+               stream: Any = 0) -> Any:
         """NumPy's ``ufunc.reduce`` on the GPU (CUB), for a binary ufunc whose loop has one
         type for both inputs and the output. ``initial`` defaults to the ufunc's identity;
         an empty reduction with neither raises TypeError. ``where`` (a boolean mask that
         broadcasts to ``a``) leaves elements out, for a ufunc with an identity."""
         api = f"{self.__name__}.reduce"
+        # The array alone is checked by the engine (_core.OverrideArgument, below).
+        if (out is not None or where is not True) and \
+                _protocol.foreign((a, *_protocol.outs(out), where)):
+            return self._reduce_protocol(a, axis, dtype, out, keepdims, initial, where, stream)
         if self.nin != 2:
+            if _protocol.foreign((a,)):  # NumPy asks the overrides first
+                return self._reduce_protocol(a, axis, dtype, out, keepdims, initial, where,
+                                             stream)
             raise ValueError(f"{api}(): reduce is only supported for binary functions "
                              f"(got a ufunc with {self.nin} input(s))")
         if where is not True:
@@ -213,7 +239,9 @@ class UFunc(_core.UFunc):
             # a full garbage collection.
             owner, eng = weakref.ref(self), weakref.ref(engine)
             engine._resolve = lambda dt: owner()._reduce_loop(eng(), np.dtype(dt), api)
+            engine._protocol = True  # NumPy's protocol for arguments it does not take
             self._reducer = engine
+        given_initial = initial
         if initial is _NO_VALUE:
             initial = None if self.identity in (None, "reorderable") else self.identity
         out = _methods._unwrap_out(out, api)  # NumPy's out=(array,)
@@ -222,7 +250,8 @@ class UFunc(_core.UFunc):
         if _methods._host_side(self) and not isinstance(a, np.ndarray) and \
                 hasattr(a, "__cuda_array_interface__"):
             a, _, _ = _methods._operand(a, self)  # a host target reads host memory
-        if axis == 0 and getattr(a, "ndim", np.ndim(a)) == 0:
+        given_axis = axis
+        if axis == 0 and (getattr(a, "ndim", None) == 0 or type(a) in (int, float, complex, bool)):
             axis = None  # NumPy accepts axis=0 for a 0-d array: it reduces the one element
         try:
             return engine._run(a, axis, None, None, out, initial, dtype, bool(keepdims), stream,
@@ -231,34 +260,68 @@ class UFunc(_core.UFunc):
             if out is not None:
                 raise TypeError(f"{api}(): out= is not supported with Dask arrays") from None
             return _dask.ufunc_reduce(self, a, axis, dtype, initial, bool(keepdims))
+        except _core.OverrideArgument:
+            return self._reduce_protocol(a, given_axis, dtype, out, keepdims, given_initial,
+                                         where, stream)
 
-    def accumulate(self, array, axis=0, dtype=None, out=None, stream=0):
+    def _reduce_protocol(self, a, axis, dtype, out, keepdims, initial, where, stream):
+        """reduce() through NumPy's protocol (_protocol.py): NEP 13, or NumPy's wrapping."""
+        return _protocol.method(self, "reduce", (a,), _given(
+            axis=(axis, 0), dtype=(dtype, None), out=(out, None), keepdims=(keepdims, False),
+            initial=(initial, _NO_VALUE), where=(where, True), stream=(stream, 0)))
+
+    def accumulate(self, array: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
+                   stream: Any = 0) -> Any:
         """NumPy's ``ufunc.accumulate``: ``out[..., k] = f(out[..., k-1], a[..., k])`` along
         ``axis``. On the GPU long lines are scanned device-wide (cub::BlockScan tiles
         chained by CUB's decoupled look-back), which regroups the operations: the function
         must be associative."""
+        if type(array) not in _ENGINE_ARRAYS or out is not None:
+            if _protocol.foreign((array, *_protocol.outs(out))):
+                return _protocol.method(self, "accumulate", (array,), _given(
+                    axis=(axis, 0), dtype=(dtype, None), out=(out, None), stream=(stream, 0)))
+            if _dask.is_dask_array(array):
+                return _dask.ufunc_accumulate(self, array, axis, dtype, out, stream)
         return _methods.accumulate(self, array, axis, dtype, out, stream)
 
-    def reduceat(self, array, indices, axis=0, dtype=None, out=None, stream=0):
+    def reduceat(self, array: Any, indices: Any, axis: Any = 0, dtype: Any = None,
+                 out: Any = None, stream: Any = 0) -> Any:
         """NumPy's ``ufunc.reduceat``: a reduction of each segment
         ``a[indices[i]:indices[i+1]]`` along ``axis`` (``a[indices[i]]`` alone when the next
         index is not larger), folded left to right."""
+        if (type(array) not in _ENGINE_ARRAYS or out is not None) and \
+                (_protocol.foreign((array, *_protocol.outs(out))) or _dask.is_dask_array(array)):
+            # A Dask array has no lazy reduceat: its __array_ufunc__ declines, as in NumPy.
+            return _protocol.method(self, "reduceat", (array, indices), _given(
+                axis=(axis, 0), dtype=(dtype, None), out=(out, None), stream=(stream, 0)))
         return _methods.reduceat(self, array, indices, axis, dtype, out, stream)
 
-    def at(self, a, indices, b=None, stream=0):
+    def at(self, a: Any, indices: Any, b: Any = None, stream: Any = 0) -> None:
         """NumPy's ``ufunc.at``: ``a[indices] = f(a[indices], b)`` unbuffered, so a repeated
         index applies once per occurrence. On the GPU the updates of elements of up to 8
         bytes run in parallel as compare-and-swap loops (the function must be commutative
         and associative); complex128, and the host backend, apply them in order."""
+        if (type(a) not in _ENGINE_ARRAYS or type(b) not in _ENGINE_ARRAYS) and \
+                (_protocol.foreign((a, b)) or _dask.is_dask_array(a)):
+            # Dask arrays are immutable: their __array_ufunc__ declines `at`, as in NumPy.
+            args = (a, indices) if b is None else (a, indices, b)
+            return _protocol.method(self, "at", args, _given(stream=(stream, 0)))
         return _methods.at(self, a, indices, b, stream)
 
-    def outer(self, A, B, **kwargs):
+    def outer(self, A: Any, B: Any, **kwargs: Any) -> Any:
         """NumPy's ``ufunc.outer``: ``f(A[i, ...], B[j, ...])`` for every pair, shape
         ``A.shape + B.shape``; takes the call's keywords."""
+        if (type(A) not in _ENGINE_ARRAYS or type(B) not in _ENGINE_ARRAYS or kwargs) and \
+                _protocol.applies((A, B), kwargs):
+            return _protocol.method(self, "outer", (A, B), kwargs)
+        if _dask.is_dask_array(A) or _dask.is_dask_array(B):
+            return _dask.ufunc_outer(self, A, B, kwargs)
         return _methods.outer(self, A, B, **kwargs)
 
     def _call_keywords(self, args, kwargs):
         """A call with keywords beyond out= and stream= (the engine sends it here)."""
+        if _protocol.applies(args, kwargs):
+            return _protocol.call(self, args, kwargs)
         if any(_dask.is_dask_array(a) for a in args):
             return _dask.ufunc_call(self, args, kwargs)
         return call_with_keywords(self, args, kwargs)
@@ -283,7 +346,15 @@ class UFunc(_core.UFunc):
 
     def _dask_call(self, *args, **kwargs):
         """The engine found a Dask array among the arguments: a lazy Dask array."""
+        result = _protocol.dask_call_deferred(self, args, kwargs)
+        if result is not _protocol.NOT_DEFERRED:
+            return result
         return _dask.ufunc_call(self, args, kwargs)
+
+    def _protocol_call(self, *args, **kwargs):
+        """The engine found an argument NumPy's protocol concerns (an ndarray subclass,
+        xarray, pandas...): NEP 13 overrides, else NumPy's __array_wrap__ (_protocol.py)."""
+        return _protocol.call(self, args, kwargs)
 
     def __reduce__(self):
         # By name when the ufunc is a module global (the usual @vectorize); otherwise by
@@ -294,6 +365,14 @@ class UFunc(_core.UFunc):
 
     def __repr__(self):
         return f"<numbacuda_ufunc.UFunc '{self.__name__}' target={self.target} types={self.types}>"
+
+
+def _given(**pairs):
+    """The keywords of a method call for ``__array_ufunc__``: ``name=(value, default)``
+    pairs, less those at their default. (NumPy passes the keywords given, a default given
+    explicitly too; overriders take NumPy's defaults, so the calls mean the same.)"""
+    return {k: v for k, (v, default) in pairs.items() if v is not default and not (
+        type(v) in (bool, int) and type(default) is type(v) and v == default)}
 
 
 def _rebuild(pyfunc, signatures, target, identity, fastmath, cache):
@@ -341,8 +420,22 @@ def check_options(api, options, allowed, target) -> None:
                           stacklevel=3)
 
 
-def vectorize(signatures=None, target="cuda", identity=None, fastmath=False, cache=True,
-              **options):
+# What a signature list may hold: "float32(float32, float32)", float32(float32, float32).
+SignatureSpec: TypeAlias = "str | Signature | Sequence[Any]"
+
+
+@overload
+def vectorize(signatures: Callable[..., Any], /) -> UFunc: ...
+
+
+@overload
+def vectorize(signatures: SignatureSpec | None = None, target: str = "cuda",
+              identity: Any = None, fastmath: bool = False, cache: bool = True,
+              **options: Any) -> Callable[[Callable[..., Any]], UFunc]: ...
+
+
+def vectorize(signatures: Any = None, target: str = "cuda", identity: Any = None,
+              fastmath: bool = False, cache: bool = True, **options: Any) -> Any:
     """Numba's ``@vectorize``: make a ufunc from a scalar Python function.
 
     ``@vectorize`` or ``@vectorize()`` is lazy (a loop per new input dtype tuple);

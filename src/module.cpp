@@ -67,6 +67,7 @@ PYBIND11_MODULE(_core, m) {
     m.attr("__version__") = NU_VERSION;
     translate_exceptions();
     py::register_exception<nu::bindings::dask_argument>(m, "DaskArgument");
+    py::register_exception<nu::bindings::override_argument>(m, "OverrideArgument");
     // Device arrays of any strides copy on the device, with the elementwise engine.
     nu::set_strided_device_copy(&nu::cast_into);
     // Engine work marked blocking (compiles) runs without the GIL when the caller holds it.

@@ -152,6 +152,24 @@ struct dask_argument : std::exception {
 // Whether `obj` is a dask.array.Array; never imports Dask (none can exist before it is).
 bool is_dask_array(py::handle obj);
 
+// An argument that NumPy's ufunc protocol concerns (an ndarray subclass; another object
+// with an __array_ufunc__ or __array_wrap__: xarray, pandas, masked arrays, pint, torch
+// CPU tensors): thrown from argument conversion, off the hot path, after every type the
+// engine takes has been ruled out, so that the call is redone by the object's Python
+// `_protocol_call` (numbacuda_ufunc/_protocol.py: NEP 13 overrides, __array_wrap__).
+// Python callers of the engine see it as _core.OverrideArgument.
+struct override_argument : std::exception {
+    const char* what() const noexcept override { return "an argument with __array_ufunc__ or __array_wrap__"; }
+};
+// Whether an `out=` the caller passed is for the Python protocol path: an ndarray subclass
+// (NumPy calls its __array_wrap__ after writing it) or an object overriding __array_ufunc__,
+// and none of the arrays the engine writes itself (exact ndarrays, device and
+// __cuda_array_interface__ arrays, mapped and managed arrays among them).
+bool out_for_protocol(py::handle out);
+// Whether a host argument is for the Python protocol path (an ndarray subclass, or an object
+// with __array_ufunc__ or __array_wrap__), and none of the arrays the engine takes.
+bool for_protocol(py::handle obj);
+
 std::string arg_name(const caller& uf, std::size_t index);
 nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool* is_cupy);
 // A CuPy view of a new device result, built from its pointer (no __cuda_array_interface__
@@ -176,6 +194,31 @@ py::object new_result(const caller& who, const nu::shape_t& shape, nu::dtype typ
                       bool on_device, bool is_cupy, const nu::stream_ref& s, nu::operand* op);
 void set_call_slot(py::handle cls, ternaryfunc call);
 
+// A call redone by the object's Python method `name` (_dask_call, _protocol_call) with the
+// same arguments; a new reference, or null with the Python error set.
+inline PyObject* redo_call(PyObject* self, const char* name, PyObject* args, PyObject* kwargs) {
+    py::object method = py::reinterpret_borrow<py::object>(self).attr(name);
+    return PyObject_Call(method.ptr(), args, kwargs);
+}
+
+// A call implementation with its two hand-offs to Python: a Dask argument, an argument for
+// NumPy's ufunc protocol. (For `__call__` looked up as an attribute, as pandas does with
+// getattr(ufunc, "__call__"); direct_call below serves f(...) itself.)
+template <py::object (*Call)(py::handle, py::tuple, py::handle)>
+py::object call_or_redo(py::handle self, py::tuple args, py::handle kwargs) {
+    const char* redo = nullptr;
+    try {
+        return Call(self, args, kwargs);
+    } catch (const dask_argument&) {
+        redo = "_dask_call";
+    } catch (const override_argument&) {
+        redo = "_protocol_call";
+    }
+    PyObject* result = redo_call(self.ptr(), redo, args.ptr(), kwargs.ptr());
+    if (result == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(result);
+}
+
 // tp_call for a call implementation: C++ exceptions become Python ones, as pybind11 does.
 template <py::object (*Call)(py::handle, py::tuple, py::handle)>
 PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -183,8 +226,9 @@ PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
         try {
             return Call(self, py::reinterpret_borrow<py::tuple>(args), kwargs).release().ptr();
         } catch (const dask_argument&) {
-            py::object lazy = py::reinterpret_borrow<py::object>(self).attr("_dask_call");
-            return PyObject_Call(lazy.ptr(), args, kwargs);
+            return redo_call(self, "_dask_call", args, kwargs);
+        } catch (const override_argument&) {
+            return redo_call(self, "_protocol_call", args, kwargs);
         }
     } catch (py::error_already_set& e) {
         e.restore();

@@ -99,6 +99,9 @@ py::object call_gufunc_loop(py::handle self, py::tuple args, py::handle kwargs, 
             throw nu::type_error(g.name() + "(): with " + std::to_string(nout) + " outputs, out must be a tuple");
         }
     }
+    for (const py::object& o : outs) {
+        if (!o.is_none() && out_for_protocol(o)) throw override_argument{};
+    }
     bool is_cupy = false;
     bool any_device = false;
     std::vector<nu::operand> ops;
@@ -247,7 +250,7 @@ void bind_gufunc(py::module_& m) {
              "(entry, source) of a loop's kernel over nloop loop dimensions (staged: the GPU "
              "variant that copies small items through shared memory).")
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
-            return call_gufunc(self, args, kwargs);
+            return call_or_redo<call_gufunc>(self, args, kwargs);
         })
         .def("_call_loop", [](py::object self, int loop, py::args args, py::kwargs kwargs) {
             if (loop < 0) throw nu::value_error("_call_loop(): loop must be >= 0");

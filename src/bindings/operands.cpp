@@ -24,6 +24,60 @@ bool is_dask_array(py::handle obj) {
 }
 
 
+namespace {
+
+PyTypeObject* numpy_type(const char* name) {
+    return reinterpret_cast<PyTypeObject*>(py::object(py::module_::import("numpy").attr(name)).release().ptr());
+}
+
+PyTypeObject* ndarray_type() {
+    static PyTypeObject* type = numpy_type("ndarray");
+    return type;
+}
+
+// An attribute of `obj`'s type (as NumPy looks up __array_ufunc__ and __array_wrap__),
+// or a null object when it has none.
+py::object type_attribute(py::handle obj, const char* name) {
+    PyObject* found = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())), name);
+    if (found == nullptr) PyErr_Clear();
+    return py::reinterpret_steal<py::object>(found);
+}
+
+// type(obj).__array_ufunc__ exists and is not ndarray's (None, the opt-out, included).
+bool overrides_array_ufunc(py::handle obj) {
+    static PyObject* ndarray_method =
+        PyObject_GetAttrString(reinterpret_cast<PyObject*>(ndarray_type()), "__array_ufunc__");
+    py::object method = type_attribute(obj, "__array_ufunc__");
+    return method && method.ptr() != ndarray_method;
+}
+
+// A host argument the engine does not take as it is (neither a NumPy scalar nor a list
+// or tuple of values) that NumPy's protocol concerns: an __array_ufunc__ override, or an
+// __array_wrap__ that NumPy would give the result to (a torch CPU tensor).
+bool protocol_input(py::handle obj) {
+    static PyTypeObject* generic = numpy_type("generic");
+    PyObject* o = obj.ptr();
+    if (PyList_CheckExact(o) || PyTuple_CheckExact(o) || PyObject_TypeCheck(o, generic)) return false;
+    return overrides_array_ufunc(obj) || type_attribute(obj, "__array_wrap__");
+}
+
+}  // namespace
+
+bool for_protocol(py::handle obj) {
+    if (Py_TYPE(obj.ptr()) == ndarray_type()) return false;
+    if (py::isinstance<py::array>(obj)) return !has_cai(obj);
+    return protocol_input(obj) && !is_device_array(obj) && !has_cai(obj) && !is_dask_array(obj);
+}
+
+bool out_for_protocol(py::handle out) {
+    if (Py_TYPE(out.ptr()) == ndarray_type() || is_device_array(out)) return false;
+    // NumPy gives an ndarray subclass out= to its __array_wrap__ (np.ma sets the mask).
+    const bool subclass = py::isinstance<py::array>(out);
+    if (!subclass && !overrides_array_ufunc(out)) return false;
+    return !has_cai(out) && !is_dask_array(out);
+}
+
+
 std::string arg_name(const caller& uf, std::size_t index) {
     return uf.name + "(): argument " + std::to_string(index + 1);
 }
@@ -48,9 +102,7 @@ py::array native_order(const py::array& arr, std::vector<py::object>* keep, bool
 }
 
 bool is_host_ndarray(py::handle obj) {
-    static PyTypeObject* ndarray = reinterpret_cast<PyTypeObject*>(
-        py::object(py::module_::import("numpy").attr("ndarray")).release().ptr());
-    if (Py_TYPE(obj.ptr()) == ndarray) return true;
+    if (Py_TYPE(obj.ptr()) == ndarray_type()) return true;
     return py::isinstance<py::array>(obj) && !has_cai(obj);
 }
 
@@ -120,6 +172,9 @@ nu::operand to_operand(const caller& uf, py::handle arg, std::size_t index, bool
         return op;
     }
     if (!is_ndarray && is_dask_array(arg)) throw dask_argument{};
+    // An ndarray subclass (NumPy wraps the result with its __array_wrap__, or it overrides
+    // __array_ufunc__) or another container NumPy's protocol concerns: Python takes over.
+    if (is_ndarray ? Py_TYPE(arg.ptr()) != ndarray_type() : protocol_input(arg)) throw override_argument{};
     // (py::array's default constructor allocates an empty array: never default-construct.)
     const py::array arr = is_ndarray ? py::reinterpret_borrow<py::array>(arg)
                                      : py::array(py::module_::import("numpy").attr("asarray")(arg));

@@ -113,6 +113,9 @@ void bind_reduce(py::module_& m) {
             is_cupy = module.rfind("cupy", 0) == 0;
         } else {
             if (!py::isinstance<py::array>(arr) && is_dask_array(arr)) throw dask_argument{};
+            // ufunc.reduce (its engine has _protocol set): NumPy's protocol for an ndarray
+            // subclass or a container (xarray, pandas...); cuda.reduce takes them as arrays.
+            if (for_protocol(arr) && py::hasattr(self, "_protocol")) throw override_argument{};
             py::array a = native_order(py::module_::import("numpy").attr("asarray")(arr), &keep, false);
             host_keepalive = a;
             const char kind = a.dtype().kind();

@@ -47,6 +47,7 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
         }
         out = out[py::int_(0)];
     }
+    if (!out.is_none() && out_for_protocol(out)) throw override_argument{};  // before any compile
     bool is_cupy = false;
     std::vector<nu::operand> ops;
     ops.reserve(nin);
@@ -221,7 +222,7 @@ void bind_ufunc(py::module_& m) {
         .def("_variant_source", &nu::ufunc::variant_source, py::arg("loop"), py::arg("ndim") = 0,
              "(entry, source) of a loop's contiguous (ndim=0) or strided kernel.");
     cls.def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
-        return call_ufunc(self, args, kwargs);
+        return call_or_redo<call_ufunc>(self, args, kwargs);
     });
     install_fast_call(cls);
     m.def("install_fast_call", &install_fast_call,
