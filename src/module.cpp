@@ -4,8 +4,6 @@
 #include "runtime/blocking.h"
 #include "runtime/interrupt.h"
 
-#include <unistd.h>
-
 namespace {
 
 // C++ throws nu:: exceptions; they become the package's Python types here, once.
@@ -43,23 +41,6 @@ void translate_exceptions() {
 }
 
 
-// Retakes the GIL after blocking engine work. A daemon thread that comes back while the
-// interpreter finalizes would be ended by PyEval_RestoreThread with pthread_exit, whose
-// forced unwind through C++ frames aborted the process (issue 35: exit status 134 when a
-// Dask worker or Jupyter thread was compiling at exit). Such a thread is parked instead:
-// the process is ending and takes it along, as Python 3.14 itself does.
-void reenter_interpreter(void* state) {
-#if PY_VERSION_HEX >= 0x030D0000
-    const bool finalizing = Py_IsFinalizing();
-#else
-    const bool finalizing = _Py_IsFinalizing();
-#endif
-    if (finalizing) {
-        for (;;) ::pause();
-    }
-    PyEval_RestoreThread(static_cast<PyThreadState*>(state));
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -72,7 +53,7 @@ PYBIND11_MODULE(_core, m) {
     nu::set_strided_device_copy(&nu::cast_into);
     // Engine work marked blocking (compiles) runs without the GIL when the caller holds it.
     nu::set_blocking_hooks({[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
-                            &reenter_interpreter});
+                            [](void* state) { nu::bindings::reenter_interpreter(state); }});
     // A host launch that saw SIGINT asks the interpreter: its handler runs here, in the
     // main thread, and what it raises (KeyboardInterrupt) ends the launch.
     nu::set_interrupt_hook([]() -> bool {

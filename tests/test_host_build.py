@@ -349,32 +349,56 @@ def test_include_directories_do_not_make_a_new_precompiled_header(tmp_path):
     assert len(pch_dirs(cache)) == 1
 
 
+
+
+# A daemon thread is inside engine work (GIL released) when the main thread ends, and comes
+# back the moment the interpreter starts finalizing.
 DAEMON_AT_EXIT = textwrap.dedent("""
-    import os, threading
-    os.environ.setdefault("NUMBACUDA_UFUNC_ENABLE_CUDASIM", "1")
-    import numpy as np
-    import numbacuda_ufunc as nu
+    import sys, threading
+    from numbacuda_ufunc import _core
 
     started = threading.Event()
 
-    def work():
-        x = np.arange(4.0)
-        while True:  # each new ufunc object looks its loop up with the GIL released
-            f = nu.vectorize(["float64(float64)"], target="parallel")(lambda v: v * 2.5 + 1.0)
-            started.set()
-            f(x)
+    def engine_work():
+        started.set()
+        _core._wait_without_gil(60.0, sys.argv[1] == "compile")
 
-    threading.Thread(target=work, daemon=True).start()
-    started.wait(120)
-    threading.Event().wait(0.3)
+    threading.Thread(target=engine_work, daemon=True).start()
+    started.wait(60)
 """)
 
 
-def test_process_exits_cleanly_while_a_daemon_thread_compiles():
-    # A daemon thread that came back from engine work (GIL released) during finalization
-    # was ended by pthread_exit through a noexcept destructor: abort, status 134, in 6 of 6
-    # runs of this script before the fix (issue 35). Dask workers and Jupyter use such threads.
+# A daemon thread calling a parallel ufunc in a loop (the GIL released in each call) while
+# the main thread ends: the ufunc's own call path (its tp_call swallowed pthread_exit's
+# forced unwind in a catch (...): "FATAL: exception not rethrown", an abort).
+DAEMON_UFUNC_AT_EXIT = textwrap.dedent("""
+    import threading
+    import numpy as np
+    import numbacuda_ufunc as nu
+
+    f = nu.vectorize(["float64(float64)"], target="parallel")(lambda v: v * 2.5 + 1.0)
+    x = np.arange(1 << 20, dtype=np.float64)
+    f(x)
+    started = threading.Event()
+
+    def work():
+        started.set()
+        while True:
+            f(x)
+
+    threading.Thread(target=work, daemon=True).start()
+    started.wait(60)
+""")
+
+
+@pytest.mark.parametrize("how", ["compile", "launch", "ufunc"])
+def test_process_exits_cleanly_while_a_daemon_thread_is_in_engine_work(how):
+    # Such a thread used to be ended by pthread_exit through a noexcept destructor: abort,
+    # status 134 (issue 35); a compile (blocking_section) and a launch or copy (the bindings'
+    # GIL release) are the two ways engine work releases the GIL. Dask workers and Jupyter
+    # kernels run such threads. Three runs each: the thread's return races the teardown.
+    script = DAEMON_UFUNC_AT_EXIT if how == "ufunc" else DAEMON_AT_EXIT
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", DAEMON_AT_EXIT], capture_output=True,
-                             text=True, timeout=300)
+        out = subprocess.run([sys.executable, "-c", script, how], capture_output=True,
+                             text=True, timeout=120)
         assert out.returncode == 0, (out.returncode, out.stderr[-2000:])

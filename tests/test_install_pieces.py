@@ -60,9 +60,9 @@ def test_candidates_are_listed_without_loading():
 
 
 def test_extras_name_the_wheels_searched():
-    import tomllib
     from pathlib import Path
 
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+")
     project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     for extra, names in WHEELS.items():

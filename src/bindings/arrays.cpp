@@ -401,7 +401,7 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
     const py::array target = native_order(out, &keep, true);
     const nu::array_view host = copy_partner(host_view(target, "copy_to_host()"), a.view(), "copy_to_host", "ary");
     {
-        py::gil_scoped_release nogil;
+        release_gil nogil;
         a.copy_to_host(host, s);
     }
     return out;
@@ -424,7 +424,7 @@ void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream
     std::vector<py::object> keep;
     py::array arr = native_order(np.attr("asarray")(src), &keep, false);
     const nu::array_view host = copy_partner(host_view(arr, (std::string(api) + "()").c_str()), dst, api, "source");
-    py::gil_scoped_release nogil;
+    release_gil nogil;
     a.copy_from_host(host, s);
 }
 
@@ -684,7 +684,7 @@ void bind_array(py::module_& m) {
         nu::array_view hv = host_view(host, "to_device()");
         const char order = hv.is_f_contiguous() && !hv.is_c_contiguous() ? 'F' : 'C';
         nu::device_array d = nu::device_array::empty(hv.shape, hv.type, order, std::nullopt, s, "to_device");
-        py::gil_scoped_release nogil;
+        release_gil nogil;
         d.copy_from_host(hv, s);
         return d;
     }, py::arg("ary"), py::arg("stream") = 0);

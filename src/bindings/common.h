@@ -5,6 +5,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>
+#endif
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -19,6 +22,27 @@
 namespace py = pybind11;
 
 namespace nu::bindings {
+
+// Retakes the GIL (a PyThreadState from PyEval_SaveThread). A daemon thread that comes
+// back while the interpreter finalizes would be ended by PyEval_RestoreThread with
+// pthread_exit, whose forced unwind through C++ frames aborted the process (issue 35:
+// status 134 when a Dask worker or Jupyter thread was in engine work at exit). Such a
+// thread is parked instead: the process is ending and takes it along, as Python 3.14 does.
+void reenter_interpreter(void* state);
+
+// py::gil_scoped_release, re-entering through reenter_interpreter; noexcept(false) so that
+// pthread_exit's forced unwind, should finalization start between the check and the
+// re-entry, passes instead of aborting. Every GIL release in the bindings uses it.
+class release_gil {
+public:
+    release_gil() : m_state(PyEval_SaveThread()) {}
+    ~release_gil() noexcept(false) { reenter_interpreter(m_state); }
+    release_gil(const release_gil&) = delete;
+    release_gil& operator=(const release_gil&) = delete;
+
+private:
+    PyThreadState* m_state;
+};
 
 // One function per binding area, called once from PYBIND11_MODULE (src/module.cpp).
 void bind_runtime(py::module_& m);
@@ -232,6 +256,10 @@ PyObject* direct_call(PyObject* self, PyObject* args, PyObject* kwargs) {
         }
     } catch (py::error_already_set& e) {
         e.restore();
+#if defined(__GLIBCXX__)
+    } catch (abi::__forced_unwind&) {
+        throw;  // pthread_exit ending this thread (a daemon thread at exit): never swallowed
+#endif
     } catch (...) {
         py::detail::try_translate_exceptions();
     }

@@ -64,14 +64,14 @@ void bind_compile(py::module_& m) {
           },
           py::arg("source"), py::arg("cc"), py::arg("fastmath") = false,
           py::arg("options") = std::vector<std::string>{},
-          py::call_guard<py::gil_scoped_release>(),
+          py::call_guard<release_gil>(),
           "CUDA C++ -> PTX for compute capability cc=(major, minor), through the kernel cache.");
     m.def("compile_cubin",
           [nvrtc_opts](const std::string& source, std::pair<int, int> cc, bool fastmath,
                        std::vector<std::string> options) {
               std::string bin;
               {
-                  py::gil_scoped_release release;
+                  release_gil release;
                   bin = nu::nvrtc_build(source, nvrtc_opts(cc, true, fastmath, std::move(options)));
               }
               return py::bytes(bin);
@@ -98,7 +98,7 @@ void bind_compile(py::module_& m) {
               }
               std::string bin;
               {
-                  py::gil_scoped_release release;
+                  release_gil release;
                   bin = nu::link_kernel_cubin(source, links, nvrtc_opts(cc, true, fastmath, {}), ptx);
               }
               if (ptx) return py::str(bin);
@@ -126,7 +126,7 @@ void bind_compile(py::module_& m) {
               }
               std::string bin;
               {
-                  py::gil_scoped_release release;
+                  release_gil release;
                   bin = nu::nvjitlink_link(in, cc, lto);
               }
               return py::bytes(bin);
@@ -183,7 +183,7 @@ void bind_compile(py::module_& m) {
           py::arg("options") = std::vector<std::string>{},
           py::arg("symbols") = std::vector<std::string>{},
           py::arg("extra_sources") = std::vector<std::string>{},
-          py::call_guard<py::gil_scoped_release>(),
+          py::call_guard<release_gil>(),
           "Compiles source with the host C++ compiler (after host_prelude.h), cached; "
           "returns the loaded HostLibrary.");
     m.def("host_compiler_command", &nu::host_compiler_command);
@@ -210,7 +210,7 @@ void bind_compile(py::module_& m) {
         std::string payload;
         bool ok;
         {
-            py::gil_scoped_release release;
+            release_gil release;
             ok = nu::read_cache_file(path, key, payload);
         }
         if (!ok) return py::none();
@@ -221,7 +221,7 @@ void bind_compile(py::module_& m) {
     m.def("write_cache_file", [](const std::string& path, const std::string& key, py::bytes payload) {
         check_cache_key(key);
         std::string data = payload;
-        py::gil_scoped_release release;
+        release_gil release;
         return nu::write_cache_file(path, key, data);
     }, py::arg("path"), py::arg("key"), py::arg("payload"),
           "Writes `payload` for `key` atomically in the kernel cache's entry format; False when "

@@ -176,7 +176,7 @@ py::object call_gufunc_loop(py::handle self, py::tuple args, py::handle kwargs, 
     }
     std::int64_t blocks = 0;
     {
-        py::gil_scoped_release nogil;
+        release_gil nogil;
         blocks = g.execute(plan, ops, out_ops, s);
     }
     warn_low_occupancy(blocks);  // as Numba's gufuncs, whose launches are kernel launches

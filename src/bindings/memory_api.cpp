@@ -32,7 +32,7 @@ float elapsed_between(const py_event& start, py::handle end, const char* api) {
                              "cuda.event() (got " + repr_of(end) + ")");
     }
     const py_event& e = end.cast<const py_event&>();
-    py::gil_scoped_release nogil;
+    release_gil nogil;
     return nu::active_backend().event_elapsed_ms(start.state->handle, e.state->handle);
 }
 
@@ -235,7 +235,7 @@ void bind_memory_api(py::module_& m) {
             nu::active_backend().event_record(e.state->handle, nu::live_handle(as_stream(stream, "Event.record"), "Event.record"));
         }, py::arg("stream") = 0, "Record the event on `stream`: it completes after the work queued there so far.")
         .def("synchronize", [](const py_event& e) {
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             nu::active_backend().event_synchronize(e.state->handle);
         }, "Wait on the host until the event completes.")
         .def("wait", [](const py_event& e, py::handle stream) {

@@ -215,7 +215,7 @@ void bind_reduce(py::module_& m) {
             result = py::cast(d);
         }
         {
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             r.execute(loop, in, axes, has_init ? init_value.bytes : nullptr, dst, s, api.c_str());
         }
         note_stream_use(arr, s, false);

@@ -1,11 +1,53 @@
 // src/bindings/runtime.cpp: devices, streams and memory statistics
 #include "bindings/common.h"
+#include "runtime/blocking.h"
 #include "runtime/pinned_results.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 
 namespace nu::bindings {
 
+void reenter_interpreter(void* state) {
+#if PY_VERSION_HEX >= 0x030D0000
+    const bool finalizing = Py_IsFinalizing();
+#else
+    const bool finalizing = _Py_IsFinalizing();
+#endif
+    if (finalizing) {
+        for (;;) ::pause();
+    }
+    PyEval_RestoreThread(static_cast<PyThreadState*>(state));
+}
+
 void bind_runtime(py::module_& m) {
+    // For tests of the exit path: waits with the GIL released, the engine's two ways (a
+    // blocking_section, as compiles do; release_gil, as launches and copies do), until the
+    // interpreter starts finalizing or `seconds` pass, so that it comes back during the
+    // finalization. (Reading the flag needs no GIL: it is an atomic of the runtime.)
+    m.def("_wait_without_gil", [](double seconds, bool engine_section) {
+        auto wait = [seconds] {
+            const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+            while (std::chrono::steady_clock::now() < end) {
+#if PY_VERSION_HEX >= 0x030D0000
+                if (Py_IsFinalizing()) return;
+#else
+                if (_Py_IsFinalizing()) return;
+#endif
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+        };
+        if (engine_section) {
+            nu::blocking_section section;
+            wait();
+        } else {
+            release_gil nogil;
+            wait();
+        }
+    }, py::arg("seconds"), py::arg("engine_section"));
     m.def("is_available", &nu::backend_available, "True when a GPU or emulation can be used");
     m.def("unavailable_reason", &nu::unavailable_reason);
     m.def("emulation_enabled", &nu::emulation_requested);
@@ -20,7 +62,7 @@ void bind_runtime(py::module_& m) {
     }, "(major, minor) of the current device; the host backend reports (9, 0).");
     m.def("synchronize", [] {
         {
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             nu::active_backend().synchronize();
         }
         report_release_errors();
@@ -71,7 +113,7 @@ void bind_runtime(py::module_& m) {
                                "True for a stream made by cuda.external_stream().")
         .def("synchronize", [](const py_stream& s) {
             const nu::stream_handle h = nu::live_handle(s.ref, "Stream.synchronize");
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             nu::active_backend().synchronize_stream(h);
         })
         .def("close", [](py_stream& s) {
@@ -96,7 +138,7 @@ void bind_runtime(py::module_& m) {
             // Closed inside the block: raise, unless that would hide the block's own error.
             if (s.ref->closed && !exc[0].is_none()) return;
             const nu::stream_handle h = nu::live_handle(s.ref, "Stream.auto_synchronize");
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             nu::active_backend().synchronize_stream(h);
         })
         .def("__int__", [](const py_stream& s) { return reinterpret_cast<std::uintptr_t>(s.ref->handle); })

@@ -77,7 +77,7 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
     if (host_backend && n < (1 << 14)) {  // a compile inside releases the GIL itself
         uf.execute(plan, ops, out_op, s);
     } else {
-        py::gil_scoped_release nogil;
+        release_gil nogil;
         uf.execute(plan, ops, out_op, s);
     }
     if (any_device || out_op.where == nu::operand::kind::device) note_stream_uses(ops, &out_op, 1, s);
@@ -136,7 +136,7 @@ py::object call_loop(py::handle self, py::tuple args, py::object out, int loop, 
                             &out_op);
     }
     {
-        py::gil_scoped_release nogil;
+        release_gil nogil;
         if (masked) {
             // The masked loop reads out's old value where the mask is false: out is both an
             // input (the same view, so it is not copied) and the output.

@@ -62,7 +62,7 @@ void bind_ufunc_methods(py::module_& m) {
             const nu::reduce_operand src = method_operand(in, api + "(): the array", false, &keep);
             const nu::reduce_operand dst = method_operand(out, api + "(): out", true, &keep);
             const nu::stream_ref s = as_stream(stream, api.c_str());
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             e.accumulate(loop, src, dst, s, api.c_str());
         })
         .def("_reduceat", [](nu::ufunc_methods& e, py::handle in, py::handle starts, py::handle out, int loop,
@@ -72,7 +72,7 @@ void bind_ufunc_methods(py::module_& m) {
             const nu::reduce_operand dst = method_operand(out, api + "(): out", true, &keep);
             const std::vector<long long> first = int64_list(starts);
             const nu::stream_ref s = as_stream(stream, api.c_str());
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             e.reduceat(loop, src, first, dst, s, api.c_str());
         })
         .def("_at", [](nu::ufunc_methods& e, py::handle target, py::handle flat, py::array values, int loop,
@@ -86,7 +86,7 @@ void bind_ufunc_methods(py::module_& m) {
                 throw nu::value_error(api + "(): internal: values must be contiguous, one per index");
             }
             const nu::stream_ref s = as_stream(stream, api.c_str());
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             e.at(loop, dst, index, v, s, api.c_str());
         })
         .def("_at_device", [](nu::ufunc_methods& e, py::handle target, py::handle indices, py::handle values,
@@ -100,7 +100,7 @@ void bind_ufunc_methods(py::module_& m) {
                 throw nu::value_error(api + "(): internal: the device path needs device arrays");
             }
             const nu::stream_ref s = as_stream(stream, api.c_str());
-            py::gil_scoped_release nogil;
+            release_gil nogil;
             e.at_device(loop, dst.view, idx.view, val.view, s, api.c_str());
         });
 }
