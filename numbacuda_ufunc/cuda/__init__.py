@@ -125,6 +125,7 @@ from ._streams import (
     Event,
     event,
     event_elapsed_time,
+    external_stream,
     legacy_default_stream,
     per_thread_default_stream,
 )
@@ -388,16 +389,6 @@ def default_stream() -> Stream:
     """The default stream (what ``stream=0`` means: the legacy default stream). Closing
     it does nothing."""
     return _core.default_stream()
-
-
-def external_stream(ptr) -> Stream:
-    """Wrap a stream handle created by another library (``.external`` is True); we never
-    destroy it. The handle 0 is CUDA's default (NULL) stream, as Numba takes it: what
-    ``torch.cuda.current_stream().cuda_stream`` gives on PyTorch's default stream."""
-    if isinstance(ptr, bool) or not hasattr(ptr, "__index__") or ptr < 0:
-        raise ValueError(f"external_stream(): ptr must be a stream handle, 0 or positive "
-                         f"(got {ptr!r})")
-    return _core.external_stream(ptr)
 
 
 def to_device(obj, stream=0, copy=True, to=None):

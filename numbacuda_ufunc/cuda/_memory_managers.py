@@ -25,6 +25,7 @@ from abc import ABCMeta, abstractmethod
 from collections import namedtuple
 
 from .. import _core
+from ._streams import external_stream
 
 __all__ = [
     "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin",
@@ -333,7 +334,6 @@ class Context:
         return _core.stream()
 
     def create_external_stream(self, ptr):
-        from . import external_stream  # the facade checks the handle as cuda.external_stream
         return external_stream(ptr)
 
     def get_default_stream(self):

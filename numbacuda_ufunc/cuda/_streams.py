@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import _core
 
-__all__ = ["Event", "event", "event_elapsed_time", "per_thread_default_stream",
+__all__ = ["Event", "event", "event_elapsed_time", "external_stream", "per_thread_default_stream",
            "legacy_default_stream"]
 
 Event = _core.Event
@@ -73,3 +73,13 @@ def _query(self) -> bool:
 Stream.add_callback = _add_callback
 Stream.async_done = _async_done
 Stream.query = _query
+
+
+def external_stream(ptr):
+    """Wrap a stream handle created by another library (``.external`` is True); we never
+    destroy it. The handle 0 is CUDA's default (NULL) stream, as Numba takes it: what
+    ``torch.cuda.current_stream().cuda_stream`` gives on PyTorch's default stream."""
+    if isinstance(ptr, bool) or not hasattr(ptr, "__index__") or ptr < 0:
+        raise ValueError(f"external_stream(): ptr must be a stream handle, 0 or positive "
+                         f"(got {ptr!r})")
+    return _core.external_stream(ptr)

@@ -11,13 +11,20 @@
 
 namespace nu::bindings {
 
-void reenter_interpreter(void* state) {
+namespace {
+
+bool interpreter_finalizing() {  // an atomic of the runtime: no GIL needed
 #if PY_VERSION_HEX >= 0x030D0000
-    const bool finalizing = Py_IsFinalizing();
+    return Py_IsFinalizing();
 #else
-    const bool finalizing = _Py_IsFinalizing();
+    return _Py_IsFinalizing();
 #endif
-    if (finalizing) {
+}
+
+}  // namespace
+
+void reenter_interpreter(void* state) {
+    if (interpreter_finalizing()) {
         for (;;) ::pause();
     }
     PyEval_RestoreThread(static_cast<PyThreadState*>(state));
@@ -27,16 +34,12 @@ void bind_runtime(py::module_& m) {
     // For tests of the exit path: waits with the GIL released, the engine's two ways (a
     // blocking_section, as compiles do; release_gil, as launches and copies do), until the
     // interpreter starts finalizing or `seconds` pass, so that it comes back during the
-    // finalization. (Reading the flag needs no GIL: it is an atomic of the runtime.)
+    // finalization.
     m.def("_wait_without_gil", [](double seconds, bool engine_section) {
         auto wait = [seconds] {
             const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
             while (std::chrono::steady_clock::now() < end) {
-#if PY_VERSION_HEX >= 0x030D0000
-                if (Py_IsFinalizing()) return;
-#else
-                if (_Py_IsFinalizing()) return;
-#endif
+                if (interpreter_finalizing()) return;
                 std::this_thread::sleep_for(std::chrono::microseconds(100));
             }
         };

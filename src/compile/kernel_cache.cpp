@@ -174,6 +174,14 @@ std::string shared_tmp_fallback() { return "/tmp/numbacuda_ufunc-cache-" + std::
 // (a shared cache on a cluster) stays usable.
 }  // namespace
 
+namespace {
+
+std::string mode_text(mode_t mode) {  // "755"
+    return std::to_string((mode >> 6) & 7) + std::to_string((mode >> 3) & 7) + std::to_string(mode & 7);
+}
+
+}  // namespace
+
 std::string folder_refusal(const std::string& dir) {
     struct stat st;
     const bool fallback = dir == shared_tmp_fallback();
@@ -184,12 +192,10 @@ std::string folder_refusal(const std::string& dir) {
     if (fallback && (!mine || (st.st_mode & 077) != 0))
         return "it is the shared /tmp fallback (HOME is not set) and is not a private folder "
                "of this user (owner uid " + std::to_string(st.st_uid) + ", mode " +
-               std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
-               std::to_string(st.st_mode & 7) + ")";
+               mode_text(st.st_mode) + ")";
     if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && !mine))
-        return std::string("other users can write to it (mode ") +
-               std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
-               std::to_string(st.st_mode & 7) + (mine ? "" : ", owner uid " + std::to_string(st.st_uid)) + ")";
+        return "other users can write to it (mode " + mode_text(st.st_mode) +
+               (mine ? "" : ", owner uid " + std::to_string(st.st_uid)) + ")";
     return "";
 }
 
