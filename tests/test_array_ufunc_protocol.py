@@ -13,15 +13,11 @@ import warnings
 
 import numpy as np
 import pytest
+from _protocol_cases import TARGETS, make_add, make_vdot, nu_add
 
-from numbacuda_ufunc import cuda, guvectorize, vectorize
+from numbacuda_ufunc import cuda, vectorize
 
-TARGETS = ["cuda", "cpu"]
 rng = np.random.default_rng(20261127)
-
-
-def nu_add(a, b):
-    return a + b
 
 
 def nu_neg(a):
@@ -30,21 +26,12 @@ def nu_neg(a):
 
 @pytest.fixture(scope="module", params=TARGETS)
 def add(request):
-    """Our add (named nu_add: pandas and pint choose behaviour by __name__)."""
-    return vectorize(["float64(float64, float64)", "int64(int64, int64)"], identity=0,
-                     target=request.param)(nu_add)
+    return make_add(request.param)
 
 
 @pytest.fixture(scope="module", params=TARGETS)
 def vdot(request):
-    """Our vecdot: the gufunc "(n),(n)->()" (np.vecdot is NumPy's)."""
-    def nu_vdot(a, b, out):
-        acc = 0.0
-        for i in range(a.shape[0]):
-            acc += a[i] * b[i]
-        out[0] = acc
-    return guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(n)->()",
-                       target=request.param)(nu_vdot)
+    return make_vdot(request.param)
 
 
 def _calls(target, ufunc):

@@ -11,15 +11,11 @@ purpose: pandas and pint choose behaviour by the ufunc's ``__name__``
 
 import numpy as np
 import pytest
+from _protocol_cases import TARGETS, make_add, make_vdot, nu_add
 
-from numbacuda_ufunc import guvectorize, vectorize
+from numbacuda_ufunc import vectorize
 
-TARGETS = ["cuda", "cpu"]
 rng = np.random.default_rng(29)
-
-
-def nu_add(a, b):
-    return a + b
 
 
 def add(a, b):  # named as NumPy's: pandas dispatches it to Series.__add__
@@ -28,19 +24,12 @@ def add(a, b):  # named as NumPy's: pandas dispatches it to Series.__add__
 
 @pytest.fixture(scope="module", params=TARGETS)
 def f(request):
-    return vectorize(["float64(float64, float64)", "int64(int64, int64)"], identity=0,
-                     target=request.param)(nu_add)
+    return make_add(request.param)
 
 
 @pytest.fixture(scope="module", params=TARGETS)
 def vdot(request):
-    def nu_vdot(a, b, out):
-        acc = 0.0
-        for i in range(a.shape[0]):
-            acc += a[i] * b[i]
-        out[0] = acc
-    return guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(n)->()",
-                       target=request.param)(nu_vdot)
+    return make_vdot(request.param)
 
 
 def _raised(call):
