@@ -46,7 +46,7 @@ def report(core) -> None:
 def cuda_libraries(core) -> None:
     """NVRTC, nvJitLink and the headers the engine uses, and where each comes from (a
     toolkit, a pip wheel of the cu12/cu13 extras, the loader's path)."""
-    from ._cuda_wheels import origin, wheel_dirs
+    from .build._cuda_wheels import origin, wheel_dirs
 
     wheels = wheel_dirs()[2]
     _line("CUDA wheels", ", ".join(f"{n} {v}" for n, v, _ in wheels) or "none")

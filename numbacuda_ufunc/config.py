@@ -30,8 +30,7 @@ import os
 import sys
 import types
 
-from .. import _core
-from ..compiler.translate import set_warn_uninitialized
+from . import _core
 
 __all__ = ["ALWAYS_WARN_UNINIT_VAR", "CACHE_DIR", "CUDA_ARRAY_INTERFACE_SYNC",
            "CUDA_DEBUGINFO_DEFAULT", "CUDA_LOW_OCCUPANCY_WARNINGS",
@@ -75,16 +74,15 @@ def extra_search_paths() -> list:
     return [d for d in value.split(":") if d]
 
 _ENGINE_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
-                    "CUDA_ARRAY_INTERFACE_SYNC", "ALWAYS_WARN_UNINIT_VAR")
+                    "CUDA_ARRAY_INTERFACE_SYNC")
 
 
 def _push(module) -> None:
-    """Hand the settings the C++ launch path and the translator read to them (a deleted
-    one is off)."""
+    """Hand the settings the C++ launch path reads to it (a deleted one is off); the
+    translator reads ALWAYS_WARN_UNINIT_VAR from this module itself."""
     _core.set_launch_warnings(bool(getattr(module, "CUDA_LOW_OCCUPANCY_WARNINGS", 0)),
                               bool(getattr(module, "CUDA_WARN_ON_IMPLICIT_COPY", 0)))
     _core.set_cai_sync(bool(getattr(module, "CUDA_ARRAY_INTERFACE_SYNC", 0)))
-    set_warn_uninitialized(getattr(module, "ALWAYS_WARN_UNINIT_VAR", 0))
 
 
 class _ConfigModule(types.ModuleType):

@@ -44,7 +44,10 @@ import warnings
 
 import cloudpickle
 
-from .errors import NumbaWarning
+from ..errors import NumbaWarning
+from .. import _core
+from ._compile import core
+from .. import config
 
 __all__ = ["CompileStats", "FunctionCache", "check_cachable"]
 
@@ -134,8 +137,6 @@ class FunctionCache:
             return self._path
 
     def _locate(self):
-        from ._compile import core
-        from .cuda import config
 
         folder = os.path.dirname(os.path.abspath(self._source_file))
         # A folder per source folder: its name, then a hash of its path (Numba's layout).
@@ -316,8 +317,6 @@ def _read(path, key: str):
 
 
 def _core():
-    from . import _core
-
     return _core
 
 
@@ -387,8 +386,6 @@ def _translator_fingerprint() -> bytes:
     translator and headers that made it. About 3 ms, once."""
     global _fingerprint
     if _fingerprint is None:
-        from . import _core
-
         h = hashlib.sha256(f"{sys.version_info[:2]}".encode())
         h.update(_core.headers_digest().encode() + b"\0")
         root = os.path.dirname(os.path.abspath(__file__))
