@@ -1,4 +1,4 @@
-"""``cuda.jit(cache=True)``: Numba's per-function cache files (numbacuda_ufunc/_jit_cache.py).
+"""``cuda.jit(cache=True)``: Numba's per-function cache files (numbacuda_ufunc/build/_jit_cache.py).
 
 Each test writes a module under tmp_path and runs it in fresh processes, as Numba's own
 caching tests do: the first process translates and saves, the next one loads (stats count

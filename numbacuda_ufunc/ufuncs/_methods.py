@@ -94,7 +94,7 @@ def _check_out(uf, out, shape, loop_type, api):
 
 def _finish(result, is_cupy, stream=0):
     """A new device result as CuPy when an input was CuPy: built from the raw pointer and
-    ordered after `stream` with an event (see _interop.as_cupy), after the work is queued."""
+    ordered after `stream` with an event (see interop/_cupy.py, as_cupy), after the work is queued."""
     if is_cupy and isinstance(result, _core.DeviceNDArray):
         handle = stream_handle(stream)
         if handle is None:  # a stream form we cannot read: CuPy's own (synchronizing) import
