@@ -237,7 +237,7 @@ def _nvrtc_in_child(output, source, cc, fastmath, extra):
     import sys
 
     request = pickle.dumps((output, source, tuple(cc), fastmath, list(extra)))
-    run = subprocess.run([sys.executable, "-c", "from numbacuda_ufunc._compile import "
+    run = subprocess.run([sys.executable, "-c", "from numbacuda_ufunc.build._compile import "
                           "_nvrtc_child_main; _nvrtc_child_main()"],
                          input=request, capture_output=True, check=False)
     try:

@@ -306,18 +306,14 @@ def _write(path, key: str, payload: bytes) -> None:
     """``payload`` for ``key`` in the kernel cache's entry format (the engine's: key, size,
     SHA-256), written to a temporary file and renamed over ``path``: readers see the old
     file or the new one, never a part. OSError when it cannot be written."""
-    if not _core().write_cache_file(path, key, payload):
+    if not _core.write_cache_file(path, key, payload):
         raise OSError(f"cannot write the cache file {path}")
 
 
 def _read(path, key: str):
     """The payload ``_write`` stored for ``key`` at ``path``, or None: missing, not a
     regular file (a FIFO is never waited on), too large, not intact, or another key's."""
-    return _core().read_cache_file(path, key)
-
-
-def _core():
-    return _core
+    return _core.read_cache_file(path, key)
 
 
 def _code_identity(code) -> tuple:
@@ -388,7 +384,7 @@ def _translator_fingerprint() -> bytes:
     if _fingerprint is None:
         h = hashlib.sha256(f"{sys.version_info[:2]}".encode())
         h.update(_core.headers_digest().encode() + b"\0")
-        root = os.path.dirname(os.path.abspath(__file__))
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package
         for folder, _, files in sorted(os.walk(root)):
             for name in sorted(files):
                 if name.endswith(".py"):

@@ -76,9 +76,9 @@ class Template:
 
 def _launch_config():
     """The launch configuration a kernel launch is compiling for (cuda.launchconfig), or
-    None. Looked up without importing the cuda package, which the translator never does:
+    None. Looked up without importing the kernel layer, which the translator never does:
     when that module is not loaded, no launch is compiling."""
-    module = sys.modules.get("numbacuda_ufunc.cuda.launchconfig")
+    module = sys.modules.get("numbacuda_ufunc.kernels.launchconfig")
     return module.current_launch_config() if module is not None else None
 
 
