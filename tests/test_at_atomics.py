@@ -208,6 +208,12 @@ out["fill_values"] = sorted(set(d.copy_to_host().tolist()))
 f = cuda.to_device(np.full(1000, 7.0))
 out["fill_f64"] = drv.traffic(lambda: f.__setitem__(slice(None), 0.0))
 out["fill_f64_values"] = sorted(set(f.copy_to_host().tolist()))
+# 8- and 16-byte values whose words differ: one strided memset per 4-byte word.
+out["fill_f64_pattern"] = drv.traffic(lambda: f.__setitem__(slice(None), 2.5))
+out["fill_f64_pattern_values"] = sorted(set(f.copy_to_host().tolist()))
+c = cuda.to_device(np.zeros(100, dtype=np.complex128))
+out["fill_c128"] = drv.traffic(lambda: c.__setitem__(slice(None), 1 + 2j))
+out["fill_c128_values"] = sorted({str(v) for v in c.copy_to_host().tolist()})
 print(json.dumps(out))
 """
 
@@ -234,3 +240,9 @@ def test_setitem_scalar_fill_is_a_memset(traffic):
         assert t["copies"] == 0 and t["allocations"] == 0 and t["launches"] == 0, t
     assert traffic["fill_values"] == [3]
     assert traffic["fill_f64_values"] == [0.0]
+    for key, words in (("fill_f64_pattern", 2), ("fill_c128", 4)):
+        t = traffic[key]
+        assert t["calls"].get("cuMemsetD2D32Async") == words, t
+        assert t["copies"] == 0 and t["allocations"] == 0 and t["launches"] == 0, t
+    assert traffic["fill_f64_pattern_values"] == [2.5]
+    assert traffic["fill_c128_values"] == ["(1+2j)"]

@@ -410,10 +410,11 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
 
 namespace {
 
-// a[...] = scalar on a contiguous array as one cuMemsetD32Async, no host copy, where the
-// element's bytes repeat every 4 bytes (1-, 2- and 4-byte types; wider ones whose 4-byte
-// words are all equal, zero above all) and the span is whole aligned words. False when
-// the fill needs the general path.
+// a[...] = scalar on a contiguous array as memsets, no host copy: one cuMemsetD32Async
+// where the element's bytes repeat every 4 bytes (1-, 2- and 4-byte types; wider ones
+// whose 4-byte words are all equal, zero above all), else one cuMemsetD2D32Async per
+// 4-byte word of an 8- or 16-byte element (pitch: the element). The span must be whole
+// aligned words. False when the fill needs the general path.
 bool fill_by_memset(const nu::device_array& a, const py::array& value) {
     const nu::array_view& v = a.view();
     const std::size_t size = nu::itemsize(v.type);
@@ -426,12 +427,21 @@ bool fill_by_memset(const nu::device_array& a, const py::array& value) {
     unsigned char pattern[4];
     const auto* element = static_cast<const unsigned char*>(value.data());
     for (std::size_t i = 0; i < 4; ++i) pattern[i] = element[i % size];
-    for (std::size_t i = 4; i < size; ++i) {
-        if (element[i] != pattern[i % 4]) return false;
+    bool repeats = true;
+    for (std::size_t i = 4; i < size; ++i) repeats = repeats && element[i] == pattern[i % 4];
+    nu::backend& be = nu::active_backend();
+    if (repeats) {
+        std::uint32_t word = 0;
+        std::memcpy(&word, pattern, 4);
+        be.fill32(v.data, word, bytes / 4, nullptr);  // the legacy stream, as the copy
+        return true;
     }
-    std::uint32_t word = 0;
-    std::memcpy(&word, pattern, 4);
-    nu::active_backend().fill32(v.data, word, bytes / 4, nullptr);  // the legacy stream, as the copy
+    if (size != 8 && size != 16) return false;
+    for (std::size_t w = 0; w < size / 4; ++w) {
+        std::uint32_t word = 0;
+        std::memcpy(&word, element + 4 * w, 4);
+        be.fill32_strided(static_cast<char*>(v.data) + 4 * w, size, word, static_cast<std::size_t>(v.size()), nullptr);
+    }
     return true;
 }
 

@@ -162,6 +162,10 @@ public:
         auto* p = static_cast<std::uint32_t*>(dst);
         std::fill(p, p + words, value);
     }
+    void fill32_strided(void* dst, std::size_t pitch, std::uint32_t value, std::size_t rows,
+                        stream_handle) override {
+        for (std::size_t r = 0; r < rows; ++r) std::memcpy(static_cast<char*>(dst) + r * pitch, &value, 4);
+    }
 
     void* load_module(const std::string&) override {
         throw cuda_support_error("the host backend cannot load CUDA modules");

@@ -361,6 +361,18 @@ NU_FAKE_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, si
     return CUDA_SUCCESS;
 }
 
+NU_FAKE_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width,
+                                           size_t height, CUstream) {
+    count(id_cuMemsetD2D32Async);
+    if (dst % 4 != 0 || (height > 1 && pitch < width * 4)) return CUDA_ERROR_INVALID_VALUE;
+    if (width && height && !known_range(dst, (height - 1) * pitch + width * 4)) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t r = 0; r < height; ++r) {
+        auto* row = reinterpret_cast<unsigned int*>(dst + r * pitch);
+        for (size_t i = 0; i < width; ++i) row[i] = value;
+    }
+    return CUDA_SUCCESS;
+}
+
 NU_FAKE_EXPORT CUresult cuMemHostAlloc(void** ptr, size_t bytes, unsigned int) {
     count(id_cuMemHostAlloc);
     return allocate(ptr, bytes, CU_MEMORYTYPE_HOST);
@@ -609,6 +621,7 @@ NU_FAKE_EXPORT CUresult cuProfilerStop() { count(id_cuProfilerStop); return CUDA
 #define NU_FAKE_SYMBOL_cuMemcpyDtoHAsync cuMemcpyDtoHAsync_v2
 #define NU_FAKE_SYMBOL_cuMemcpyDtoDAsync cuMemcpyDtoDAsync_v2
 #define NU_FAKE_SYMBOL_cuMemsetD32Async cuMemsetD32Async
+#define NU_FAKE_SYMBOL_cuMemsetD2D32Async cuMemsetD2D32Async
 #define NU_FAKE_SYMBOL_cuMemHostAlloc cuMemHostAlloc
 #define NU_FAKE_SYMBOL_cuMemFreeHost cuMemFreeHost
 #define NU_FAKE_SYMBOL_cuMemHostRegister cuMemHostRegister_v2
