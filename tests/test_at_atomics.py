@@ -246,3 +246,35 @@ def test_setitem_scalar_fill_is_a_memset(traffic):
         assert t["copies"] == 0 and t["allocations"] == 0 and t["launches"] == 0, t
     assert traffic["fill_f64_pattern_values"] == [2.5]
     assert traffic["fill_c128_values"] == ["(1+2j)"]
+
+
+# ---------------------------------------------------------------- on a GPU
+
+@pytest.mark.gpu
+def test_at_float32_default_keeps_subnormals_on_gpu():
+    # The exact CAS loop keeps subnormal sums the hardware's float32 atomic add flushes.
+    tiny = np.float32(1e-40)
+    assert 0 < tiny < np.finfo(np.float32).tiny
+    target = cuda.to_device(np.zeros(4, np.float32))
+    idx = cuda.to_device(np.array([0, 0, 1], np.int64))
+    UFUNCS["add"].at(target, idx, cuda.to_device(np.full(3, tiny, np.float32)))
+    got = target.copy_to_host()
+    assert got[0] == tiny + tiny and got[1] == tiny and got[2] == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float64", "int64", "uint32"])
+def test_at_native_atomics_match_numpy_on_gpu(dtype):
+    rng = np.random.default_rng(31)
+    m, n = 1 << 10, 1 << 16
+    idx = rng.integers(0, m, n)
+    vals = rng.random(n) if dtype == "float64" else rng.integers(0, 1000, n)
+    vals = vals.astype(dtype)
+    want = np.zeros(m, dtype)
+    np.add.at(want, idx, vals)
+    target = cuda.to_device(np.zeros(m, dtype))
+    UFUNCS["add"].at(target, cuda.to_device(idx), cuda.to_device(vals))
+    if dtype == "float64":  # another summation order: bounded by the sum of magnitudes
+        np.testing.assert_allclose(target.copy_to_host(), want, rtol=0, atol=n * 1e-16 * 4)
+    else:
+        np.testing.assert_array_equal(target.copy_to_host(), want)
