@@ -98,6 +98,15 @@ class FakeDriver:
         return tuple(out[:3]), tuple(out[3:6]), out[6]
 
 
+def driver_version_for_nvrtc() -> int:
+    """The driver version the fake reports: the newest NVRTC major found (toolkit or wheels),
+    so the engine's choice of NVRTC by driver version accepts one that exists here."""
+    from numbacuda_ufunc import _core
+
+    majors = [major for _, major in _core.nvrtc_candidates()]
+    return 1000 * max(majors, default=13)
+
+
 def summarize(calls: Counter, repeat: int = 1) -> dict:
     def per_call(names):
         return sum(calls[n] for n in names) / repeat
@@ -124,6 +133,7 @@ class FakeDriverLibrary:
         env = {k: v for k, v in os.environ.items()
                if k not in ("NUMBACUDA_UFUNC_ENABLE_CUDASIM", "NUMBACUDA_UFUNC_NVRTC_CHECK")}
         env["NUMBACUDA_UFUNC_LIBCUDA"] = str(self.path)
+        env["NU_FAKE_DRIVER_VERSION"] = str(driver_version_for_nvrtc())
         return env
 
     def run(self, code: str, timeout: float = 600) -> str:

@@ -148,7 +148,10 @@ NU_FAKE_EXPORT CUresult cuInit(unsigned int) { count(id_cuInit); return CUDA_SUC
 NU_FAKE_EXPORT CUresult cuDriverGetVersion(int* version) {
     count(id_cuDriverGetVersion);
     if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *version = 12090;  // accepts the NVRTC 12.x wheels the test environment has
+    // CUDA 13.0 unless NU_FAKE_DRIVER_VERSION says otherwise (tests/_fake_driver.py sets it
+    // to the newest NVRTC major found, so the engine's NVRTC choice accepts what exists).
+    const char* text = std::getenv("NU_FAKE_DRIVER_VERSION");
+    *version = text != nullptr && *text != '\0' ? std::atoi(text) : 13000;
     return CUDA_SUCCESS;
 }
 
