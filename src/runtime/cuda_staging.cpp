@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "runtime/host_copy.h"
 
@@ -15,6 +16,21 @@ std::size_t staging_rings::piece_bytes() {
         return mib >= 1 && mib <= 64 ? static_cast<std::size_t>(mib) << 20 : k_staging_piece;
     }();
     return bytes;
+}
+
+void staging_rings::copy_piece(void* dst, const void* src, std::size_t bytes) {
+    // Streaming stores by default. NUMBACUDA_UFUNC_STAGING_STORES=cached keeps the pieces
+    // in the CPU's caches instead, for a GPU machine to compare: a DMA that reads the
+    // last-level cache (Intel's DDIO) may prefer a ring the caches hold.
+    static const bool cached = [] {
+        const char* env = std::getenv("NUMBACUDA_UFUNC_STAGING_STORES");
+        return env != nullptr && std::strcmp(env, "cached") == 0;
+    }();
+    if (cached) {
+        host_copy(dst, src, bytes);
+    } else {
+        host_copy_streaming(dst, src, bytes);
+    }
 }
 
 staging_rings::ring& staging_rings::ring_for(CUcontext ctx, CUstream stream, bool to_device) {
@@ -87,7 +103,7 @@ void staging_rings::to_device(CUcontext ctx, CUdeviceptr dst, const void* src, s
                 NU_CU(m_api, cuMemcpyHtoDAsync, dst + offset, from, n, stream);
                 continue;
             }
-            host_copy_streaming(s->host, from, n);
+            copy_piece(s->host, from, n);
             NU_CU(m_api, cuMemcpyHtoDAsync, dst + offset, s->host, n, stream);
             NU_CU(m_api, cuEventRecord, s->done, stream);
         }
@@ -129,7 +145,7 @@ void staging_rings::to_host(CUcontext ctx, void* dst, CUdeviceptr src, std::size
             if (s != nullptr) {
                 NU_CU(m_api, cuEventSynchronize, s->done);
                 const std::size_t offset = i * piece;
-                host_copy_streaming(static_cast<char*>(dst) + offset, s->host, std::min(piece, bytes - offset));
+                copy_piece(static_cast<char*>(dst) + offset, s->host, std::min(piece, bytes - offset));
             }
             if (i + depth < pieces) issue(i + depth);
         }

@@ -39,6 +39,10 @@ public:
     // compare piece sizes on a GPU without a rebuild.
     static std::size_t piece_bytes();
 
+    // The CPU's copy of one piece into or out of a ring: host_copy_streaming, or
+    // host_copy with NUMBACUDA_UFUNC_STAGING_STORES=cached.
+    static void copy_piece(void* dst, const void* src, std::size_t bytes);
+
 private:
     struct slot {
         void* host = nullptr;
