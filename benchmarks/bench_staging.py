@@ -72,6 +72,20 @@ def test_staging_copy(benchmark, case):
             log2=log2, how=how, pattern=pattern, case=f"staging copy {pattern} 2^{log2} float32")
 
 
+def _interleaved_runs(src, ring, dst):
+    runs = {}
+    for how in HOWS:
+        copy = _copier(how)
+
+        def to_ring(copy=copy):
+            for k, off in enumerate(range(0, src.nbytes, PIECE)):
+                copy(ring[k % DEPTH, :min(PIECE, src.nbytes - off)], src[off:off + PIECE])
+
+        runs[("ring", how)] = to_ring
+        runs[("array", how)] = lambda copy=copy: copy(dst, src)
+    return runs
+
+
 def main(argv=None):
     """``python benchmarks/bench_staging.py [LOG2 ...] [--rounds N]``: the same copies
     interleaved round by round (on a loaded machine, sequential groups of rounds see
@@ -87,15 +101,7 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     for log2 in args.log2:
         src = rng.random(1 << log2, np.float32).view(np.uint8)
-        ring = np.ones((DEPTH, PIECE), np.uint8)
-        dst = np.ones(src.nbytes, np.uint8)
-        runs = {}
-        for how in HOWS:
-            copy = _copier(how)
-            runs[("ring", how)] = lambda copy=copy: [
-                copy(ring[k % DEPTH, :min(PIECE, src.nbytes - off)], src[off:off + PIECE])
-                for k, off in enumerate(range(0, src.nbytes, PIECE))]
-            runs[("array", how)] = lambda copy=copy: copy(dst, src)
+        runs = _interleaved_runs(src, np.ones((DEPTH, PIECE), np.uint8), np.ones(src.nbytes, np.uint8))
         times = {key: [] for key in runs}
         for fn in runs.values():
             fn()  # warm: pages of dst, the pool's threads
