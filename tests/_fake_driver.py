@@ -41,16 +41,21 @@ LAUNCHES = ("cuLaunchKernel", "cuLaunchCooperativeKernel")
 
 
 def compiler() -> str | None:
-    return os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    """The host C++ compiler: $CXX where set (None if it does not exist), else c++, g++, clang++."""
+    if os.environ.get("CXX"):
+        return shutil.which(os.environ["CXX"])
+    return shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
 
 
 def build(directory: Path) -> Path:
-    """Compile the fake into ``directory``; raises RuntimeError without a host compiler."""
+    """Compile the fake into ``directory``. Raises LookupError without a host compiler (the
+    tests skip) and RuntimeError when it does not compile (the tests fail: driver.h and
+    the fake disagree)."""
     cxx = compiler()
     if cxx is None:
-        raise RuntimeError("no host C++ compiler (set CXX) to build the fake CUDA driver")
+        raise LookupError("no host C++ compiler (set CXX) to build the fake CUDA driver")
     target = Path(directory) / "libfake_cuda.so"
-    cmd = [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared",
+    cmd = [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-fPIC", "-shared",
            "-fvisibility=hidden", f"-I{ENGINE_HEADERS}", str(SOURCE), "-o", str(target)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:

@@ -134,3 +134,80 @@ def test_fake_driver_loader_variable_names_a_missing_library(tmp_path):
     available, reason = done.stdout.splitlines()[:2]
     assert available == "0"
     assert "NUMBACUDA_UFUNC_LIBCUDA" in reason and str(missing) in reason
+
+
+_SMOKE_KERNELS = r"""
+import numpy as np
+from numbacuda_ufunc import cuda, guvectorize
+
+drv = FakeDriver()
+out = {}
+
+@cuda.jit
+def scale(a, k):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] *= k
+
+d = cuda.to_device(np.arange(1000, dtype=np.float32))
+scale[8, 128](d, 2.0)
+drv.reset()
+scale[8, 128](d, 2.0)
+out["jit"] = [drv.calls(), drv.last_launch()]
+
+@guvectorize(["void(float64[:], float64[:])"], "(n)->()", target="cuda")
+def total(x, res):
+    s = 0.0
+    for v in x:
+        s += v
+    res[0] = s
+
+g = cuda.to_device(np.ones((64, 16)))
+r = cuda.device_array(64)
+total(g, r)
+out["gufunc"] = drv.traffic(lambda: total(g, r))
+
+@cuda.reduce
+def add(a, b):
+    return a + b
+
+v = cuda.to_device(np.ones(1 << 12, dtype=np.float32))
+add(v)
+out["reduce_ran"] = isinstance(float(add(v)), float)
+
+m = cuda.managed_array(16, np.float64)
+m[:] = 1.5
+out["managed"] = bool((np.asarray(m) == 1.5).all())
+
+host = np.arange(64, dtype=np.int32)
+with cuda.pinned(host):
+    dh = cuda.to_device(host)
+out["registered"] = dh.copy_to_host().tolist() == list(range(64))
+
+import threading
+s = cuda.stream()
+seen, ran = [], threading.Event()
+s.add_callback(lambda stream, status, arg: (seen.append(arg), ran.set()), 7)
+ran.wait(120)  # the callback runs on the engine's worker thread
+out["callback"] = seen
+
+cuda.set_memory_manager(cuda.IpcCapableMemoryManager)
+shared = cuda.to_device(np.arange(4.0))
+handle = shared.get_ipc_handle()
+out["ipc"] = handle is not None
+cuda.set_memory_manager(None)
+
+cuda.profile_start()
+cuda.profile_stop()
+out["memory_stats"] = bool(cuda.memory_stats())
+print(json.dumps(out, default=str))
+"""
+
+
+def test_fake_driver_smoke_kernels_gufuncs_memory_kinds(fake_driver):
+    out = fake_driver.run_json(_SMOKE_KERNELS)
+    calls, (grid, block, _) = out["jit"]
+    assert calls.get("cuLaunchKernel") == 1 and grid[0] == 8 and block[0] == 128, out["jit"]
+    assert out["gufunc"]["launches"] >= 1 and out["gufunc"]["copies"] == 0, out["gufunc"]
+    assert out["reduce_ran"] and out["managed"] and out["registered"]
+    assert out["callback"] == [7] and out["ipc"] and out["memory_stats"]

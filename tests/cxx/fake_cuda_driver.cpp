@@ -84,6 +84,15 @@ std::map<std::uintptr_t, block>::iterator find_block(std::uintptr_t p) {
     return p < it->first + extent ? it : g_blocks.end();
 }
 
+// Whether [p, p + bytes) lies inside one known block (device, managed, pinned or
+// registered: with unified addressing the driver's copies take any of them), as the real
+// driver's copies and memsets require of their device side.
+bool known_range(std::uintptr_t p, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = find_block(p);
+    return it != g_blocks.end() && p + bytes <= it->first + (it->second.bytes ? it->second.bytes : 1);
+}
+
 CUresult allocate(void** out, std::size_t bytes, unsigned type) {
     if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
     // 256-byte alignment, as cudaMalloc guarantees; zero-filled so runs are deterministic.
@@ -325,24 +334,28 @@ NU_FAKE_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool, size_t) { count(id_cuMemPo
 
 NU_FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream) {
     count(id_cuMemcpyHtoDAsync);
+    if (bytes && !known_range(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
     if (bytes) std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
     return CUDA_SUCCESS;
 }
 
 NU_FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream) {
     count(id_cuMemcpyDtoHAsync);
+    if (bytes && !known_range(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
     if (bytes) std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
     return CUDA_SUCCESS;
 }
 
 NU_FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream) {
     count(id_cuMemcpyDtoDAsync);
+    if (bytes && (!known_range(src, bytes) || !known_range(dst, bytes))) return CUDA_ERROR_INVALID_VALUE;
     if (bytes) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
     return CUDA_SUCCESS;
 }
 
 NU_FAKE_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstream) {
     count(id_cuMemsetD32Async);
+    if (dst % 4 != 0 || (n && !known_range(dst, n * 4))) return CUDA_ERROR_INVALID_VALUE;
     auto* p = reinterpret_cast<unsigned int*>(dst);
     for (size_t i = 0; i < n; ++i) p[i] = value;
     return CUDA_SUCCESS;
