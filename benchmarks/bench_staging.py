@@ -69,7 +69,7 @@ def test_staging_copy(benchmark, case):
             np.testing.assert_array_equal(dst[:4096], src[:4096])
 
     measure(benchmark, run, impl=OURS if how == "streaming" else REF, nbytes=nbytes, check=check,
-            log2=log2, how=how, pattern=pattern, case=f"staging copy {pattern} 2^{log2} float32")
+            log2=log2, how=how, pattern=pattern, case=f"staging copy {pattern} 2^{log2} float32: {how}")
 
 
 def _interleaved_runs(src, ring, dst):
