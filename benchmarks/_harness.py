@@ -209,6 +209,8 @@ def measure(benchmark, fn, *, impl: str, case: str, calls: int = 1, nbytes: int 
                                  if k in ("gpu", "driver_version", "driver_cuda_version",
                                           "nvrtc_version")})
     benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=1)
+    if benchmark.stats is None:  # --benchmark-disable: run once as a test, nothing timed
+        return
     median = benchmark.stats.stats.median
     benchmark.extra_info["per_call_us"] = round(median / calls * 1e6, 3)
     if nbytes is not None:

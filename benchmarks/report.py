@@ -105,7 +105,7 @@ def build(data) -> str:
             extra_cols = ["ours above floor"]
         elif group == "host-roundtrip" and pinned:
             extra_cols = ["ours GB/s", "ours vs pinned"]
-        elif group in ("gufunc", "copy-bandwidth"):
+        elif group in ("gufunc", "copy-bandwidth", "staging-copy"):
             extra_cols = ["GB/s (ours or ref)"]
         peers = [p for p in ("numba-cuda", "cupy") if p in present and "ours" in present]
         head = ["case"] + present + extra_cols + [f"{p}/ours" for p in peers]
@@ -136,10 +136,11 @@ def build(data) -> str:
                     cells += [f"{e['GBps']:.1f}", _pct(tref, t["ours"])]
                 else:
                     cells += ["—", "—"]
-            elif group in ("gufunc", "copy-bandwidth"):
+            elif group in ("gufunc", "copy-bandwidth", "staging-copy"):
                 src = ours or next(iter(impls.values()))
                 g = src["extra_info"].get("GBps")
-                cells.append(f"{g:.0f}" if g is not None else "—")
+                digits = 1 if group == "staging-copy" else 0  # a CPU copy: a few GB/s
+                cells.append(f"{g:.{digits}f}" if g is not None else "—")
             cells += [_ratio(t.get(p), t.get("ours")) for p in peers]
             lines.append("| " + " | ".join(cells) + " |")
     lines.append("")

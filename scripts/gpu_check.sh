@@ -34,8 +34,9 @@
 # after which files still running are stopped and the log is written all the same; default
 # 540), TEST_FILES (a subset of test files, e.g. to re-run failures), BENCH_FILES (benchmark
 # files; default every GPU one: dispatch, launch, throughput, gufunc, reduce, methods,
-# host_roundtrip, compile), BENCH_ARGS (extra pytest options for the benchmarks, e.g.
-# "--bench-max-log2=24"; default "--bench-time=0.1 --bench-compile-rounds=2"), BENCH_BUDGET
+# host_roundtrip, staging (host_roundtrip's CPU copy, on the GPU machine's CPU), compile),
+# BENCH_ARGS (extra pytest options for the benchmarks, e.g. "--bench-max-log2=24";
+# default "--bench-time=0.1 --bench-compile-rounds=2"), BENCH_BUDGET
 # (seconds for the benchmarks; default 600), PROFILE_CASES (e.g. "gufunc16:ours
 # gufunc16:numba-cuda"; default: every case, ours and its peer). Each stage ends with one
 # line "SUMMARY <stage>: ..." and the script exits non-zero when any stage failed.
@@ -172,7 +173,7 @@ stage_bench() {
     stem="benchmarks/results/$(date -u +%Y-%m-%d)-$(gpu_slug)"
     mkdir -p benchmarks/results
     # shellcheck disable=SC2086
-    local files=${BENCH_FILES:-"dispatch launch throughput gufunc reduce methods host_roundtrip compile"}
+    local files=${BENCH_FILES:-"dispatch launch throughput gufunc reduce methods host_roundtrip staging compile"}
     files=$(for f in $files; do case $f in *.py) echo "$f" ;; *) echo "benchmarks/bench_$f.py" ;; esac; done)
     # SIGINT at the budget: pytest ends the session as after Ctrl-C, and pytest-benchmark
     # still writes the JSON of every benchmark that finished

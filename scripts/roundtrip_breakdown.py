@@ -7,6 +7,10 @@ of pageable inputs, the kernel, the device->host copy into a fresh NumPy array a
 existing one, the same copies through pinned memory, and a plain host memcpy of the same
 size (fresh destination and existing one), so the gap to the pinned bound can be assigned
 to staging copies, page faults or the DMA itself.
+
+The staging of pageable arrays can be varied without a rebuild, to compare on a GPU:
+NUMBACUDA_UFUNC_STAGING_PIECE_MIB=2|4|8 (piece size) and NUMBACUDA_UFUNC_STAGING_STORES=cached
+(cached instead of streaming stores into the pinned ring).
 """
 
 import statistics

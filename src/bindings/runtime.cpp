@@ -1,11 +1,14 @@
 // src/bindings/runtime.cpp: devices, streams and memory statistics
 #include "bindings/common.h"
 #include "runtime/blocking.h"
+#include "runtime/host_copy.h"
 #include "runtime/pinned_results.h"
 
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <string>
 #include <thread>
 
 
@@ -51,6 +54,46 @@ void bind_runtime(py::module_& m) {
             wait();
         }
     }, py::arg("seconds"), py::arg("engine_section"));
+    // For the tests and the benchmark of the staging copy (benchmarks/bench_staging.py):
+    // copies the bytes of buffer `src` into buffer `dst` (same size, both contiguous) the
+    // way `how` names: "memcpy" (one thread), "pool" (host_copy: memcpy over the thread
+    // pool), "streaming" (host_copy_streaming: the staging copy), "streaming_single"
+    // (copy_streaming_stores on this thread alone).
+    m.def("_host_copy", [](py::buffer dst, py::buffer src, const std::string& how) {
+        const py::buffer_info d = dst.request(/*writable=*/true), s = src.request();
+        const auto bytes = static_cast<std::size_t>(d.size * d.itemsize);
+        if (static_cast<std::size_t>(s.size * s.itemsize) != bytes) {
+            throw py::value_error("_host_copy(): dst and src differ in size (got " + std::to_string(bytes) +
+                                  " and " + std::to_string(s.size * s.itemsize) + " bytes)");
+        }
+        auto contiguous = [](const py::buffer_info& b) {
+            py::ssize_t step = b.itemsize;
+            for (py::ssize_t k = b.ndim; k-- > 0;) {
+                if (b.shape[k] != 1 && b.strides[k] != step) return false;
+                step *= b.shape[k];
+            }
+            return true;
+        };
+        if (!contiguous(d) || !contiguous(s)) throw py::value_error("_host_copy(): buffers must be C-contiguous");
+        if (nu::ranges_overlap(d.ptr, s.ptr, bytes)) throw py::value_error("_host_copy(): dst and src overlap");
+        void (*copy)(void*, const void*, std::size_t) = nullptr;
+        if (how == "memcpy") {
+            copy = [](void* a, const void* b, std::size_t n) { std::memcpy(a, b, n); };
+        } else if (how == "pool") {
+            copy = nu::host_copy;
+        } else if (how == "streaming") {
+            copy = nu::host_copy_streaming;
+        } else if (how == "streaming_single") {
+            copy = [](void* a, const void* b, std::size_t n) { nu::copy_streaming_stores(a, b, n); };
+        } else {
+            throw py::value_error("_host_copy(): how must be 'memcpy', 'pool', 'streaming' or "
+                                  "'streaming_single' (got '" + how + "')");
+        }
+        release_gil nogil;
+        copy(d.ptr, s.ptr, bytes);
+    }, py::arg("dst"), py::arg("src"), py::arg("how"));
+    m.def("_host_copy_piece", &nu::host_copy_piece,
+          "Bytes one pool thread copies at a time in a parallel copy of this many bytes.");
     m.def("is_available", &nu::backend_available, "True when a GPU or emulation can be used");
     m.def("unavailable_reason", &nu::unavailable_reason);
     m.def("emulation_enabled", &nu::emulation_requested);

@@ -10,19 +10,16 @@
 #include "compile/sha256.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_memory_extras.h"
+#include "runtime/cuda_staging.h"
 #include "runtime/driver_api.h"
 #include "runtime/errors.h"
-#include "runtime/host_copy.h"
 
 namespace nu {
 namespace {
 
-// Host copies above this size go through pinned staging buffers; below it the driver's
-// own staging of pageable memory is as fast and needs no pipeline.
+// Host copies above this size go through pinned staging rings (runtime/cuda_staging.h);
+// below it the driver's own staging of pageable memory is as fast and needs no pipeline.
 constexpr std::size_t k_direct_copy_limit = std::size_t{1} << 18;
-// Two buffers of this size: one fills from pageable memory (over the thread pool:
-// host_copy) while the other is in DMA.
-constexpr std::size_t k_staging_chunk = std::size_t{8} << 20;
 
 struct per_device {
     CUdevice device = 0;
@@ -45,11 +42,6 @@ struct occupancy_key_hash {
     std::size_t operator()(const occupancy_key& k) const {
         return std::hash<const void*>()(k.function) * 31u + k.block * 7u + k.shared;
     }
-};
-
-struct staging_buffer {
-    void* host = nullptr;
-    CUevent done = nullptr;  // recorded after the last copy that used `host`
 };
 
 class cuda_backend final : public backend {
@@ -252,17 +244,7 @@ public:
             if (pinned && stream == nullptr) NU_CU(m_api, cuStreamSynchronize, stream);
             return;
         }
-        std::lock_guard<std::mutex> lock(m_staging_mutex);
-        ensure_staging();
-        for (std::size_t offset = 0, i = 0; offset < bytes; offset += k_staging_chunk, ++i) {
-            staging_buffer& buf = m_staging[i % 2];
-            const std::size_t n = std::min(k_staging_chunk, bytes - offset);
-            NU_CU(m_api, cuEventSynchronize, buf.done);  // its previous DMA has finished
-            host_copy(buf.host, static_cast<const char*>(src) + offset, n);
-            NU_CU(m_api, cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(dst) + offset, buf.host,
-                  n, stream);
-            NU_CU(m_api, cuEventRecord, buf.done, stream);
-        }
+        m_staging.to_device(current().context, reinterpret_cast<CUdeviceptr>(dst), src, bytes, stream);
     }
 
     void copy_to_host(void* dst, const void* src, std::size_t bytes, stream_handle s) override {
@@ -281,28 +263,7 @@ public:
             NU_CU(m_api, cuStreamSynchronize, stream);
             return;
         }
-        std::lock_guard<std::mutex> lock(m_staging_mutex);
-        ensure_staging();
-        // Pipeline: chunk i+1 is in DMA while chunk i is copied out to pageable memory.
-        const std::size_t chunks = (bytes + k_staging_chunk - 1) / k_staging_chunk;
-        auto issue = [&](std::size_t i) {
-            staging_buffer& buf = m_staging[i % 2];
-            // The buffer's last copy may be on another stream: order after it on the GPU.
-            NU_CU(m_api, cuStreamWaitEvent, stream, buf.done, 0);
-            const std::size_t offset = i * k_staging_chunk;
-            const std::size_t n = std::min(k_staging_chunk, bytes - offset);
-            NU_CU(m_api, cuMemcpyDtoHAsync, buf.host, dsrc + offset, n, stream);
-            NU_CU(m_api, cuEventRecord, buf.done, stream);
-        };
-        issue(0);
-        for (std::size_t i = 0; i < chunks; ++i) {
-            if (i + 1 < chunks) issue(i + 1);
-            staging_buffer& buf = m_staging[i % 2];
-            NU_CU(m_api, cuEventSynchronize, buf.done);
-            const std::size_t offset = i * k_staging_chunk;
-            host_copy(static_cast<char*>(dst) + offset, buf.host,
-                      std::min(k_staging_chunk, bytes - offset));
-        }
+        m_staging.to_host(current().context, dst, dsrc, bytes, stream);
     }
 
     void copy_device_to_device(void* dst, const void* src, std::size_t bytes,
@@ -604,21 +565,12 @@ private:
         return {type, ordinal};
     }
 
-    void ensure_staging() {
-        for (staging_buffer& buf : m_staging) {
-            if (buf.host != nullptr) continue;
-            NU_CU(m_api, cuMemHostAlloc, &buf.host, k_staging_chunk, CU_MEMHOSTALLOC_PORTABLE);
-            NU_CU(m_api, cuEventCreate, &buf.done, CU_EVENT_DISABLE_TIMING);
-        }
-    }
-
     const driver_api& m_api;
     std::vector<per_device> m_devices;
     int m_current = 0;
     std::atomic<std::size_t> m_in_use{0};
     std::atomic<std::size_t> m_allocations{0};
-    std::mutex m_staging_mutex;
-    staging_buffer m_staging[2];
+    staging_rings m_staging{m_api};  // pinned buffers for copies to and from pageable memory
     std::mutex m_shared_mutex;
     std::unordered_map<CUfunction, int> m_dynamic_shared_max;  // bytes allowed without a new opt-in
     std::mutex m_occupancy_mutex;
