@@ -202,7 +202,7 @@ class UFunc(_core.UFunc):
         """Signature -> SASS of the loop's kernels for arrays of its own dtypes (the
         contiguous variant, then the 1-d strided one), from the CUBIN NVRTC builds for
         the current device (sm_90 with no device); no GPU needed. Needs the toolkit's
-        cuobjdump or nvdisasm (see README)."""
+        cuobjdump or nvdisasm (see docs/user-guide/kernels.md, "Inspection")."""
         from . import _sass
 
         return {str(sig): _sass.sources_sass((self._variant_source(i, 0)[1],
