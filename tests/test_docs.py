@@ -114,3 +114,28 @@ def test_readme_is_a_front_door():
     assert len(readme.splitlines()) <= 200
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), link
+
+
+def _public_objects():
+    seen = set()
+    for module in (numbacuda_ufunc, cuda):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if callable(obj) and id(obj) not in seen and getattr(obj, "__doc__", None):
+                seen.add(id(obj))
+                yield f"{module.__name__}.{name}", obj
+
+
+def test_docstring_examples_run():
+    # The API reference shows the docstrings' >>> examples: they run as doctests.
+    import doctest
+
+    finder = doctest.DocTestFinder(recurse=False)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    examples = 0
+    for name, obj in _public_objects():
+        for test in finder.find(obj, name, globs={}):
+            examples += len(test.examples)
+            runner.run(test)
+    assert runner.failures == 0, f"{runner.failures} docstring examples failed (output above)"
+    assert examples >= 4  # vectorize, guvectorize, reduce, cuda.jit
