@@ -82,11 +82,11 @@ def _environment_variables_read():
     names = set()
     for path in [*(ROOT / "numbacuda_ufunc").rglob("*.py"), *(ROOT / "src").rglob("*.[ch]*")]:
         names |= set(re.findall(r"NUMBACUDA_UFUNC_[A-Z0-9_]+", path.read_text(errors="replace")))
-    # cuda/config.py reads NUMBACUDA_UFUNC_<NAME> (and NUMBA_<NAME>) for each setting
-    config = ast.parse((ROOT / "numbacuda_ufunc" / "cuda" / "config.py").read_text())
-    for node in ast.walk(config):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_from_environment":
-            names.add("NUMBACUDA_UFUNC_" + node.args[0].value)
+    # the settings module reads NUMBACUDA_UFUNC_<NAME> (and NUMBA_<NAME>) for each setting
+    for path in (ROOT / "numbacuda_ufunc").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_from_environment":
+                names.add("NUMBACUDA_UFUNC_" + node.args[0].value)
     return names
 
 
