@@ -381,7 +381,22 @@ def synchronize() -> None:
 
 
 def stream() -> Stream:
-    """A new stream; pass it as ``stream=`` to order copies and launches on it."""
+    """Create a CUDA stream.
+
+    Returns
+    -------
+    Stream
+        A new stream: pass it as ``stream=`` (or ``kernel[grid, block, stream]``) to order
+        copies and launches on it; ``stream.synchronize()`` waits for them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numbacuda_ufunc import cuda
+    >>> s = cuda.stream()
+    >>> d = cuda.to_device(np.ones(3), stream=s)
+    >>> s.synchronize()
+    """
     return _core.stream()
 
 
@@ -469,14 +484,42 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> 
 
 
 def device_array_like(ary, stream=0) -> DeviceNDArray:
-    """An uninitialised device array with ``ary``'s shape, dtype and memory layout, as
-    ``np.empty_like`` gives it (a Fortran-ordered view stays Fortran-ordered)."""
+    """An uninitialised device array shaped like ``ary``.
+
+    Parameters
+    ----------
+    ary : array_like
+        Anything ``np.asarray`` takes, or a device array: its shape, dtype and memory
+        layout are used as ``np.empty_like`` uses them (a Fortran-ordered view stays
+        Fortran-ordered; a byte-swapped dtype gives the native one).
+    stream : Stream or int, optional
+        The stream the allocation is ordered on (default 0).
+
+    Returns
+    -------
+    DeviceNDArray
+    """
     ary, dtype = _like_source(ary, "device_array_like")
     return _core.device_array(ary.shape, dtype, like_strides(ary), "C", stream)
 
 
 def pinned_array(shape, dtype=np.float64, order="C") -> np.ndarray:
-    """A NumPy array in page-locked host memory (fast, asynchronous copies)."""
+    """A NumPy array in page-locked host memory.
+
+    Copies between it and the device are fast and, on a stream, asynchronous.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type, optional
+        Default float64.
+    order : {'C', 'F'}, optional
+        Default 'C'.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return _core.pinned_array(shape, dtype, order)
 
 
