@@ -4,12 +4,11 @@ Plain Python scalar functions are translated to CUDA C++, compiled at run time w
 NVRTC, cached, and launched with NumPy's broadcasting rules.
 """
 
-from . import _compile, cuda, errors, types
+from . import cuda, errors, types
+from .build import _compile
 from .compiler._tuples import literal_unroll
-from .compiler.device_function import cpu_jit as jit
-from .compiler.device_function import cpu_jit as njit
-from .gufunc import guvectorize
-from .reduce import Reduce, reduce
+from .kernels.device_function import cpu_jit as jit
+from .kernels.device_function import cpu_jit as njit
 from .types import (
     Record,
     b1,
@@ -55,7 +54,9 @@ from .types import (
     uintp,
     void,
 )
-from .ufunc import vectorize
+from .ufuncs.gufunc import guvectorize
+from .ufuncs.reduce import Reduce, reduce
+from .ufuncs.ufunc import vectorize
 
 __version__ = "0.1.0"
 

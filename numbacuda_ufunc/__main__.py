@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import sys
 import time
 import warnings
 
 import numpy as np
+
+from . import __version__, _core, cuda, float32, guvectorize, reduce, vectorize
+from .build._cuda_wheels import origin, wheel_dirs
+from .errors import NumbaPerformanceWarning
 
 
 def _line(label: str, value) -> None:
@@ -19,8 +24,6 @@ def _line(label: str, value) -> None:
 
 
 def report(core) -> None:
-    from . import __version__
-
     print(f"numbacuda_ufunc {__version__}  (Python {platform.python_version()}, "
           f"NumPy {np.__version__})")
     emulated = core.emulation_enabled()
@@ -46,8 +49,6 @@ def report(core) -> None:
 def cuda_libraries(core) -> None:
     """NVRTC, nvJitLink and the headers the engine uses, and where each comes from (a
     toolkit, a pip wheel of the cu12/cu13 extras, the loader's path)."""
-    from ._cuda_wheels import origin, wheel_dirs
-
     wheels = wheel_dirs()[2]
     _line("CUDA wheels", ", ".join(f"{n} {v}" for n, v, _ in wheels) or "none")
     found = ", ".join(f"{os.path.basename(p)} ({origin(p, wheels)})" for p, _ in core.nvrtc_candidates())
@@ -122,8 +123,6 @@ def _verdict(title, ok, rows) -> None:
 
 def vectorize_demo(cuda) -> None:
     """A float32 polynomial over 2^24 elements on device arrays."""
-    from . import vectorize
-
     @vectorize(["float32(float32, float32)"], target="cuda")
     def poly(a, b):
         return a * a - 3.0 * b + 0.5
@@ -144,8 +143,6 @@ def vectorize_demo(cuda) -> None:
 
 def guvectorize_demo(cuda) -> None:
     """Batched 4x4 matrix products with a layout signature."""
-    from . import guvectorize
-
     @guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])"], "(m,n),(n,p)->(m,p)",
                  target="cuda")
     def matmul(a, b, out):
@@ -171,8 +168,6 @@ def guvectorize_demo(cuda) -> None:
 
 def reduce_demo(cuda) -> None:
     """A CUB-backed sum of 2^24 float32 on the device."""
-    from . import reduce
-
     @reduce
     def sum_reduce(a, b):
         return a + b
@@ -193,8 +188,6 @@ TILE = 16
 
 def kernel_demo(cuda) -> None:
     """A @cuda.jit matrix product in shared-memory tiles, with barriers."""
-    from . import float32
-    from .errors import NumbaPerformanceWarning
 
     @cuda.jit
     def tiled_matmul(a, b, c):
@@ -231,23 +224,17 @@ def kernel_demo(cuda) -> None:
 
 
 def demos() -> int:
-    from . import cuda
-
     for demo in (roundtrip_demo, vectorize_demo, guvectorize_demo, reduce_demo, kernel_demo):
         demo(cuda)
     return 0
 
 
 def main() -> int:
-    from . import _core
-
     report(_core)
     if _core.is_available():
         return demos()
     print("\nNo GPU: running the demo on the host backend (NUMBACUDA_UFUNC_ENABLE_CUDASIM=1).")
     # The backend is chosen once per process, so the demo runs in a fresh one.
-    import subprocess
-
     env = dict(os.environ, NUMBACUDA_UFUNC_ENABLE_CUDASIM="1")
     return subprocess.call([sys.executable, "-m", "numbacuda_ufunc", "--demo-only"], env=env)
 

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -718,3 +720,6 @@ from ._type_classes import (  # noqa: E402  (they subclass Type, defined above)
     Tuple,
     UniTuple,
 )
+
+# What a signature list may hold: "float32(float32, float32)", float32(float32, float32).
+SignatureSpec: TypeAlias = "str | Signature | Sequence[Any]"

@@ -403,7 +403,7 @@ def test_engine_arrays_are_never_deferred(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a plain call went through the protocol path")
 
-    from numbacuda_ufunc import _protocol
+    from numbacuda_ufunc.interop import _protocol
     monkeypatch.setattr(_protocol, "call", refuse)
     monkeypatch.setattr(_protocol, "method", refuse)
     d = cuda.to_device(x)

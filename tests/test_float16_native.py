@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import _core, _sass, cuda, float64, int64, void
+from numbacuda_ufunc import _core, cuda, float64, int64, void
+from numbacuda_ufunc.build import _sass
 from numbacuda_ufunc.cuda import fp16
 
 rng = np.random.default_rng(1653)

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from conftest import HAVE_GPU
 
-from numbacuda_ufunc import _sass, cuda, guvectorize
+from numbacuda_ufunc import cuda, guvectorize
+from numbacuda_ufunc.build import _sass
 
 
 def _matmul_body(a, b, c):

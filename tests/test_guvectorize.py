@@ -11,7 +11,7 @@ import pytest
 
 from numbacuda_ufunc import cuda, errors, float32, guvectorize, void
 from numbacuda_ufunc.errors import CompileError
-from numbacuda_ufunc.gufunc import parse_layout
+from numbacuda_ufunc.ufuncs.gufunc import parse_layout
 
 
 @guvectorize(["void(float64[:,:], float64[:,:], float64[:,:])",

@@ -8,7 +8,8 @@ multiprocessor."""
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import _core, _sass, cuda, float32, float64, guvectorize, reduce, vectorize
+from numbacuda_ufunc import _core, cuda, float32, float64, guvectorize, reduce, vectorize
+from numbacuda_ufunc.build import _sass
 from numbacuda_ufunc.errors import CudaSupportError
 
 needs_cuobjdump = pytest.mark.skipif(

@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import _sass, cuda, float32, float64, int32, void
+from numbacuda_ufunc import cuda, float32, float64, int32, void
+from numbacuda_ufunc.build import _sass
 from numbacuda_ufunc.errors import CompileError
 
 

@@ -7,10 +7,9 @@ import re
 import pytest
 
 from numbacuda_ufunc import _core, cuda, float32, float64, int32
-from numbacuda_ufunc._compile import compile_ptx
-from numbacuda_ufunc.compiler.device_function import DeviceFunction
-from numbacuda_ufunc.cuda import Kernel, jit
+from numbacuda_ufunc.cuda import Kernel, compile_ptx, jit
 from numbacuda_ufunc.errors import CompileError
+from numbacuda_ufunc.kernels.device_function import DeviceFunction
 
 SMALL = '#include "nu_scalar.cuh"\nextern "C" __global__ void k(double* o) { o[0] = nu::floordiv(o[1], o[2]); }\n'
 

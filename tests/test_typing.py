@@ -93,11 +93,11 @@ def test_mypy_sees_real_types(tmp_path):
     revealed = [ln.split("Revealed type is ", 1)[1].strip('"') for ln in lines
                 if "Revealed type is" in ln]
     assert revealed[:7] == [
-        "numbacuda_ufunc.ufunc.UFunc", "numbacuda_ufunc.ufunc.UFunc",
-        "numbacuda_ufunc.gufunc.GUFunc", "numbacuda_ufunc.reduce.Reduce",
-        "numbacuda_ufunc.kernel.Kernel",
-        "numbacuda_ufunc.compiler.device_function.DeviceFunction",
-        "numbacuda_ufunc.kernel.Kernel"], out.stdout + out.stderr
+        "numbacuda_ufunc.ufuncs.ufunc.UFunc", "numbacuda_ufunc.ufuncs.ufunc.UFunc",
+        "numbacuda_ufunc.ufuncs.gufunc.GUFunc", "numbacuda_ufunc.ufuncs.reduce.Reduce",
+        "numbacuda_ufunc.kernels.kernel.Kernel",
+        "numbacuda_ufunc.kernels.device_function.DeviceFunction",
+        "numbacuda_ufunc.kernels.kernel.Kernel"], out.stdout + out.stderr
     assert revealed[7:10] == ["int", "str", "None"], out.stdout
     assert "def" in revealed[10] and "UFunc" in revealed[10]
     errors = [ln for ln in lines if ": error:" in ln]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from numbacuda_ufunc import _core, cuda, vectorize
-from numbacuda_ufunc._methods import _engine
+from numbacuda_ufunc.ufuncs._methods import _engine
 
 RNG = np.random.default_rng(11)
 TYPES = ["int8(int8, int8)", "int32(int32, int32)", "int64(int64, int64)",
@@ -258,7 +258,7 @@ def test_at_errors():
 
 @pytest.fixture
 def device_at_calls(monkeypatch):
-    from numbacuda_ufunc import _methods
+    from numbacuda_ufunc.ufuncs import _methods
 
     calls = []
     real = _methods._at_on_device

@@ -8,6 +8,7 @@ leading ``__``). Arguments convert to the parameter types as Numba's bindings do
 
 from __future__ import annotations
 
+from .. import types
 from ..types import Scalar, bool_
 from ._types import BOTTOM, Bottom, kind_of
 from ._values import Val
@@ -101,7 +102,5 @@ def call(tr, node, name, args, kwargs, bind) -> Val:
 def _scalar(name: str):
     if name == "bool":
         return bool_
-    from .. import types
-
     t = getattr(types, name)
     return t if isinstance(t, Scalar) else Scalar(name, name)

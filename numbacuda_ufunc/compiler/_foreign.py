@@ -13,8 +13,8 @@ translation unit; arguments are cast to the declared types as Numba's typing doe
 
 from __future__ import annotations
 
-from .._linking import link_paths
 from ..types import Array, CPointer, Scalar, parse_signature_for
+from ._linking import link_paths
 from ._types import ctype
 from ._values import Ref, Val
 

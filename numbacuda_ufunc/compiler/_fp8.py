@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from .. import types
 from ..types import Scalar, Type, bool_, uint8, uint16, uint32
 from ._types import BOTTOM, Bottom, is_numeric, kind_of
 from ._values import Ref, Val
@@ -154,8 +155,6 @@ def construct(tr, node, ref: Fp8CtorRef, args, kwargs) -> Val:
     if is_fp8_value(v.type) or not is_numeric(v.type) or kind_of(v.type) == "c":
         raise tr.error(node, f"{ft.name}() takes a real number: float16, bfloat16, float32, "
                              f"float64, an integer or bool (got {getattr(v.type, 'name', v.type)})")
-    from .. import types
-
     t = types.float64 if kind_of(v.type) == "f" and not isinstance(v.type, Scalar) else None
     if t is None and not isinstance(v.type, Scalar):  # a Python int or bool: int64, as Numba
         t = types.int64 if kind_of(v.type) == "i" else bool_
@@ -283,8 +282,6 @@ def call(tr, node, name, args, kwargs, bind) -> Val:
         tr._numeric(node, x, api)
         if kind_of(x.type) == "c":
             raise tr.error(node, f"{api} takes a real number (got {x.type})")
-        from .. import types
-
         code = tr.cast(node, x, getattr(types, first))
     codes = [code] + [_enum_arg(tr, node, api, v, c) for v, c in zip(vals[1:], enums)]
     _uses_fp8(tr)

@@ -15,7 +15,7 @@ import sys
 import types as pytypes
 
 from .._type_classes import BooleanLiteral, IntegerLiteral
-from ..types import boolean, complex128, float64, int64
+from ..types import boolean, complex128, float64, int64, typeof
 from ._types import BOTTOM, Bottom, TupleType, Weak, strong
 from ._values import LiteralRef, Ref, Val
 
@@ -76,9 +76,9 @@ class Template:
 
 def _launch_config():
     """The launch configuration a kernel launch is compiling for (cuda.launchconfig), or
-    None. Looked up without importing the cuda package, which the translator never does:
+    None. Looked up without importing the kernel layer, which the translator never does:
     when that module is not loaded, no launch is compiling."""
-    module = sys.modules.get("numbacuda_ufunc.cuda.launchconfig")
+    module = sys.modules.get("numbacuda_ufunc.kernels.launchconfig")
     return module.current_launch_config() if module is not None else None
 
 
@@ -280,8 +280,6 @@ class _CpuDispatcher:
         self.__name__ = getattr(fn, "__name__", "overloaded")
 
     def __call__(self, *args, **kwargs):
-        from ..types import typeof
-
         templates = [t for t in _FUNCTIONS[self.fn] if t.target == "cpu"] + \
                     [t for t in _FUNCTIONS[self.fn] if t.target == "generic"]
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from ..types import CPointer, Record, Scalar
+from ..types import Array, CPointer, Record, Scalar
 from ._types import TupleType, Weak, element_ctype, is_array, kind_of, strong
 from ._values import Ref, Val, bind_arguments
 
@@ -91,8 +91,6 @@ def pointer_array(tr, node, order, args, kwargs, dtype_of) -> Val:
         if not isinstance(t, Scalar) or kind_of(t) not in ("i", "u"):
             raise tr.error(node, f"{api}: shape must be an integer or a tuple of integers "
                                  f"(got {getattr(d.type, 'name', d.type)})")
-    from ..types import Array
-
     ct = element_ctype(dtype)
     extents = ", ".join(f"(long long)({d.code})" for d in dims)
     view = "contiguous_view" if order == "C" else "fortran_view"

@@ -19,6 +19,16 @@ from ..errors import CompileError
 __all__ = ["BytecodeSource", "FunctionSource", "error_at", "line_directive", "load_source"]
 
 
+def _take_identity_of(obj, pyfunc) -> None:
+    """Name, docstring and module of the decorated function, as functools.wraps gives."""
+    obj.py_func = pyfunc
+    obj.__name__ = pyfunc.__name__
+    obj.__qualname__ = getattr(pyfunc, "__qualname__", pyfunc.__name__)
+    obj.__module__ = getattr(pyfunc, "__module__", None)
+    obj.__doc__ = pyfunc.__doc__
+    obj.__wrapped__ = pyfunc
+
+
 class FunctionSource:
     """The AST node of one function plus what error messages need."""
 

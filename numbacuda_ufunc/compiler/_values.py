@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._vector_types import VectorType
-from ..types import NPDatetime
+from ..types import NPDatetime, from_dtype
 from ._types import (
     WEAK_BOOL,
     WEAK_COMPLEX,
@@ -247,7 +247,6 @@ def const_val(value):
     if type(value) is complex:
         return Val(literal(value, WEAK_COMPLEX), WEAK_COMPLEX, value)
     if isinstance(value, np.generic):
-        from ..types import from_dtype
         try:
             t = from_dtype(value.dtype)
         except TypeError:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import config
 from ..errors import CompileError, NumbaWarning
 from ..types import Array, CPointer, Record, Scalar, parse_signature
 from . import _records, _tuples
@@ -38,14 +39,6 @@ HEADER = '#include "nu_array.cuh"\n'
 LINE_RESET = "// nu: end of python lines"
 KERNEL_HEADER = '#include "kernel.cuh"\n'
 _LOCAL_LIMIT = 512 * 1024  # bytes of local memory a CUDA thread may have
-
-# Numba's ALWAYS_WARN_UNINIT_VAR (default off): a NumbaWarning for each local that some
-# path reads unassigned. numbacuda_ufunc.cuda.config sets it (by that name).
-_warn_uninit = [False]
-
-
-def set_warn_uninitialized(on: bool) -> None:
-    _warn_uninit[0] = bool(on)
 
 
 @dataclass(frozen=True)
@@ -204,7 +197,9 @@ def _warn_uninitialized(src, if_tests):
     """Numba's warning (with ALWAYS_WARN_UNINIT_VAR) for locals that some path reads before
     any assignment; such a read gives the type's zero here. Functions without source are
     lifted into a state machine whose paths the analysis cannot follow: not checked."""
-    if not _warn_uninit[0] or isinstance(src, BytecodeSource):
+    # Numba's ALWAYS_WARN_UNINIT_VAR (default off), read at each translation so that
+    # cuda.config.ALWAYS_WARN_UNINIT_VAR = 1 applies from then on (a deleted one is off).
+    if not getattr(config, "ALWAYS_WARN_UNINIT_VAR", 0) or isinstance(src, BytecodeSource):
         return
     for name, node in uninitialized_reads(src.node, if_tests):
         line = node.lineno + src.line_offset

@@ -12,14 +12,8 @@ import contextlib
 import numpy as np
 
 from .. import _core
-from .._compile import (
-    compile,
-    compile_all,
-    compile_for_current_device,
-    compile_ptx,
-    compile_ptx_for_current_device,
-)
-from .._linking import (
+from ..compiler._foreign import ForeignFunction
+from ..compiler._linking import (
     LTOIR,
     Archive,
     Cubin,
@@ -29,13 +23,12 @@ from .._linking import (
     Object,
     PTXSource,
 )
-from ..compiler._foreign import ForeignFunction
 from ..compiler._tuples import literal_unroll
 from ..compiler.intrinsics import *  # noqa: F403  (the kernel-only names, as in Numba)
 from ..errors import CudaSupportError
-from ..gufunc import guvectorize
-from ..kernel import Kernel, jit
-from ..reduce import Reduce, reduce
+from ..kernels import launchconfig  # Numba's numba.cuda.launchconfig (cuda/launchconfig.py)
+from ..kernels.jit import jit
+from ..kernels.kernel import Kernel
 from ..types import (  # numba.cuda re-exports Numba's scalar types: cuda.float32, cuda.int32 ...
     b1,
     bfloat16,
@@ -83,12 +76,20 @@ from ..types import (  # numba.cuda re-exports Numba's scalar types: cuda.float3
     ushort,
     void,
 )
-from ..ufunc import vectorize
+from ..ufuncs.gufunc import guvectorize
+from ..ufuncs.reduce import Reduce, reduce
+from ..ufuncs.ufunc import vectorize
 from . import (
     _device_arrays,  # noqa: F401  (DeviceNDArray's Python-side attributes)
     args,
-    launchconfig,
     vector_types,
+)
+from ._compile import (
+    compile,
+    compile_all,
+    compile_for_current_device,
+    compile_ptx,
+    compile_ptx_for_current_device,
 )
 from ._device_arrays import IpcArrayHandle, open_ipc_array
 from ._device_attributes import ATTRIBUTES, EMULATED_H100
@@ -556,7 +557,8 @@ def _ordinal(value, api: str) -> int:
 
 # config: Numba's run-time settings (CUDA_ARRAY_INTERFACE_SYNC, the launch warnings...),
 # read from the environment and handed to the engine.
-from . import _memory_managers, bf16, config, fp8, random  # noqa: E402, I001  (random needs the names above)
+from .. import config  # noqa: E402, I001  (Numba's cuda.config: numbacuda_ufunc.config)
+from . import _memory_managers, bf16, fp8, random  # noqa: E402, I001  (random needs the names above)
 from . import cudadrv  # noqa: E402, F401  (Numba's numba.cuda.cudadrv names; needs the names above)
 from .cudadrv import devicearray  # noqa: E402, F401
 from .cudadrv import devices  # noqa: E402, F401  (Numba: cuda.devices.gpus, get_context)

@@ -8,7 +8,7 @@ import contextlib
 import numpy as np
 
 from .. import _core
-from .._interop import stream_handle
+from ..interop._cupy import stream_handle
 from ..types import from_dtype
 
 __all__ = [

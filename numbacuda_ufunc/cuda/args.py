@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..types import typeof
+
 __all__ = ["ArgHint", "In", "Out", "InOut", "wrap_arg"]
 
 
@@ -31,8 +33,6 @@ class ArgHint:
 
     @property
     def _numba_type_(self):
-        from ..types import typeof
-
         return typeof(self.value)
 
     def __repr__(self):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 
 from ..compiler import _overloads
+from ..types import register_struct_model, wrap_struct_attribute
 
 __all__ = ["overload", "overload_method", "overload_attribute", "register_jitable",
            "intrinsic", "lower_builtin", "lower_cast", "lower_getattr", "lower_setattr",
@@ -181,8 +182,6 @@ def intrinsic(*args, **kwargs):
 def make_attribute_wrapper(typeclass, struct_attr, python_attr):
     """``x.python_attr`` reads (and writes) member ``struct_attr`` of a type with a
     registered StructModel (its members are also read by their own names)."""
-    from ..types import wrap_struct_attribute
-
     wrap_struct_attribute(typeclass, struct_attr, python_attr)
 
 
@@ -226,8 +225,6 @@ def register_model(type_class):
     accepted and have no effect."""
     def decorate(model_class):
         if isinstance(model_class, type) and issubclass(model_class, StructModel):
-            from ..types import register_struct_model
-
             register_struct_model(type_class, model_class)
         return model_class
     return decorate

@@ -168,7 +168,7 @@ struct call_keywords {
 
 // A Dask array among the arguments: thrown from argument conversion (off the hot path, after
 // every array type the engine takes has been ruled out) so that the call is redone lazily,
-// chunk by chunk, by the object's Python `_dask_call` (numbacuda_ufunc/_dask.py). Reducers
+// chunk by chunk, by the object's Python `_dask_call` (numbacuda_ufunc/interop/_dask.py). Reducers
 // see it as _core.DaskArgument.
 struct dask_argument : std::exception {
     const char* what() const noexcept override { return "a Dask array argument"; }
@@ -180,7 +180,7 @@ bool is_dask_array(py::handle obj);
 // with an __array_ufunc__ or __array_wrap__: xarray, pandas, masked arrays, pint, torch
 // CPU tensors): thrown from argument conversion, off the hot path, after every type the
 // engine takes has been ruled out, so that the call is redone by the object's Python
-// `_protocol_call` (numbacuda_ufunc/_protocol.py: NEP 13 overrides, __array_wrap__).
+// `_protocol_call` (numbacuda_ufunc/interop/_protocol.py: NEP 13 overrides, __array_wrap__).
 // Python callers of the engine see it as _core.OverrideArgument.
 struct override_argument : std::exception {
     const char* what() const noexcept override { return "an argument with __array_ufunc__ or __array_wrap__"; }

@@ -60,7 +60,7 @@ bool old_style_outputs(const nu::gufunc& g, int loop, const std::vector<nu::oper
 }
 
 // A call; `forced` >= 0 runs that loop (NumPy's dtype=/signature=/casting=, chosen in
-// numbacuda_ufunc/_keywords.py) instead of the first one the inputs cast to safely.
+// numbacuda_ufunc/ufuncs/_keywords.py) instead of the first one the inputs cast to safely.
 py::object call_gufunc_loop(py::handle self, py::tuple args, py::handle kwargs, int forced) {
     nu::gufunc& g = engine_object<nu::gufunc>(self);
     std::vector<py::object> keep;  // converted arguments, alive for the whole call

@@ -62,7 +62,7 @@ void parse_dims(const std::string& api, py::handle obj, const char* what, const 
     one(obj, 0);
 }
 
-// Numba's launch warnings (numbacuda_ufunc/cuda/config.py sets them): a grid of fewer
+// Numba's launch warnings (numbacuda_ufunc/config.py sets them): a grid of fewer
 // than 128 blocks, and host arrays a launch copies.
 bool g_warn_low_occupancy = true;
 bool g_warn_implicit_copy = true;
@@ -314,7 +314,7 @@ py::object namedtuple_fields(py::handle arg) {
 // arrays): its items become arguments, in order; the key records the nesting and a
 // namedtuple's field names, so (1, 2.0), ((1,), 2.0) and Point(1, 2.0) are different
 // specializations. The translator rebuilds the tuple in the kernel
-// (numbacuda_ufunc/kernel.py), so the launch itself only ever sees numbers and arrays.
+// (numbacuda_ufunc/kernels/kernel.py), so the launch itself only ever sees numbers and arrays.
 void add_argument(launch_context& ctx, py::handle arg, std::size_t k, std::string& key,
                   std::vector<nu::kernel_arg>& out) {
     const nu::jit_kernel& kernel = ctx.kernel;
@@ -460,7 +460,7 @@ py::object call_kernel(py::handle self, py::tuple args, py::handle kwargs) {
     return py::none();
 }
 
-// A specialization as Kernel._add (kernel.py) describes it: (dtype, ndim, C++ type) per
+// A specialization as Kernel._add (kernels/kernel.py) describes it: (dtype, ndim, C++ type) per
 // parameter, and the link files as (path, kind, contents).
 using spec_params = std::vector<std::tuple<py::object, int, std::string>>;
 using spec_links = std::vector<std::tuple<std::string, std::string, py::bytes, std::vector<std::string>>>;
@@ -503,7 +503,7 @@ void bind_kernel(py::module_& m) {
         // Numba's: the arguments of the launch through this configuration that is compiling
         // on this thread (numba.cuda.launchconfig), else None; never kept past the launch.
         .def_property_readonly("args", [](py::object self) -> py::object {
-            py::object config = py::module_::import("numbacuda_ufunc.cuda.launchconfig")
+            py::object config = py::module_::import("numbacuda_ufunc.kernels.launchconfig")
                                     .attr("current_launch_config")();
             if (!config.is_none() && py::object(config.attr("_launch")).is(self)) return config.attr("args");
             return py::none();

@@ -283,7 +283,7 @@ void note_stream_use(py::handle obj, const nu::stream_ref& s, bool write) {
 
 py::object as_cupy(py::object device_result, const nu::stream_ref& s) {
     const nu::stream_handle h = s ? s->handle : nullptr;
-    return py::module_::import("numbacuda_ufunc._interop")
+    return py::module_::import("numbacuda_ufunc.interop._cupy")
         .attr("as_cupy")(device_result, reinterpret_cast<std::uintptr_t>(h));
 }
 

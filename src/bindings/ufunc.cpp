@@ -89,7 +89,7 @@ py::object call_ufunc(py::handle self, py::tuple args, py::handle kwargs) {
 }
 
 
-// The keyword path (numbacuda_ufunc/_keywords.py parses where=, dtype=, casting=, order=,
+// The keyword path (numbacuda_ufunc/ufuncs/_keywords.py parses where=, dtype=, casting=, order=,
 // signature= and chooses the loop; -1 leaves the choice to the engine). `where` None: no
 // mask. `result_type`: the dtype of a new result (dtype= may differ from the loop's).
 py::object call_loop(py::handle self, py::tuple args, py::object out, int loop, const std::string& casting,

@@ -1,4 +1,4 @@
-// src/bindings/ufunc_methods.cpp: ufunc.accumulate, reduceat and at (numbacuda_ufunc/_methods.py)
+// src/bindings/ufunc_methods.cpp: ufunc.accumulate, reduceat and at (numbacuda_ufunc/ufuncs/_methods.py)
 #include "bindings/common.h"
 
 #include "dispatch/ufunc_methods.h"
@@ -91,7 +91,7 @@ void bind_ufunc_methods(py::module_& m) {
         })
         .def("_at_device", [](nu::ufunc_methods& e, py::handle target, py::handle indices, py::handle values,
                               int loop, py::handle stream, const std::string& api) {
-            // The front end (numbacuda_ufunc/_methods.py) has checked kinds, shapes and dtypes.
+            // The front end (numbacuda_ufunc/ufuncs/_methods.py) has checked kinds, shapes and dtypes.
             std::vector<py::object> keep;
             const nu::reduce_operand dst = method_operand(target, api + "(): the array", true, &keep);
             const nu::reduce_operand idx = method_operand(indices, api + "(): indices", false, &keep);

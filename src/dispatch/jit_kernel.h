@@ -27,7 +27,7 @@ struct kernel_param {
     std::string ctype;  // the element's C++ type when the translator names it (records)
 };
 
-// A specialization as the translator made it (numbacuda_ufunc/kernel.py registers it).
+// A specialization as the translator made it (numbacuda_ufunc/kernels/kernel.py registers it).
 struct kernel_spec {
     std::vector<kernel_param> params;
     std::string function;  // the translated __device__ function's symbol

@@ -6,6 +6,7 @@ not attributes here; but a callable set as ``driver.cuMemcpyHtoD`` or
 of array data: it is called ``(dst, src, nbytes)`` before each, and what it raises
 propagates with the copy not made. Deleting the attribute removes it."""
 
+from ...build._compile import core
 from ...errors import CudaError, CudaSupportError, LinkerError
 from .. import Context, Device, Event, Stream
 
@@ -48,8 +49,6 @@ class _Driver:
             self._install_observers()
 
     def _install_observers(self):
-        from ..._compile import core
-
         core().set_transfer_observers(*(vars(self).get(n) for n in _TRANSFER_OBSERVERS))
 
 
@@ -58,8 +57,6 @@ driver = _Driver()
 
 def _have_nvjitlink() -> bool:
     """Whether nvJitLink can be loaded (it links ``cuda.jit(link=...)`` files)."""
-    from ..._compile import core
-
     try:
         core().nvjitlink_version()
     except Exception:  # noqa: BLE001 - any load failure means "not available"

@@ -14,6 +14,8 @@ import threading
 
 import numpy as np
 
+from ...types import from_dtype
+
 __all__ = ["transpose"]
 
 _TILE = 32
@@ -45,8 +47,6 @@ def _make_kernel(element_type):
 
 
 def _kernel_for(dtype):
-    from ...types import from_dtype
-
     with _lock:
         kernel = _kernels.get(dtype)
         if kernel is None:

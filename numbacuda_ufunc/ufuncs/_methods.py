@@ -9,11 +9,11 @@ runs the translated T(T, T) operator, the loops ufunc.reduce uses.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
-from . import _core
+from .. import _core
+from .._axes import _axis
+from ..interop._cupy import as_cupy, stream_handle
 from ._keywords import where_as_array
 
 __all__ = ["accumulate", "outer", "at", "reduceat", "masked_for_reduce"]
@@ -62,22 +62,6 @@ def _operand(x, uf=None):
     return np.asarray(x), False, False
 
 
-def _axis(axis, ndim, api):
-    if isinstance(axis, tuple) and len(axis) == 1:
-        axis = axis[0]  # NumPy takes a 1-tuple for these one-axis methods
-    elif axis is None or isinstance(axis, tuple):
-        raise ValueError(f"{api}(): the method takes a single axis, not multiple axes "
-                         f"(got axis={axis!r})")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{api}(): axis must be an integer (got {axis!r})") from None
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(f"{api}(): axis {axis} is out of bounds for array of "
-                                      f"dimension {ndim}")
-    return axis % ndim
-
-
 def _axis_last(a, axis):
     perm = [d for d in range(a.ndim) if d != axis] + [axis]
     return a.transpose(*perm) if isinstance(a, _core.DeviceNDArray) else a.transpose(perm)
@@ -110,10 +94,8 @@ def _check_out(uf, out, shape, loop_type, api):
 
 def _finish(result, is_cupy, stream=0):
     """A new device result as CuPy when an input was CuPy: built from the raw pointer and
-    ordered after `stream` with an event (see _interop.as_cupy), after the work is queued."""
+    ordered after `stream` with an event (see interop/_cupy.py, as_cupy), after the work is queued."""
     if is_cupy and isinstance(result, _core.DeviceNDArray):
-        from ._interop import as_cupy, stream_handle
-
         handle = stream_handle(stream)
         if handle is None:  # a stream form we cannot read: CuPy's own (synchronizing) import
             import cupy

@@ -15,7 +15,8 @@ import warnings
 
 import numpy as np
 
-from .errors import DUPLICATE_OUTPUT, DuplicateOutputError
+from ..errors import DUPLICATE_OUTPUT, DuplicateOutputError
+from ..types import bfloat16
 
 __all__ = ["CASTING_RULES", "call_with_keywords", "input_dtype", "where_as_array"]
 
@@ -108,8 +109,6 @@ def _char_dtype(c):
     """The dtype of a ``types`` character; 'E' is ml_dtypes' bfloat16 (NumPy does not know
     the character)."""
     if c == "E":
-        from .types import bfloat16
-
         return bfloat16.dtype
     return np.dtype(c)
 
@@ -348,7 +347,7 @@ def _transpose(x, perm):
         return x
     if isinstance(x, np.ndarray):
         return x.transpose(perm)
-    from . import _core
+    from .. import _core
 
     d = x if isinstance(x, _core.DeviceNDArray) else _core.as_cuda_array(x)
     return d.transpose(*perm)

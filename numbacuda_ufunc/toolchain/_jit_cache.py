@@ -44,7 +44,10 @@ import warnings
 
 import cloudpickle
 
-from .errors import NumbaWarning
+from ..errors import NumbaWarning
+from .. import _core
+from ._compile import core
+from .. import config
 
 __all__ = ["CompileStats", "FunctionCache", "check_cachable"]
 
@@ -134,8 +137,6 @@ class FunctionCache:
             return self._path
 
     def _locate(self):
-        from ._compile import core
-        from .cuda import config
 
         folder = os.path.dirname(os.path.abspath(self._source_file))
         # A folder per source folder: its name, then a hash of its path (Numba's layout).
@@ -305,20 +306,14 @@ def _write(path, key: str, payload: bytes) -> None:
     """``payload`` for ``key`` in the kernel cache's entry format (the engine's: key, size,
     SHA-256), written to a temporary file and renamed over ``path``: readers see the old
     file or the new one, never a part. OSError when it cannot be written."""
-    if not _core().write_cache_file(path, key, payload):
+    if not _core.write_cache_file(path, key, payload):
         raise OSError(f"cannot write the cache file {path}")
 
 
 def _read(path, key: str):
     """The payload ``_write`` stored for ``key`` at ``path``, or None: missing, not a
     regular file (a FIFO is never waited on), too large, not intact, or another key's."""
-    return _core().read_cache_file(path, key)
-
-
-def _core():
-    from . import _core
-
-    return _core
+    return _core.read_cache_file(path, key)
 
 
 def _code_identity(code) -> tuple:
@@ -387,11 +382,9 @@ def _translator_fingerprint() -> bytes:
     translator and headers that made it. About 3 ms, once."""
     global _fingerprint
     if _fingerprint is None:
-        from . import _core
-
         h = hashlib.sha256(f"{sys.version_info[:2]}".encode())
         h.update(_core.headers_digest().encode() + b"\0")
-        root = os.path.dirname(os.path.abspath(__file__))
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package
         for folder, _, files in sorted(os.walk(root)):
             for name in sorted(files):
                 if name.endswith(".py"):

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 
 from ._compile import DEFAULT_CC, _default_cc, core
-from .errors import CudaSupportError
+from ..errors import CudaSupportError
 
 __all__ = ["find_tool", "inspection_cc", "cubin_of", "sass_of", "resource_usage"]
 

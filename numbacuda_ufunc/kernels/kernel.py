@@ -12,24 +12,24 @@ from __future__ import annotations
 import collections
 import os
 import threading
-import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _core
-from ._jit_cache import CompileStats, FunctionCache, check_cachable, refuse_links
-from ._linking import link_paths, read_link_files
-from ._pickling import function_ref, global_name
-from .compiler import TranslatedKernel, translate_kernel
-from .compiler._enums import member_type_of
-from .compiler._source import line_directive, load_source
-from .compiler._types import TupleType, ctype, element_ctype
-from .compiler.device_function import _NO_LLVM, DeviceFunction
-from .compiler.translate import forget_translations
-from .errors import CompileError, LinkerError, NumbaInvalidConfigWarning
-from .types import (
+from .. import _core
+from ..build import _sass
+from ..build._compile import _launch_bounds
+from ..build._jit_cache import CompileStats, FunctionCache, check_cachable, refuse_links
+from ..compiler import TranslatedKernel, translate_kernel
+from ..compiler._enums import member_type_of
+from ..compiler._linking import link_paths, read_link_files
+from ..compiler._source import _take_identity_of, line_directive, load_source
+from ..compiler._types import TupleType, ctype, element_ctype
+from ..compiler.translate import forget_translations
+from ..errors import CompileError, LinkerError
+from ..interop._pickling import function_ref, global_name
+from ..types import (
     EXACT,
     Array,
     CharSeq,
@@ -42,22 +42,23 @@ from .types import (
     best_signatures,
     conversion_kind,
     from_dtype,
-    parse_signature_for,
+    typeof,
     void,
 )
-from .ufunc import SignatureSpec, _take_identity_of
+from . import launchconfig
+from ._inspection import KernelInspection
+from ._signatures import _kernel_signature, _same_types, _sig_text
+from .device_function import _NO_LLVM
 
-__all__ = ["Kernel", "jit"]
+__all__ = ["Kernel"]
 
 # Numba options that change nothing here (NVRTC always optimises).
-_IGNORED_OPTIONS = {"inline", "opt", "_dbg_optnone", "forceinline", "max_registers",
-                    "boundscheck", "lto"}
 # Threads one multiprocessor holds at once, by compute capability (CUDA's occupancy tables).
 _THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 7): 1536, (8, 9): 1536, (12, 0): 1536}
 _EMULATED_GRID_SYNC_BLOCKS = 1024  # the host backend runs each block of such a kernel on a thread
 
 
-class Kernel(_core.Kernel):
+class Kernel(KernelInspection, _core.Kernel):
     """A @cuda.jit kernel. ``k[blocks, threads](*args)`` and ``k[blocks, threads, stream,
     shared_bytes](*args)`` launch it; ``k.forall(n)(*args)`` picks the shape for ``n``
     threads. Host NumPy arrays are copied to the device and back, as in Numba.
@@ -120,7 +121,6 @@ class Kernel(_core.Kernel):
         they hold it (a hit), else translated (a miss) and saved there. Once the kernel is
         launch-config sensitive its translations are per configuration and stay out of the
         files (a new process learns the sensitivity again by translating)."""
-        from .cuda import launchconfig
 
         types = tuple(types)
         current = launchconfig.current_launch_config()
@@ -187,7 +187,6 @@ class Kernel(_core.Kernel):
         """Called by the engine for a launch whose argument types are new: compiles through
         ``_compile_for_args`` (Numba's hook, which code may wrap) with the launch's
         configuration current (``cuda.launchconfig``). Returns the specialization."""
-        from .cuda import launchconfig
 
         config = launchconfig.LaunchConfig(self, launch.griddim, launch.blockdim,
                                            launch.stream, launch.sharedmem, args, launch)
@@ -209,7 +208,6 @@ class Kernel(_core.Kernel):
         depends on it. A later launch of the same argument types with another
         configuration compiles again (through ``_compile_for_args``). Only during a
         launch's compilation of this kernel (``cuda.launchconfig``)."""
-        from .cuda import launchconfig
 
         config = launchconfig.ensure_current_launch_config()
         if config.dispatcher is not self:
@@ -221,7 +219,6 @@ class Kernel(_core.Kernel):
         """Numba's hook: the specialization for these launch arguments, compiled when new
         (during a launch, for the types the engine described; otherwise for the types of
         ``args`` as a launch types them)."""
-        from .cuda import launchconfig
 
         if kws:
             raise TypeError(f"kernel '{self.__name__}' takes no keyword arguments")
@@ -233,7 +230,6 @@ class Kernel(_core.Kernel):
     def _resolve(self, descr) -> int:
         """Called by the engine for a new tuple of argument types: ``descr`` holds
         (dtype, ndim) per argument, ndim -1 for scalars. Returns the specialization."""
-        from .cuda import launchconfig
 
         nparams = self.py_func.__code__.co_argcount
         if len(descr) != nparams:
@@ -287,8 +283,6 @@ class Kernel(_core.Kernel):
     def _launch_types(self, descr) -> tuple:
         """The types of the arguments of the launch compiling now, as ``typeof`` gives them
         (layouts included), else as ``descr`` describes them."""
-        from .cuda import launchconfig
-        from .types import typeof
 
         config = launchconfig.current_launch_config()
         if config is not None and config.dispatcher is self and len(config.args) == len(descr):
@@ -411,15 +405,13 @@ class Kernel(_core.Kernel):
                 raise ValueError(f"kernel '{self.__name__}'.max_cooperative_grid_blocks(): "
                                  f"blockdim must be positive integers (got {blockdim!r})")
             threads *= d.__index__()
-        from . import cuda
-
-        dev = cuda.get_current_device()
-        if threads > dev.MAX_THREADS_PER_BLOCK:
+        dev = _core.device_info(_core.current_device())  # what cuda.get_current_device() reads
+        if threads > dev["max_threads_per_block"]:
             return 0
-        if cuda.is_emulated():
+        if _core.emulation_enabled():
             return _EMULATED_GRID_SYNC_BLOCKS
-        per_sm = _THREADS_PER_SM.get(tuple(dev.compute_capability), 2048) // threads
-        return per_sm * dev.MULTIPROCESSOR_COUNT
+        per_sm = _THREADS_PER_SM.get(tuple(dev["compute_capability"]), 2048) // threads
+        return per_sm * dev["multiprocessors"]
 
     def compile(self, sig) -> KernelOverload:
         """Compile for the argument types of ``sig`` now (Numba's ``compile``) and return
@@ -444,7 +436,6 @@ class Kernel(_core.Kernel):
     def specialize(self, *args) -> Kernel:
         """A kernel compiled only for the types of ``args`` (values or types), made once
         per types and device (``specializations``), as Numba's ``specialize``."""
-        from . import _sass
 
         if self.specialized:
             raise RuntimeError(f"Dispatcher already specialized: kernel '{self.__name__}' "
@@ -515,146 +506,6 @@ class Kernel(_core.Kernel):
             return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
         return self._forall(ntasks.__index__(), stream, sharedmem)
 
-    # ---- inspection -----------------------------------------------------------------------
-    def _selected(self, signature):
-        if signature is None:
-            return list(range(len(self._specs)))
-        want = _kernel_signature(signature, self.__name__).args
-        hits = [i for i, tk in enumerate(self._specs) if _same_types(tk.arg_types, want)]
-        if not hits:
-            raise KeyError(f"kernel '{self.__name__}' has no specialization for {signature}")
-        return hits
-
-    def inspect_cuda(self, signature=None) -> dict:
-        """Argument types -> the complete CUDA C++ translation unit NVRTC compiles."""
-        return {_sig_text(self._specs[i].arg_types): self._source(i, False)
-                for i in self._selected(signature)}
-
-    def inspect_ptx(self, signature=None, cc=(9, 0)):
-        """Argument types -> PTX, compiled by NVRTC (no GPU needed); with a signature, that
-        specialization's PTX (a str), as Numba's ``inspect_asm(signature)``."""
-        # A kernel calling foreign functions is relocatable code: their definitions come
-        # at link time.
-        return self._each(signature, lambda i: self._ptx(i, cc))
-
-    def _ptx(self, index, cc):
-        return _core.compile_ptx(self._source(index, False), tuple(cc), self.fastmath,
-                                 (["-rdc=true"] if self._specs[index].foreign else [])
-                                 + self._nvrtc_extra)
-
-    inspect_asm = inspect_ptx
-
-    def inspect_lto_ptx(self, signature=None, cc=None):
-        """PTX of the whole linked program (Numba's ``inspect_lto_ptx``): a kernel with
-        link files is compiled to LTO IR and linked with them by nvJitLink, which emits
-        the optimised PTX; a kernel without any is one program already, so this is its
-        PTX. For ``cc`` (the current device's, or sm_90 without one); no GPU is needed. A
-        dict keyed like inspect_ptx, or a str with ``signature``."""
-        from . import _sass
-
-        cc = _sass.inspection_cc() if cc is None else tuple(cc)
-
-        def one(i):
-            files = self._link_files(i)
-            if files is None:
-                return self._ptx(i, cc)
-            return _core.link_kernel_cubin(self._source(i, False), files, cc, self.fastmath,
-                                           True)
-
-        return self._each(signature, one)
-
-    def inspect_llvm(self, signature=None):
-        raise NotImplementedError(_NO_LLVM.format(what=f"kernel '{self.__name__}'"))
-
-    # Numba's SASS and resource queries. Numba asks the driver about the loaded function;
-    # here they come from the CUBIN NVRTC builds for the current device (sm_90 with no
-    # device) and the toolkit's cuobjdump/nvdisasm, so they work without a GPU. With
-    # ``signature`` one value; without, a dict keyed like inspect_ptx.
-    def _per_spec(self, signature, what, specialized_value=True):
-        """``what(index, cubin)`` as Numba's resource queries give it: for ``signature``,
-        or the one specialization of a specialized kernel, the value; else a dict keyed
-        like ``overloads`` (tuples of argument types). Numba's ``inspect_sass`` gives the
-        dict for a specialized kernel too (``specialized_value=False``)."""
-        if signature is not None or (specialized_value and self.specialized and self._specs):
-            i = self._selected(signature)[0] if signature is not None else 0
-            return what(i, self._cubin(i))
-        return self._by_types(lambda i: what(i, self._cubin(i)))
-
-    def _each(self, signature, one):
-        """``one(index)`` for the specialization of ``signature`` (its result), or for every
-        specialization (a dict keyed like ``overloads``: tuples of argument types)."""
-        if signature is not None:
-            return one(self._selected(signature)[0])
-        return self._by_types(one)
-
-    def _link_paths(self, tk) -> tuple:
-        """The files a specialization links: the kernel's and its device functions'."""
-        return tuple(dict.fromkeys(self.link + tk.links))
-
-    def _link_files(self, index):
-        """Specialization ``index``'s link files read as (path, kind, bytes), or None."""
-        paths = self._link_paths(self._specs[index])
-        return read_link_files(paths, f"kernel '{self.__name__}'") if paths else None
-
-    def _cubin(self, index, cc=None) -> bytes:
-        """The CUBIN of specialization ``index`` for ``cc`` (the current device's, or sm_90
-        without one), linked with its link files by nvJitLink when it has any. No GPU is
-        needed."""
-        from . import _sass
-
-        cc = _sass.inspection_cc() if cc is None else tuple(cc)
-        files = self._link_files(index)
-        if files is None:
-            return _sass.cubin_of(self._source(index, False), self.fastmath,
-                                  options=self._nvrtc_extra, cc=cc)
-        return _core.link_kernel_cubin(self._source(index, False), files, cc, self.fastmath)
-
-    def _usage(self, signature, key, api):
-        return self._per_spec(signature, lambda i, cubin: self._usage_of(i, cubin, key, api))
-
-    def _usage_of(self, index, cubin, key, api):
-        from . import _sass
-
-        usage = _sass.resource_usage(cubin, api)
-        entry = self._entry(index)
-        if entry not in usage:
-            raise KeyError(f"{api}: the CUBIN has no function {entry!r} "
-                           f"(it has {sorted(usage)})")
-        return usage[entry][key]
-
-    def inspect_sass(self, signature=None):
-        """SASS of the kernel (``cuobjdump -sass`` of its CUBIN); no GPU needed."""
-        from . import _sass
-
-        return self._per_spec(signature, lambda i, cubin: _sass.sass_of(cubin), False)
-
-    def get_regs_per_thread(self, signature=None):
-        """Registers each thread of the kernel uses."""
-        return self._usage(signature, "regs", "get_regs_per_thread()")
-
-    def get_shared_mem_per_block(self, signature=None):
-        """Bytes of static shared memory per block (``cuda.shared.array`` of fixed shape)."""
-        return self._usage(signature, "shared", "get_shared_mem_per_block()")
-
-    def get_local_mem_per_thread(self, signature=None):
-        """Bytes of local memory per thread (stack frame and register spills)."""
-        return self._usage(signature, "local", "get_local_mem_per_thread()")
-
-    def get_const_mem_size(self, signature=None):
-        """Bytes of user constant memory (``cuda.const.array_like`` data)."""
-        return self._usage(signature, "const", "get_const_mem_size()")
-
-    def get_max_threads_per_block(self, signature=None):
-        """Most threads per block a launch may use: 1024, or fewer where the kernel's
-        registers (read from its CUBIN, as the driver allocates them) or its
-        ``launch_bounds`` allow fewer."""
-        return self._per_spec(signature, lambda i, cubin: self._max_threads(i, cubin))
-
-    def _max_threads(self, index, cubin):
-        regs = self._usage_of(index, cubin, "regs", "get_max_threads_per_block()")
-        per_warp = -(-max(regs, 1) * 32 // 256) * 256  # allocated per warp, 256 at a time
-        threads = min(1024, 65536 // per_warp * 32)
-        return min(threads, self._bounds_threads) if self._bounds_threads else threads
 
     def __repr__(self):
         return f"<numbacuda_ufunc.Kernel '{self.__name__}' ({len(self._specs)} specializations)>"
@@ -773,7 +624,6 @@ class KernelOverload:
 
     def inspect_asm(self, cc=None) -> str:
         """PTX for ``cc`` (the current device's, or sm_90 without one)."""
-        from . import _sass
 
         return self._kernel._ptx(self._index, _sass.inspection_cc() if cc is None else cc)
 
@@ -783,7 +633,6 @@ class KernelOverload:
         raise NotImplementedError(_NO_LLVM.format(what=f"kernel '{self._kernel.__name__}'"))
 
     def inspect_sass(self) -> str:
-        from . import _sass
 
         return _sass.sass_of(self._kernel._cubin(self._index))
 
@@ -933,7 +782,6 @@ def _device_codegen(pyfunc, lineinfo, launch_bounds):
     the text before its entry point (``__launch_bounds__``; a ``#line`` that maps the entry
     point's own code to the ``def`` line) and NVRTC's options (``-lineinfo``: ``.loc``
     directives naming the Python file, code generation unchanged)."""
-    from ._compile import _launch_bounds
 
     prefix, max_threads = "", 0
     if launch_bounds is not None:
@@ -945,14 +793,6 @@ def _device_codegen(pyfunc, lineinfo, launch_bounds):
         src = load_source(pyfunc)
         prefix += line_directive(src.filename, src.node.lineno + src.line_offset) + "\n"
     return prefix, ["-lineinfo"] if lineinfo else [], max_threads
-
-
-def _kernel_signature(sig, name) -> Signature:
-    sig = parse_signature_for(f"cuda.jit({name!r})", sig)
-    if sig.return_type is not None:
-        raise TypeError(f"cuda.jit({name!r}): kernels return nothing; declare them "
-                        f"void(...) (got {sig})")
-    return sig
 
 
 def _param(t):
@@ -1052,16 +892,6 @@ def _config_key(config):
     return (tuple(config.griddim), tuple(config.blockdim), int(config.sharedmem))
 
 
-def _same_types(a, b) -> bool:
-    def key(t):
-        return (t.dtype.name, t.ndim) if isinstance(t, Array) else (t.name,)
-    return len(a) == len(b) and all(key(x) == key(y) for x, y in zip(a, b))
-
-
-def _sig_text(types) -> str:
-    return "(" + ", ".join(t.name for t in types) + ")"
-
-
 def _type_of(value):
     """A launch argument's type as the engine keys it: Python ints are int64 (Numba),
     other numbers and arrays keep their NumPy dtype; a type (``float32[::1]``) is itself."""
@@ -1085,106 +915,3 @@ def _extension_type_of(value):
         return _type_of(value)
     except (TypeError, ValueError, KeyError):
         return None
-
-
-@overload
-def jit(func_or_sig: Callable[..., Any], device: Literal[False] = False,
-        debug: bool | None = None, fastmath: bool = False, **options: Any) -> Kernel: ...
-
-
-@overload
-def jit(func_or_sig: Callable[..., Any], device: Literal[True],
-        debug: bool | None = None, fastmath: bool = False, **options: Any) -> DeviceFunction: ...
-
-
-@overload
-def jit(func_or_sig: SignatureSpec | None = None, device: Literal[False] = False,
-        debug: bool | None = None, fastmath: bool = False,
-        **options: Any) -> Callable[[Callable[..., Any]], Kernel]: ...
-
-
-@overload
-def jit(func_or_sig: SignatureSpec | None = None, *, device: Literal[True],
-        debug: bool | None = None, fastmath: bool = False,
-        **options: Any) -> Callable[[Callable[..., Any]], DeviceFunction]: ...
-
-
-def jit(func_or_sig: Any = None, device: bool = False, debug: bool | None = None,
-        fastmath: bool = False, **options: Any) -> Any:
-    """Numba's ``cuda.jit``: ``@jit`` / ``@jit("void(float32[:], float32[:])")`` make a
-    kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs.
-    ``debug`` and ``opt`` default to ``cuda.config``'s ``CUDA_DEBUGINFO_DEFAULT`` and
-    ``OPT``; both on give Numba's ``NumbaInvalidConfigWarning``."""
-    from .cuda import config
-
-    if debug is None:
-        debug = bool(getattr(config, "CUDA_DEBUGINFO_DEFAULT", 0))
-    opt = options.pop("opt", None)
-    if opt is None:
-        opt = getattr(config, "OPT", 3) != 0
-    if debug and opt:
-        warnings.warn("debug=True with opt=True is not supported by CUDA: Numba warns that "
-                      "it may crash there; set debug=False or opt=False (numbacuda_ufunc "
-                      "compiles it: debug adds bounds checks, opt changes nothing)",
-                      NumbaInvalidConfigWarning, stacklevel=2)
-    if "nopython" in options:
-        if not options.pop("nopython"):
-            raise NotImplementedError("cuda.jit(): nopython=False is not supported: CUDA "
-                                      "kernels and device functions are always compiled in "
-                                      "nopython mode")
-        warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
-                      stacklevel=2)
-    extensions = options.pop("extensions", None) or ()
-    link = options.pop("link", None)
-    cache = bool(options.pop("cache", False))
-    lineinfo = bool(options.pop("lineinfo", False))
-    launch_bounds = options.pop("launch_bounds", None)
-    carveout = options.pop("shared_memory_carveout", None)
-    if carveout is not None:
-        _carveout_percent(carveout)  # Numba checks it at decoration
-    if debug and lineinfo:
-        warnings.warn("debug and lineinfo are mutually exclusive. Use debug to get full debug "
-                      "info (this disables some optimizations), or lineinfo for line info only "
-                      "with code generation unaffected.", NumbaInvalidConfigWarning, stacklevel=2)
-    # A device function has no launch: like Numba, its launch_bounds (and lineinfo, which
-    # the calling kernel decides) change nothing.
-    unknown = set(options) - _IGNORED_OPTIONS
-    if unknown:
-        raise TypeError(f"cuda.jit(): unexpected keyword argument '{min(unknown)}'")
-    if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
-        if device:
-            return DeviceFunction(func_or_sig, fastmath=fastmath, link=link, cache=cache)
-        return Kernel(func_or_sig, debug=debug, fastmath=fastmath, extensions=extensions,
-                      link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
-                      shared_memory_carveout=carveout, cache=cache)
-    sigs = _signatures_of(func_or_sig)
-
-    def decorate(fn):
-        if device:
-            return DeviceFunction(fn, sigs, fastmath=fastmath, link=link, cache=cache)
-        k = Kernel(fn, sigs, debug=debug, fastmath=fastmath, extensions=extensions,
-                   link=link, lineinfo=lineinfo, launch_bounds=launch_bounds,
-                   shared_memory_carveout=carveout, cache=cache)
-        # One signature (not a list of them) makes a specialized kernel, as in Numba.
-        k._specialized = sigs == (func_or_sig,)
-        return k
-
-    return decorate
-
-
-
-def _signatures_of(func_or_sig) -> tuple:
-    """Numba's reading of jit's first argument: a list holds signatures; a string, a
-    Signature or a tuple of types is one signature (``cuda.jit((float32[::1],))`` declares
-    one kernel taking one array). A tuple made only of Signatures or of strings with
-    parentheses (``("void(f4[:])", "void(f8[:])")``) cannot be argument types, so it is
-    read as several signatures."""
-    if func_or_sig is None:
-        return ()
-    if isinstance(func_or_sig, list):
-        return tuple(func_or_sig)
-    if isinstance(func_or_sig, tuple) and func_or_sig and all(
-            isinstance(s, Signature) or isinstance(s, str) and "(" in s
-            for s in func_or_sig):
-        return func_or_sig
-    return (func_or_sig,)

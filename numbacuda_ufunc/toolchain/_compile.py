@@ -1,5 +1,5 @@
-"""Compiling translated functions with the C++ engine: ``compile_ptx`` (Numba's form) and
-the NVRTC/host-build plumbing shared by the decorators. Lives outside ``compiler/`` so the
+"""Compiling translated functions with the C++ engine: the NVRTC/host-build plumbing
+shared by the decorators and by ``cuda.compile*`` (cuda/_compile.py). Lives outside ``compiler/`` so the
 translator never imports ``_core``."""
 
 from __future__ import annotations
@@ -9,16 +9,17 @@ import threading
 import warnings
 
 from ._cuda_wheels import wheel_dirs
-from ._linking import LTOIR, LinkableCode, PTXSource
-from .compiler import HEADER, translate, translate_kernel
-from .compiler._source import load_source
-from .compiler._types import ctype
-from .compiler.translate import line_directive, line_directives
-from .errors import CompileError, NumbaInvalidConfigWarning, NumbaWarning
-from .types import Array, CPointer, Scalar, parse_signature, void
+from ..compiler._linking import LTOIR, LinkableCode, PTXSource
+from ..compiler import HEADER, translate, translate_kernel
+from ..compiler._source import load_source
+from ..compiler._types import ctype
+from ..compiler.translate import line_directive, line_directives
+from .. import config
+from ..config import extra_search_paths
+from ..errors import CompileError, NumbaInvalidConfigWarning, NumbaWarning
+from ..types import Array, CPointer, Scalar, parse_signature, void
 
-__all__ = ["DEFAULT_CC", "compile", "compile_all", "compile_cuda_source", "compile_for_current_device", "compile_ptx",
-           "compile_ptx_for_current_device", "core"]
+__all__ = ["DEFAULT_CC", "compile_cuda_source", "core", "device_ptx"]
 
 # Used when no device is present and no cc is given: the newest architecture that every
 # supported NVRTC (CUDA 12.0+) can target.
@@ -34,7 +35,7 @@ def core():
     if _core_module is None:
         with _setup_lock:
             if _core_module is None:
-                from . import _core
+                from .. import _core
 
                 libs, incs, _ = wheel_dirs()
                 _core.set_wheel_search_paths(libs, incs)
@@ -104,8 +105,7 @@ class _Compiled:
 
 
 def _compile(api, pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
-             output, forceinline, launch_bounds, outputs=_OUTPUTS):
-    from .cuda import config
+             output, forceinline, launch_bounds, outputs=_OUTPUTS, kernel_unit=None):
 
     if output not in outputs:
         raise NotImplementedError(f"{api}: Unsupported output type: {output} (output must be "
@@ -161,8 +161,9 @@ def _compile(api, pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, 
         source, resty, more = _device_unit(fn, s, abi, abi_info, line_info, forceinline, api)
         extra.append("-rdc=true")  # keeps an unreferenced extern device function
     else:
-        source, resty, more = _kernel_unit(fn, s, debug, fastmath, line_info, bounds, links,
-                                           api)
+        # device=False: cuda.compile*'s kernel source, from the kernel layer (cuda/_compile.py)
+        source, resty, more = kernel_unit(fn, s, debug, fastmath, line_info, bounds, links,
+                                          api)
     links = tuple(dict.fromkeys(links + more))
     if line_info:
         source = line_directives(source)
@@ -171,51 +172,9 @@ def _compile(api, pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, 
     return _Compiled(_nvrtc(output, source, (major, minor), fastmath, extra), resty, links)
 
 
-def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
-            opt=None, abi=None, abi_info=None, output="ptx", forceinline=False,
-            launch_bounds=None):
-    """Numba's ``cuda.compile``: ``(code, return_type)`` for ``pyfunc`` at ``sig``.
-
-    ``output`` is ``"ptx"`` (text), ``"ltoir"`` (LTO IR bytes for nvJitLink) or
-    ``"cubin"`` (bytes for ``sm_XY``). ``device=True`` (the default, as in Numba) exports a
-    device function: with ``abi="c"`` (its default) under the Python name (or
-    ``abi_info["abi_name"]``), with ``abi="numba"`` under its generated symbol plus
-    ``_export``. ``device=False`` compiles a kernel (``abi="numba"``; the C ABI is refused
-    for kernels, as in Numba), which must not return a value. ``debug``/``lineinfo`` add
-    debug or line information naming the Python file and lines; ``launch_bounds`` sets the
-    kernel's ``__launch_bounds__``; ``cc`` may be ``(9, 0, "a")``. No GPU is needed."""
-    c = _compile("compile()", pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi,
-                 abi_info, output, forceinline, launch_bounds)
-    return c.code, c.resty
-
-
-def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
-                opt=None, abi=None, abi_info=None, output="ltoir", forceinline=False,
-                launch_bounds=None):
-    """Numba's ``cuda.compile_all``: ``([code, *linked], return_type)``: the function's
-    PTX text or LTO IR bytes (``output="ptx"`` or ``"ltoir"``, the default) followed by
-    what it must be linked with: the files given to ``cuda.declare_device(link=...)`` for
-    the functions it calls and to ``cuda.jit(link=...)``. CUDA C++ ones (``.cu`` files,
-    ``cuda.CUSource``) are compiled by NVRTC to the same output (a ``cuda.PTXSource`` or
-    ``cuda.LTOIR``, with the same ``lineinfo``/``debug``); the others are returned as
-    ``cuda.LinkableCode`` objects of their kind. Otherwise as ``compile``."""
-    api = "compile_all()"
-    c = _compile(api, pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
-                 output, forceinline, launch_bounds, outputs=("ptx", "ltoir"))
-    codes = [c.code]
-    for item in c.links:
-        obj = LinkableCode.from_path_or_obj(item)
-        if obj.kind != "cu":
-            codes.append(obj)
-            continue
-        codes.append(_compile_cu(obj, item, output, debug, lineinfo, opt, cc, api))
-    return codes, c.resty
-
-
 def _compile_cu(obj, item, output, debug, lineinfo, opt, cc, api):
     """A linked CUDA C++ file compiled as a kernel's link step compiles it: its folder and
     the toolkit's headers on the include path, no fastmath, lines named after the file."""
-    from .cuda import config
 
     if debug is None:
         debug = bool(getattr(config, "CUDA_DEBUGINFO_DEFAULT", 0))
@@ -244,7 +203,6 @@ def compile_cuda_source(source, name, cc, output, lineinfo=False, debug=False, o
         extra += ["-G"] + (["-dopt=on"] if opt else [])
     elif lineinfo:
         extra.append("-lineinfo")
-    from .cuda.config import extra_search_paths
 
     # The toolkit's include folder and CCCL's (include/cccl since CUDA 13, where nvcc looks
     # by itself and NVRTC does not): cooperative_groups.h includes <cuda/std/type_traits>.
@@ -279,7 +237,7 @@ def _nvrtc_in_child(output, source, cc, fastmath, extra):
     import sys
 
     request = pickle.dumps((output, source, tuple(cc), fastmath, list(extra)))
-    run = subprocess.run([sys.executable, "-c", "from numbacuda_ufunc._compile import "
+    run = subprocess.run([sys.executable, "-c", "from numbacuda_ufunc.build._compile import "
                           "_nvrtc_child_main; _nvrtc_child_main()"],
                          input=request, capture_output=True, check=False)
     try:
@@ -344,65 +302,8 @@ def _c_abi_name(fn) -> str:
                    "".join(f"_{b:02x}" for b in c.encode("utf-8")) for c in last)
 
 
-def _kernel_unit(fn, s, debug, fastmath, line_info, bounds, link, api):
-    from .kernel import Kernel  # imports _core: only when a kernel is compiled
-
-    if s.return_type is not None and s.return_type is not void:
-        raise CompileError(f"{api}: CUDA kernel must have void return type: a kernel "
-                           f"(device=False) must not return a value (got {s.return_type})")
-    try:
-        tk = translate_kernel(fn, s.args, line_info=line_info, internal_linkage=True)
-    except CompileError as exc:
-        if "returns a value" not in str(exc):
-            raise
-        rt = translate(fn, s.args).return_type
-        raise CompileError(f"{api}: CUDA kernel must have void return type: a kernel "
-                           f"(device=False) must not return a value (got {rt})") from None
-    k = Kernel(fn, debug=debug, fastmath=fastmath, link=link)
-    source = k._source(k._add(tk), False)
-    entry = source.rindex("NU_KERNEL_ENTRY(")
-    before = ""
-    if bounds is not None:
-        before += f"#undef NU_LAUNCH_BOUNDS\n#define NU_LAUNCH_BOUNDS __launch_bounds__({bounds})\n"
-    if line_info:
-        # The entry point is the Python kernel: its own code (the prologue, the return)
-        # maps to the def line, as the rest of the kernel maps to the lines of its body.
-        src = load_source(fn)
-        before += line_directive(src.filename, src.node.lineno + src.line_offset) + "\n"
-    return source[:entry] + before + source[entry:], void, tk.links
-
-
-def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True,
-                               fastmath=False, opt=None, abi=None, abi_info=None,
-                               output="ptx", forceinline=False, launch_bounds=None):
-    """``compile`` for the current device's compute capability (sm_90 without one)."""
-    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
-                   fastmath=fastmath, cc=_default_cc(), opt=opt, abi=abi, abi_info=abi_info,
-                   output=output, forceinline=forceinline, launch_bounds=launch_bounds)
-
-
-def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
-                cc=None, opt=None, abi="numba", abi_info=None, forceinline=False,
-                launch_bounds=None, **options):
-    """Numba's ``cuda.compile_ptx``: ``(ptx, return_type)``. ``device=False`` (Numba's
-    default) compiles a kernel (return type ``void``; it must not return a value),
-    ``device=True`` a ``.visible .func``. No GPU is needed."""
-    bad = set(options) - {"output"}
-    if bad:
-        raise TypeError(f"compile_ptx(): unexpected keyword argument '{min(bad)}'")
-    if options.get("output", "ptx") != "ptx":
-        raise TypeError("compile_ptx(): only output='ptx' is supported (use cuda.compile "
-                        "for LTO IR or CUBIN)")
-    c = _compile("compile_ptx()", pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
-                 abi, abi_info, "ptx", forceinline, launch_bounds)
-    return c.code, c.resty
-
-
-def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False,
-                                   fastmath=False, opt=None, abi="numba", abi_info=None,
-                                   forceinline=False, launch_bounds=None, **options):
-    """``compile_ptx`` for the current device's compute capability."""
-    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
-                       fastmath=fastmath, cc=_default_cc(), opt=opt, abi=abi,
-                       abi_info=abi_info, forceinline=forceinline,
-                       launch_bounds=launch_bounds, **options)
+def device_ptx(pyfunc, sig, cc, fastmath):
+    """``compile_ptx(pyfunc, sig, device=True, cc=cc, fastmath=fastmath)[0]``: the PTX of a
+    device function, for the inspect_ptx() of ufuncs and device functions."""
+    return _compile("compile_ptx()", pyfunc, sig, None, False, True, fastmath, cc, None,
+                    "numba", None, "ptx", False, None).code

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 
-from .errors import LinkerError
+from ..config import extra_search_paths
+from ..errors import LinkerError
 
 __all__ = ["LINK_KINDS", "LinkableCode", "CUSource", "PTXSource", "Cubin", "Fatbin",
            "LTOIR", "Object", "Archive", "link_paths", "read_link_files"]
@@ -162,8 +163,6 @@ def read_link_files(paths, api: str) -> list:
     (named ``<...>``) includes only toolkit headers and ``cuda.config``'s
     ``CUDA_NVRTC_EXTRA_SEARCH_PATHS``, as in Numba; those directories go with every .cu
     file."""
-    from .cuda.config import extra_search_paths
-
     includes = extra_search_paths()
     files = []
     for path in paths:

@@ -29,6 +29,8 @@ import sys
 
 import numpy as np
 
+from .._axes import _axis
+
 __all__ = ["is_dask_array", "ufunc_call", "gufunc_call", "ufunc_reduce", "reducer_call",
            "ufunc_accumulate", "ufunc_outer"]
 
@@ -236,8 +238,6 @@ def ufunc_accumulate(uf, x, axis, dtype, out, stream):
     function must be associative, as the GPU's scan already asks)."""
     import dask.array as da
     from dask.array.utils import meta_from_array
-
-    from ._methods import _axis
 
     api = f"{uf.__name__}.accumulate"
     _no_out(api, {"out": out})

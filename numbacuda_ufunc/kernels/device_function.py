@@ -11,12 +11,13 @@ import collections
 import functools
 import types as _pytypes
 
-from .._jit_cache import CompileStats, FunctionCache  # imports no _core
-from .._linking import link_paths
+from ..build._compile import device_ptx
+from ..build._jit_cache import CompileStats, FunctionCache  # imports no _core
+from ..compiler import _overloads
+from ..compiler._linking import link_paths
+from ..compiler.translate import translate
 from ..errors import CompileError
 from ..types import Signature, parse_signature
-from . import _overloads
-from .translate import translate
 
 __all__ = ["DeviceFunction", "cpu_jit"]
 
@@ -105,11 +106,8 @@ class DeviceFunction:
 
     def inspect_ptx(self, signature=None, cc=(9, 0)) -> dict:
         """Signature -> PTX compiled by NVRTC (no GPU needed)."""
-        from .._compile import compile_ptx
-
         sigs = [parse_signature(signature)] if signature is not None else self.signatures
-        return {sig: compile_ptx(self.py_func, sig, device=True, cc=cc,
-                                 fastmath=self.fastmath)[0] for sig in sigs}
+        return {sig: device_ptx(self.py_func, sig, cc, self.fastmath) for sig in sigs}
 
 
 _NO_LLVM = ("{what}: there is no LLVM IR to inspect: numbacuda_ufunc translates Python to CUDA "
@@ -132,10 +130,7 @@ class DeviceOverload:
 
     def inspect_asm(self, cc=None) -> str:
         """PTX of this specialization for ``cc`` (the current device's, or sm_90)."""
-        from .._compile import compile_ptx
-
-        return compile_ptx(self._dfn.py_func, self._requested, device=True, cc=cc,
-                           fastmath=self._dfn.fastmath, abi="numba")[0]
+        return device_ptx(self._dfn.py_func, self._requested, cc, self._dfn.fastmath)
 
     def __repr__(self):
         return f"<DeviceOverload {self._dfn.__name__} {self.signature}>"

@@ -17,9 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _core, _dask
-from .compiler import translate
-from .types import from_dtype
+from .. import _core
+from ..build import _sass
+from ..compiler import translate
+from ..interop import _dask
+from ..interop._pickling import function_ref, global_name
+from ..types import from_dtype
 
 __all__ = ["Reduce", "reduce"]
 
@@ -83,8 +86,6 @@ class Reduce:
             return _dask.reducer_call(self, arr, size, res, init, stream, axis)
 
     def __reduce__(self):
-        from ._pickling import function_ref, global_name
-
         return global_name(self) or (Reduce, (function_ref(self._functor),))
 
     def inspect_cuda(self, dtype) -> str:
@@ -98,7 +99,6 @@ class Reduce:
     def inspect_sass(self, dtype) -> str:
         """SASS of the kernels reducing arrays of ``dtype`` (units, final pass, columns),
         from the CUBIN NVRTC builds for the current device (sm_90 with no device)."""
-        from . import _sass
 
         return _sass.sources_sass((self.inspect_cuda(dtype),), options=_core.Reducer._nvrtc_extra())
 

@@ -12,25 +12,30 @@ import inspect
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from . import _core, _dask, _methods, _protocol
-from ._compile import compile_ptx
-from ._keywords import call_with_keywords, input_dtype
-from ._pickling import function_ref, global_name
-from .compiler import translate
-from .errors import CompileError
-from .types import (
+from .. import _core
+from ..build import _sass
+from ..build._compile import device_ptx
+from ..compiler import translate
+from ..compiler._source import _take_identity_of
+from ..errors import CompileError
+from ..interop import _dask, _protocol
+from ..interop._pickling import function_ref, global_name
+from ..types import (
     Scalar,
     Signature,
+    SignatureSpec,
     from_dtype,
     is_bfloat16_dtype,
     parse_signature,
     parse_signature_for,
 )
+from . import _methods
+from ._keywords import call_with_keywords, input_dtype
 
 __all__ = ["vectorize", "UFunc"]
 
@@ -73,16 +78,6 @@ def _checked_identity(identity, api):
         return identity
     raise ValueError(f"{api}: Invalid identity value {identity!r} (identity must be 0, 1, None, "
                      f"'reorderable' or another number)")
-
-
-def _take_identity_of(obj, pyfunc) -> None:
-    """Name, docstring and module of the decorated function, as functools.wraps gives."""
-    obj.py_func = pyfunc
-    obj.__name__ = pyfunc.__name__
-    obj.__qualname__ = getattr(pyfunc, "__qualname__", pyfunc.__name__)
-    obj.__module__ = getattr(pyfunc, "__module__", None)
-    obj.__doc__ = pyfunc.__doc__
-    obj.__wrapped__ = pyfunc
 
 
 class UFunc(_core.UFunc):
@@ -194,8 +189,7 @@ class UFunc(_core.UFunc):
     def inspect_ptx(self, cc=(9, 0)) -> dict:
         """Signature -> PTX of the translated function for compute capability ``cc``
         (NVRTC, no GPU needed)."""
-        return {str(sig): compile_ptx(self.py_func, sig, device=True, cc=cc,
-                                      fastmath=self.fastmath)[0]
+        return {str(sig): device_ptx(self.py_func, sig, cc, self.fastmath)
                 for sig in self._translated}
 
     def inspect_sass(self) -> dict:
@@ -203,8 +197,6 @@ class UFunc(_core.UFunc):
         contiguous variant, then the 1-d strided one), from the CUBIN NVRTC builds for
         the current device (sm_90 with no device); no GPU needed. Needs the toolkit's
         cuobjdump or nvdisasm (see docs/user-guide/kernels.md, "Inspection")."""
-        from . import _sass
-
         return {str(sig): _sass.sources_sass((self._variant_source(i, 0)[1],
                                               self._variant_source(i, 1)[1]), self.fastmath)
                 for i, sig in enumerate(self._translated)}
@@ -418,10 +410,6 @@ def check_options(api, options, allowed, target) -> None:
         if target == "cuda":
             warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
                           stacklevel=3)
-
-
-# What a signature list may hold: "float32(float32, float32)", float32(float32, float32).
-SignatureSpec: TypeAlias = "str | Signature | Sequence[Any]"
 
 
 @overload

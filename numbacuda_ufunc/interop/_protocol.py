@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from .. import _core
 
 __all__ = ["call", "method", "foreign", "outs", "applies", "dask_call_deferred", "NOT_DEFERRED"]
 

@@ -11,12 +11,14 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _core, _dask, _protocol
+from .. import _core
+from ..build import _sass
+from ..compiler import translate
+from ..errors import CompileError
+from ..interop import _dask, _protocol
+from ..interop._pickling import function_ref, global_name
+from ..types import Array, Scalar, Signature, parse_signature_for
 from ._keywords import gufunc_call_with_keywords
-from ._pickling import function_ref, global_name
-from .compiler import translate
-from .errors import CompileError
-from .types import Array, Scalar, Signature, parse_signature_for
 from .ufunc import TARGETS, SignatureSpec, _arity, _take_identity_of, check_options
 
 __all__ = ["guvectorize", "GUFunc", "parse_layout"]
@@ -243,8 +245,6 @@ class GUFunc(_core.GUFunc):
         """Signature -> SASS of the loop's kernel over ``nloop`` loop dimensions (what a
         call with that many broadcast outer dimensions runs), from the CUBIN NVRTC builds
         for the current device (sm_90 with no device); no GPU needed."""
-        from . import _sass
-
         return {str(sig): _sass.sources_sass((self._loop_source(i, nloop)[1],), self.fastmath)
                 for i, sig in enumerate(self._translated)}
 

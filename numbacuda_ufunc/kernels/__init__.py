@@ -1,0 +1,3 @@
+"""Layer 5, kernels: ``cuda.jit`` kernels (:class:`kernel.Kernel`, the decorator in
+``jit.py``), device functions and Numba's ``launchconfig``. Independent of ``ufuncs/``
+(neither imports the other); both sit on interop, build, compiler and the base layer."""
