@@ -73,7 +73,8 @@ def test_api_reference_covers_every_public_name():
         missing = [n for n in module.__all__ if (module.__name__, n) not in listed]
         assert not missing, f"docs/api/ does not list {module.__name__}.{missing}"
     stale = [f"{m}.{n}" for m, n in listed
-             if m in ("numbacuda_ufunc", "numbacuda_ufunc.cuda") and not hasattr(sys.modules[m], n)]
+             if m in ("numbacuda_ufunc", "numbacuda_ufunc.cuda") and "." not in n
+             and not hasattr(sys.modules[m], n)]
     assert not stale, f"docs/api/ lists names that do not exist: {stale}"
 
 
@@ -138,4 +139,4 @@ def test_docstring_examples_run():
             examples += len(test.examples)
             runner.run(test)
     assert runner.failures == 0, f"{runner.failures} docstring examples failed (output above)"
-    assert examples >= 4  # vectorize, guvectorize, reduce, cuda.jit
+    assert examples >= 16  # vectorize, guvectorize, reduce, cuda.jit, to_device, stream
