@@ -442,7 +442,7 @@ def vectorize(signatures: Any = None, target: str = "cuda", identity: Any = None
         ``NUMBACUDA_UFUNC_ENABLE_CUDASIM=1``; ``"cpu"``: the host, one thread;
         ``"parallel"``: the host, all cores.
     identity : scalar, optional
-        The ufunc's ``identity`` (``0``, ``1``, ``"reorderable"`` or None), used by
+        The ufunc's ``identity`` (``0``, ``1``, ``"reorderable"``, None or another number), used by
         ``reduce`` for empty reductions and ``where=``.
     fastmath : bool, optional
         Relax IEEE semantics (NVRTC ``--use_fast_math``; contraction into FMAs).
