@@ -5,10 +5,10 @@ NVRTC, cached, and launched with NumPy's broadcasting rules.
 """
 
 from . import cuda, errors, types
-from .build import _compile
 from .compiler._tuples import literal_unroll
 from .kernels.device_function import cpu_jit as jit
 from .kernels.device_function import cpu_jit as njit
+from .toolchain import _compile
 from .types import (
     Record,
     b1,

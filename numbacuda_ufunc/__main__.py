@@ -15,8 +15,8 @@ import warnings
 import numpy as np
 
 from . import __version__, _core, cuda, float32, guvectorize, reduce, vectorize
-from .build._cuda_wheels import origin, wheel_dirs
 from .errors import NumbaPerformanceWarning
+from .toolchain._cuda_wheels import origin, wheel_dirs
 
 
 def _line(label: str, value) -> None:

@@ -440,7 +440,7 @@ def skip_under_cuda_memcheck(reason):
 def _have_tool(name):
     # Numba asks cuda.pathfinder, which finds the toolkit's tools and the nvidia-* wheels';
     # numbacuda_ufunc's own lookup searches the same places.
-    from numbacuda_ufunc.build._sass import find_tool
+    from numbacuda_ufunc.toolchain._sass import find_tool
 
     return bool(find_tool(name) or shutil.which(name) or (_CUDA_HOME / "bin" / name).exists())
 

@@ -951,7 +951,7 @@ extern "C" __device__ int tile_rank(int* return_value) {
 
 
 def test_ffi_cu_with_cooperative_groups_compiles_for_the_gpu(tmp_path):
-    from numbacuda_ufunc.build._compile import compile_cuda_source
+    from numbacuda_ufunc.toolchain._compile import compile_cuda_source
 
     cu = tmp_path / "tile_rank.cu"
     cu.write_text(COOPERATIVE_CU)

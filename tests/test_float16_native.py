@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from numbacuda_ufunc import _core, cuda, float64, int64, void
-from numbacuda_ufunc.build import _sass
 from numbacuda_ufunc.cuda import fp16
+from numbacuda_ufunc.toolchain import _sass
 
 rng = np.random.default_rng(1653)
 

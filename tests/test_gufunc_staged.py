@@ -16,7 +16,7 @@ import pytest
 from conftest import HAVE_GPU
 
 from numbacuda_ufunc import cuda, guvectorize
-from numbacuda_ufunc.build import _sass
+from numbacuda_ufunc.toolchain import _sass
 
 
 def _matmul_body(a, b, c):

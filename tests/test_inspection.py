@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from numbacuda_ufunc import _core, cuda, float32, float64, guvectorize, reduce, vectorize
-from numbacuda_ufunc.build import _sass
 from numbacuda_ufunc.errors import CudaSupportError
+from numbacuda_ufunc.toolchain import _sass
 
 needs_cuobjdump = pytest.mark.skipif(
     _sass.find_tool("cuobjdump") is None,

@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 from numbacuda_ufunc import _core
-from numbacuda_ufunc.build._cuda_wheels import WHEELS, origin, wheel_dirs
 from numbacuda_ufunc.errors import CompileError, CudaSupportError, HostCompilerNotFoundError
+from numbacuda_ufunc.toolchain._cuda_wheels import WHEELS, origin, wheel_dirs
 
 BOTH = [("/toolkit/lib64/libnvrtc.so.12", 12), ("/wheel/cu13/lib/libnvrtc.so.13", 13)]
 

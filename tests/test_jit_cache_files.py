@@ -1,4 +1,4 @@
-"""``cuda.jit(cache=True)``: Numba's per-function cache files (numbacuda_ufunc/build/_jit_cache.py).
+"""``cuda.jit(cache=True)``: Numba's per-function cache files (numbacuda_ufunc/toolchain/_jit_cache.py).
 
 Each test writes a module under tmp_path and runs it in fresh processes, as Numba's own
 caching tests do: the first process translates and saves, the next one loads (stats count
@@ -379,7 +379,7 @@ def test_jit_cache_data_file_of_another_key_is_refused(mod):
 
 def test_jit_cache_key_is_the_same_in_every_process(mod):
     body = '''
-        from numbacuda_ufunc.build._jit_cache import FunctionCache
+        from numbacuda_ufunc.toolchain._jit_cache import FunctionCache
         from numbacuda_ufunc import float64
         out["key"] = FunctionCache(kmod.membership, "test").key((float64,))
         out["order"] = list(kmod.membership.__code__.co_consts[-1])
@@ -392,7 +392,7 @@ def test_jit_cache_key_is_the_same_in_every_process(mod):
 def test_jit_cache_other_translator_misses(mod):
     run(mod, ADD_TWICE)
     out = run(mod, ('''
-        import numbacuda_ufunc.build._jit_cache as jc
+        import numbacuda_ufunc.toolchain._jit_cache as jc
         jc._fingerprint = b"another version of the translator"
     ''', ADD_TWICE))
     assert out["add"] == [0, 2] and out["r"] == [6, 6.5]
@@ -574,7 +574,7 @@ def test_jit_cache_kernel_unpickled_without_its_source_file_runs_uncached(tmp_pa
 def test_jit_cache_fingerprint_covers_the_kernel_headers(monkeypatch):
     """The kernel headers a translation calls into are embedded in _core: another build of
     them makes cached translations miss, even with the same Python sources."""
-    import numbacuda_ufunc.build._jit_cache as jc
+    import numbacuda_ufunc.toolchain._jit_cache as jc
     from numbacuda_ufunc import _core
 
     monkeypatch.setattr(jc, "_fingerprint", None)

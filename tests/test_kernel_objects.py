@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from numbacuda_ufunc import cuda, float32, float64, int32, void
-from numbacuda_ufunc.build import _sass
 from numbacuda_ufunc.errors import CompileError
+from numbacuda_ufunc.toolchain import _sass
 
 
 def axpy(r, a, x, y):

@@ -1,17 +1,17 @@
 """Numba's ``cuda.compile``, ``compile_all``, ``compile_ptx`` and their
 ``_for_current_device`` forms: a device function or a kernel, translated and built by
 NVRTC without a GPU. A kernel's source comes from :class:`Kernel` (the kernel layer); the
-build itself is ``build/_compile.py``'s."""
+build itself is ``toolchain/_compile.py``'s."""
 
 from __future__ import annotations
 
-from ..build._compile import _compile, _compile_cu, _default_cc
 from ..compiler import translate, translate_kernel
 from ..compiler._linking import LinkableCode
 from ..compiler._source import load_source
 from ..compiler.translate import line_directive
 from ..errors import CompileError
 from ..kernels.kernel import Kernel
+from ..toolchain._compile import _compile, _compile_cu, _default_cc
 from ..types import void
 
 __all__ = ["compile", "compile_all", "compile_for_current_device", "compile_ptx",

@@ -5,8 +5,8 @@ block) read from the CUBIN (Kernel's part for Numba's inspect_* and get_* method
 from __future__ import annotations
 
 from .. import _core
-from ..build import _sass
 from ..compiler._linking import read_link_files
+from ..toolchain import _sass
 from ._signatures import _kernel_signature, _same_types, _sig_text
 from .device_function import _NO_LLVM
 

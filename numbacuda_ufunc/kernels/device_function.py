@@ -11,12 +11,12 @@ import collections
 import functools
 import types as _pytypes
 
-from ..build._compile import device_ptx
-from ..build._jit_cache import CompileStats, FunctionCache  # imports no _core
 from ..compiler import _overloads
 from ..compiler._linking import link_paths
 from ..compiler.translate import translate
 from ..errors import CompileError
+from ..toolchain._compile import device_ptx
+from ..toolchain._jit_cache import CompileStats, FunctionCache  # imports no _core
 from ..types import Signature, parse_signature
 
 __all__ = ["DeviceFunction", "cpu_jit"]

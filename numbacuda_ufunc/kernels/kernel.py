@@ -18,9 +18,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _core
-from ..build import _sass
-from ..build._compile import _launch_bounds
-from ..build._jit_cache import CompileStats, FunctionCache, check_cachable, refuse_links
 from ..compiler import TranslatedKernel, translate_kernel
 from ..compiler._enums import member_type_of
 from ..compiler._linking import link_paths, read_link_files
@@ -29,6 +26,9 @@ from ..compiler._types import TupleType, ctype, element_ctype
 from ..compiler.translate import forget_translations
 from ..errors import CompileError, LinkerError
 from ..interop._pickling import function_ref, global_name
+from ..toolchain import _sass
+from ..toolchain._compile import _launch_bounds
+from ..toolchain._jit_cache import CompileStats, FunctionCache, check_cachable, refuse_links
 from ..types import (
     EXACT,
     Array,

@@ -8,16 +8,16 @@ import os
 import threading
 import warnings
 
-from ._cuda_wheels import wheel_dirs
-from ..compiler._linking import LTOIR, LinkableCode, PTXSource
-from ..compiler import HEADER, translate, translate_kernel
+from .. import config
+from ..compiler import HEADER, translate
+from ..compiler._linking import LTOIR, PTXSource
 from ..compiler._source import load_source
 from ..compiler._types import ctype
 from ..compiler.translate import line_directive, line_directives
-from .. import config
 from ..config import extra_search_paths
 from ..errors import CompileError, NumbaInvalidConfigWarning, NumbaWarning
 from ..types import Array, CPointer, Scalar, parse_signature, void
+from ._cuda_wheels import wheel_dirs
 
 __all__ = ["DEFAULT_CC", "compile_cuda_source", "core", "device_ptx"]
 
@@ -237,7 +237,7 @@ def _nvrtc_in_child(output, source, cc, fastmath, extra):
     import sys
 
     request = pickle.dumps((output, source, tuple(cc), fastmath, list(extra)))
-    run = subprocess.run([sys.executable, "-c", "from numbacuda_ufunc.build._compile import "
+    run = subprocess.run([sys.executable, "-c", "from numbacuda_ufunc.toolchain._compile import "
                           "_nvrtc_child_main; _nvrtc_child_main()"],
                          input=request, capture_output=True, check=False)
     try:

@@ -44,10 +44,9 @@ import warnings
 
 import cloudpickle
 
+from .. import _core, config
 from ..errors import NumbaWarning
-from .. import _core
 from ._compile import core
-from .. import config
 
 __all__ = ["CompileStats", "FunctionCache", "check_cachable"]
 

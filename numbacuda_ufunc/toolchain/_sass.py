@@ -15,8 +15,8 @@ import shutil
 import subprocess
 import tempfile
 
-from ._compile import DEFAULT_CC, _default_cc, core
 from ..errors import CudaSupportError
+from ._compile import DEFAULT_CC, _default_cc, core
 
 __all__ = ["find_tool", "inspection_cc", "cubin_of", "sass_of", "resource_usage"]
 

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _core
-from ..build import _sass
 from ..compiler import translate
 from ..errors import CompileError
 from ..interop import _dask, _protocol
 from ..interop._pickling import function_ref, global_name
+from ..toolchain import _sass
 from ..types import Array, Scalar, Signature, parse_signature_for
 from ._help import gufunc_doc
 from ._keywords import gufunc_call_with_keywords

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..build import _sass
 from ..compiler import translate
 from ..interop import _dask
 from ..interop._pickling import function_ref, global_name
+from ..toolchain import _sass
 from ..types import from_dtype
 from ._help import reduce_doc
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from .. import _core
-from ..build import _sass
-from ..build._compile import device_ptx
 from ..compiler import translate
 from ..compiler._source import _take_identity_of
 from ..errors import CompileError
 from ..interop import _dask, _protocol
 from ..interop._pickling import function_ref, global_name
+from ..toolchain import _sass
+from ..toolchain._compile import device_ptx
 from ..types import (
     Scalar,
     Signature,

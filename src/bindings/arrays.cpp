@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "array/dlpack.h"
 #include "dispatch/broadcast.h"
@@ -407,6 +408,45 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
     return out;
 }
 
+namespace {
+
+// a[...] = scalar on a contiguous array as memsets, no host copy: one cuMemsetD32Async
+// where the element's bytes repeat every 4 bytes (1-, 2- and 4-byte types; wider ones
+// whose 4-byte words are all equal, zero above all), else one cuMemsetD2D32Async per
+// 4-byte word of an 8- or 16-byte element (pitch: the element). The span must be whole
+// aligned words. False when the fill needs the general path.
+bool fill_by_memset(const nu::device_array& a, const py::array& value) {
+    const nu::array_view& v = a.view();
+    const std::size_t size = nu::itemsize(v.type);
+    const std::size_t bytes = static_cast<std::size_t>(v.size()) * size;
+    if (bytes == 0 || !v.is_c_contiguous() || reinterpret_cast<std::uintptr_t>(v.data) % 4 != 0 ||
+        bytes % 4 != 0 || static_cast<std::size_t>(value.itemsize()) != size || (size < 4 && 4 % size != 0) ||
+        (size > 4 && size % 4 != 0)) {
+        return false;
+    }
+    unsigned char pattern[4];
+    const auto* element = static_cast<const unsigned char*>(value.data());
+    for (std::size_t i = 0; i < 4; ++i) pattern[i] = element[i % size];
+    bool repeats = true;
+    for (std::size_t i = 4; i < size; ++i) repeats = repeats && element[i] == pattern[i % 4];
+    nu::backend& be = nu::active_backend();
+    if (repeats) {
+        std::uint32_t word = 0;
+        std::memcpy(&word, pattern, 4);
+        be.fill32(v.data, word, bytes / 4, nullptr);  // the legacy stream, as the copy
+        return true;
+    }
+    if (size != 8 && size != 16) return false;
+    for (std::size_t w = 0; w < size / 4; ++w) {
+        std::uint32_t word = 0;
+        std::memcpy(&word, element + 4 * w, 4);
+        be.fill32_strided(static_cast<char*>(v.data) + 4 * w, size, word, static_cast<std::size_t>(v.size()), nullptr);
+    }
+    return true;
+}
+
+}  // namespace
+
 void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream,
                     const char* api) {
     const nu::stream_ref s = as_stream(stream, api);
@@ -612,6 +652,7 @@ void bind_array(py::module_& m) {
             py::array host = np.attr("asarray")(value, to_numpy_dtype(v.view().type));
             const nu::shape_t given(host.shape(), host.shape() + host.ndim());
             const nu::shape_t shape = assignable_shape(given, v.view().shape);
+            if (host.size() == 1 && fill_by_memset(v, host)) return;
             py::object src = np.attr("array")(
                 np.attr("broadcast_to")(host.attr("reshape")(to_tuple(shape)), to_tuple(v.view().shape)),
                 py::arg("order") = "C");

@@ -154,6 +154,7 @@ typedef struct CUipcMemHandle_st {
     X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", (void*, CUdeviceptr, size_t, CUstream))      \
     X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
     X(cuMemsetD32Async, "cuMemsetD32Async", (CUdeviceptr, unsigned int, size_t, CUstream))    \
+    X(cuMemsetD2D32Async, "cuMemsetD2D32Async", (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream)) \
     X(cuMemHostAlloc, "cuMemHostAlloc", (void**, size_t, unsigned int))                       \
     X(cuMemFreeHost, "cuMemFreeHost", (void*))                                                \
     X(cuMemHostRegister, "cuMemHostRegister_v2", (void*, size_t, unsigned int))               \

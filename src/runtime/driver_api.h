@@ -23,7 +23,8 @@ namespace nu {
     X(cuPointerGetAttributes)                                                           \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)                          \
     X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuModuleGetGlobal) X(cuLaunchCooperativeKernel) \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemsetD32Async)
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemsetD32Async)      \
+    X(cuMemsetD2D32Async)
 
 // Events, mapped/managed/registered memory, IPC, callbacks and the profiler (issue 17):
 // src/runtime/cuda_memory_extras.cpp.

@@ -6,8 +6,8 @@ not attributes here; but a callable set as ``driver.cuMemcpyHtoD`` or
 of array data: it is called ``(dst, src, nbytes)`` before each, and what it raises
 propagates with the copy not made. Deleting the attribute removes it."""
 
-from ...build._compile import core
 from ...errors import CudaError, CudaSupportError, LinkerError
+from ...toolchain._compile import core
 from .. import Context, Device, Event, Stream
 
 __all__ = ["CudaAPIError", "CudaSupportError", "Context", "Device", "Event", "LinkerError",

@@ -6,7 +6,7 @@ NVRTC is loaded at the first call, not at import. ``compile`` returns the code i
 
 from __future__ import annotations
 
-from ...build._compile import compile_cuda_source, core
+from ...toolchain._compile import compile_cuda_source, core
 from .error import CCSupportError
 
 __all__ = ["compile", "find_closest_arch", "get_arch_option", "get_lowest_supported_cc",
