@@ -1,4 +1,7 @@
-"""Every Python example in the README runs as written (on the backend the suite uses)."""
+"""The README's example runs as written (on the backend the suite uses).
+
+The README is the front door; the documentation's examples run in tests/test_docs.py.
+"""
 
 import os
 import pathlib
@@ -6,16 +9,12 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_readme_examples_run(tmp_path):
-    # dask is one of our dependencies; a GPU machine without it (no network there) skips
-    pytest.importorskip("dask.array")
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    assert len(blocks) >= 4  # vectorize, guvectorize, reduce, device arrays
+    assert len(blocks) >= 1  # vectorize, guvectorize and a kernel
     script = tmp_path / "readme_examples.py"  # a file: the translator reads the source
     script.write_text("\n\n".join(blocks))
     out = subprocess.run([sys.executable, str(script)], env=dict(os.environ), capture_output=True,

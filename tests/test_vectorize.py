@@ -304,7 +304,9 @@ def test_attributes_and_inspection():
         """Adds."""
         return a + b
 
-    assert add.__name__ == "add" and add.__doc__ == "Adds."
+    assert add.__name__ == "add" and add.py_func.__doc__ == "Adds."
+    # __doc__ is what help() shows: the call signature first, as NumPy's ufuncs have it
+    assert add.__doc__.startswith("add(a, b, /, out=None, *, where=True") and "Adds." in add.__doc__
     assert (add.nin, add.nout, add.nargs, add.ntypes) == (2, 1, 3, 2)
     assert add.types == ["ff->f", "dd->d"] and add.identity == 0
     assert [str(s) for s in add.signatures] == ["float32(float32, float32)",

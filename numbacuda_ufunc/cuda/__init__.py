@@ -382,7 +382,22 @@ def synchronize() -> None:
 
 
 def stream() -> Stream:
-    """A new stream; pass it as ``stream=`` to order copies and launches on it."""
+    """Create a CUDA stream.
+
+    Returns
+    -------
+    Stream
+        A new stream: pass it as ``stream=`` (or ``kernel[grid, block, stream]``) to order
+        copies and launches on it; ``stream.synchronize()`` waits for them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numbacuda_ufunc import cuda
+    >>> s = cuda.stream()
+    >>> d = cuda.to_device(np.ones(3), stream=s)
+    >>> s.synchronize()
+    """
     return _core.stream()
 
 
@@ -395,9 +410,31 @@ def default_stream() -> Stream:
 def to_device(obj, stream=0, copy=True, to=None):
     """Copy a host array (anything ``np.asarray`` accepts) to the device.
 
-    With ``to=`` the data is copied into that device array, which is returned. A device
-    array or CUDA-array-interface object is copied device to device (or wrapped as it
-    is with ``copy=False``).
+    Parameters
+    ----------
+    obj : array_like
+        The data: any layout and ufunc dtype. A device array or
+        ``__cuda_array_interface__`` object is copied device to device (or wrapped as it is
+        with ``copy=False``).
+    stream : Stream or int, optional
+        The stream of the copy (default 0: it is complete when the call returns).
+    copy : bool, optional
+        False: a device object is wrapped instead of copied.
+    to : DeviceNDArray, optional
+        Copy into this device array, of ``obj``'s shape and dtype, and return it.
+
+    Returns
+    -------
+    DeviceNDArray
+        The device copy (or ``to``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numbacuda_ufunc import cuda
+    >>> d = cuda.to_device(np.arange(6.0).reshape(2, 3))
+    >>> d.shape, d[:, 1].copy_to_host()
+    ((2, 3), array([1., 4.]))
     """
     if to is not None:
         if not isinstance(to, DeviceNDArray):
@@ -424,19 +461,66 @@ def to_device(obj, stream=0, copy=True, to=None):
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> DeviceNDArray:
-    """An uninitialised device array."""
+    """An uninitialised device array.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape.
+    dtype : data-type, optional
+        Any ufunc dtype or record dtype (default float64).
+    strides : tuple of int, optional
+        Byte strides; default from ``order``.
+    order : {'C', 'F'}, optional
+        Memory layout without ``strides`` (default 'C').
+    stream : Stream or int, optional
+        The stream the allocation is ordered on (default 0).
+
+    Returns
+    -------
+    DeviceNDArray
+        The array, its memory from the stream-ordered pool (or the EMM plugin's).
+    """
     return _core.device_array(shape, dtype, strides, order, stream)
 
 
 def device_array_like(ary, stream=0) -> DeviceNDArray:
-    """An uninitialised device array with ``ary``'s shape, dtype and memory layout, as
-    ``np.empty_like`` gives it (a Fortran-ordered view stays Fortran-ordered)."""
+    """An uninitialised device array shaped like ``ary``.
+
+    Parameters
+    ----------
+    ary : array_like
+        Anything ``np.asarray`` takes, or a device array: its shape, dtype and memory
+        layout are used as ``np.empty_like`` uses them (a Fortran-ordered view stays
+        Fortran-ordered; a byte-swapped dtype gives the native one).
+    stream : Stream or int, optional
+        The stream the allocation is ordered on (default 0).
+
+    Returns
+    -------
+    DeviceNDArray
+    """
     ary, dtype = _like_source(ary, "device_array_like")
     return _core.device_array(ary.shape, dtype, like_strides(ary), "C", stream)
 
 
 def pinned_array(shape, dtype=np.float64, order="C") -> np.ndarray:
-    """A NumPy array in page-locked host memory (fast, asynchronous copies)."""
+    """A NumPy array in page-locked host memory.
+
+    Copies between it and the device are fast and, on a stream, asynchronous.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type, optional
+        Default float64.
+    order : {'C', 'F'}, optional
+        Default 'C'.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return _core.pinned_array(shape, dtype, order)
 
 

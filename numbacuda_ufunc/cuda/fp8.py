@@ -5,7 +5,7 @@ Numba's module. In a kernel or device function:
 
 * ``fp8_e4m3(x)``, ``fp8_e5m2(x)``, ``fp8_e8m0(x)`` build a value from a float16,
   bfloat16, float32, float64 or integer (CUDA's constructors: round to nearest even and
-  saturate to the largest finite value; e8m0 rounds |x| up to a power of two);
+  saturate to the largest finite value; e8m0 rounds ``|x|`` up to a power of two);
   ``float32(v)``, ``float64(v)``, ``float16(v)``, ``bfloat16(v)``, ``int64(v)``,
   ``uint8(v)``... convert a value back (integers toward zero, saturating).
 * ``cvt_float_to_fp8(x, saturation_t.NOSAT, fp8_interpretation_t.E5M2)``,

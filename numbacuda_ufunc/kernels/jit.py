@@ -47,10 +47,48 @@ def jit(func_or_sig: SignatureSpec | None = None, *, device: Literal[True],
 
 def jit(func_or_sig: Any = None, device: bool = False, debug: bool | None = None,
         fastmath: bool = False, **options: Any) -> Any:
-    """Numba's ``cuda.jit``: ``@jit`` / ``@jit("void(float32[:], float32[:])")`` make a
-    kernel; ``@jit(device=True)`` a device function callable from kernels and ufuncs.
-    ``debug`` and ``opt`` default to ``cuda.config``'s ``CUDA_DEBUGINFO_DEFAULT`` and
-    ``OPT``; both on give Numba's ``NumbaInvalidConfigWarning``."""
+    """Compile a Python function as a CUDA kernel or device function (Numba's ``cuda.jit``).
+
+    Parameters
+    ----------
+    func_or_sig : callable, str, type signature or list of them, optional
+        The function (``@jit``), or the signatures to compile eagerly
+        (``@jit("void(float32[:], float32[:])")``); without signatures a specialization is
+        compiled for each new tuple of argument types.
+    device : bool, optional
+        True: a device function, callable from kernels, device functions and ufuncs.
+    debug : bool, optional
+        Bounds checks on the GPU and exceptions reported on the host (default
+        ``cuda.config.CUDA_DEBUGINFO_DEFAULT``). With ``opt`` on it gives Numba's
+        ``NumbaInvalidConfigWarning``.
+    fastmath : bool, optional
+        Relax IEEE semantics (NVRTC ``--use_fast_math``).
+    **options
+        ``link`` (files or code objects to link), ``lineinfo``, ``launch_bounds``,
+        ``cache`` (keep translations in files), ``extensions``, ``opt`` (default
+        ``cuda.config.OPT``), ``shared_memory_carveout``; Numba's ``inline``,
+        ``max_registers``, ``lto`` ... are accepted and change nothing.
+
+    Returns
+    -------
+    Kernel, DeviceFunction or callable
+        The kernel (launch it with ``kernel[griddim, blockdim](*args)``; ``help()`` of it
+        shows how), the device function, or a decorator that makes one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numbacuda_ufunc import cuda
+    >>> @cuda.jit
+    ... def add_one(a):
+    ...     i = cuda.grid(1)
+    ...     if i < a.size:
+    ...         a[i] += 1
+    >>> a = np.zeros(4)
+    >>> add_one[1, 32](a)
+    >>> a
+    array([1., 1., 1., 1.])
+    """
 
     if debug is None:
         debug = bool(getattr(config, "CUDA_DEBUGINFO_DEFAULT", 0))

@@ -46,6 +46,7 @@ from ..types import (
     void,
 )
 from . import launchconfig
+from ._help import kernel_doc
 from ._inspection import KernelInspection
 from ._signatures import _kernel_signature, _same_types, _sig_text
 from .device_function import _NO_LLVM
@@ -77,6 +78,7 @@ class Kernel(KernelInspection, _core.Kernel):
             raise CompileError(f"cuda.jit(): expected a Python function (got {pyfunc!r})")
         super().__init__(pyfunc.__name__, bool(debug), bool(fastmath))
         _take_identity_of(self, pyfunc)
+        self.__doc__ = kernel_doc(self.__name__, pyfunc)  # help(): the launch and its arguments
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
         self.lineinfo = bool(lineinfo)

@@ -18,6 +18,7 @@ from ..interop import _dask, _protocol
 from ..interop._pickling import function_ref, global_name
 from ..toolchain import _sass
 from ..types import Array, Scalar, Signature, parse_signature_for
+from ._help import gufunc_doc
 from ._keywords import gufunc_call_with_keywords
 from .ufunc import TARGETS, SignatureSpec, _arity, _take_identity_of, check_options
 
@@ -169,6 +170,8 @@ class GUFunc(_core.GUFunc):
         super().__init__(pyfunc.__name__, len(inputs), len(outputs), encoded, names, target,
                          bool(fastmath), writable)
         _take_identity_of(self, pyfunc)
+        self.__doc__ = gufunc_doc(self.__name__, pyfunc, layout.replace(" ", ""), len(inputs),
+                                  len(outputs), target)  # help(): the call and its keywords
         self.signature = layout.replace(" ", "")  # NumPy's attribute: dask.apply_gufunc uses it
         self.layout = self.signature
         self.identity = None
@@ -282,8 +285,46 @@ _core.install_fast_gufunc_call(GUFunc)
 def guvectorize(signatures: SignatureSpec, layout: str, target: str = "cuda",
                 fastmath: bool = False, cache: bool = True, writable_args: Any = (),
                 **options: Any) -> Callable[[Callable[..., Any]], GUFunc]:
-    """Numba's ``@guvectorize``: a generalized ufunc from a Python function that writes
-    its results into its output arguments."""
+    """Make a generalized ufunc from a Python function that writes its results into its
+    output arguments (Numba's ``@guvectorize``).
+
+    Parameters
+    ----------
+    signatures : str, type signature or list of them
+        The loops: ``"void(float32[:,:], float32[:,:])"``, ``"(f8[:], f8[:], f8[:])"`` or
+        type objects; a scalar type for a ``()`` input passes it by value.
+    layout : str
+        NumPy's gufunc signature, such as ``"(m,n),(n,p)->(m,p)"``.
+    target : {'cuda', 'cpu', 'parallel'}, optional
+        As for :func:`vectorize`.
+    fastmath : bool, optional
+        Relax IEEE semantics.
+    cache : bool, optional
+        Accepted for Numba's sake: compiled kernels are always cached.
+    writable_args : tuple of int or str, optional
+        Inputs (by position or name) the function writes, copied back to host arrays.
+    **options
+        ``boundscheck=True`` checks indices on the ``cpu``/``parallel`` targets.
+
+    Returns
+    -------
+    callable
+        A decorator that makes the :class:`GUFunc`; ``help()`` of it shows its call
+        signature and keywords.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numbacuda_ufunc import guvectorize
+    >>> @guvectorize(["void(float64[:], float64[:])"], "(n)->()")
+    ... def total(x, res):
+    ...     s = 0.0
+    ...     for v in x:
+    ...         s += v
+    ...     res[0] = s
+    >>> total(np.arange(6.0).reshape(2, 3))
+    array([ 3., 12.])
+    """
     check_options("guvectorize()", options, _OPTIONS, target)
 
     def decorate(pyfunc):

@@ -23,6 +23,7 @@ from ..interop import _dask
 from ..interop._pickling import function_ref, global_name
 from ..toolchain import _sass
 from ..types import from_dtype
+from ._help import reduce_doc
 
 __all__ = ["Reduce", "reduce"]
 
@@ -64,7 +65,7 @@ class Reduce:
         self.__name__ = name or "reduce"
         self.__qualname__ = getattr(functor, "__qualname__", self.__name__)
         self.__module__ = getattr(functor, "__module__", None)
-        self.__doc__ = functor.__doc__
+        self.__doc__ = reduce_doc(self.__name__, functor)  # help(): the call and its keywords
         self.__wrapped__ = functor
 
     @property
@@ -107,5 +108,28 @@ class Reduce:
 
 
 def reduce(functor: Callable[[Any, Any], Any]) -> Reduce:
-    """Decorator (or call) making a :class:`Reduce` of a binary Python function."""
+    """Make a reduction of a binary Python function (Numba's ``cuda.reduce``).
+
+    Parameters
+    ----------
+    functor : callable
+        ``f(a, b)``, associative (elements are combined in order, so it need not be
+        commutative); a function or a lambda.
+
+    Returns
+    -------
+    Reduce
+        Call it as ``r(arr, size=None, res=None, init=0, stream=0, axis=None)``; ``help()``
+        of it describes each argument.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numbacuda_ufunc import reduce
+    >>> @reduce
+    ... def biggest(a, b):
+    ...     return a if a > b else b
+    >>> float(biggest(np.array([3.0, 7.0, 5.0])))
+    7.0
+    """
     return Reduce(functor)

@@ -35,6 +35,7 @@ from ..types import (
     parse_signature_for,
 )
 from . import _methods
+from ._help import ufunc_doc
 from ._keywords import call_with_keywords, input_dtype
 
 __all__ = ["vectorize", "UFunc"]
@@ -108,6 +109,7 @@ class UFunc(_core.UFunc):
                              f"whose ufuncs take at most 64 operands (got {nin})")
         super().__init__(pyfunc.__name__, nin, target, bool(fastmath))
         _take_identity_of(self, pyfunc)
+        self.__doc__ = ufunc_doc(self.__name__, pyfunc, nin, target)  # help(): NumPy's layout
         self.identity = _checked_identity(identity, api)
         self.fastmath = bool(fastmath)
         self.cache = cache  # the kernel cache is always on; NUMBACUDA_UFUNC_DISABLE_CACHE=1 disables it
@@ -147,7 +149,7 @@ class UFunc(_core.UFunc):
             identity, value = ("none" if self.identity is None else "reorderable"), None
         else:
             identity, value = "value", self.identity
-        made = _core.numpy_ufunc(self, self.__name__, self.__doc__ or "", identity, value)
+        made = _core.numpy_ufunc(self, self.__name__, self.py_func.__doc__ or "", identity, value)
         self._numpy_ufunc = (count, made)
         return made
 
@@ -196,7 +198,7 @@ class UFunc(_core.UFunc):
         """Signature -> SASS of the loop's kernels for arrays of its own dtypes (the
         contiguous variant, then the 1-d strided one), from the CUBIN NVRTC builds for
         the current device (sm_90 with no device); no GPU needed. Needs the toolkit's
-        cuobjdump or nvdisasm (see README)."""
+        cuobjdump or nvdisasm (see docs/user-guide/kernels.md, "Inspection")."""
         return {str(sig): _sass.sources_sass((self._variant_source(i, 0)[1],
                                               self._variant_source(i, 1)[1]), self.fastmath)
                 for i, sig in enumerate(self._translated)}
@@ -424,13 +426,50 @@ def vectorize(signatures: SignatureSpec | None = None, target: str = "cuda",
 
 def vectorize(signatures: Any = None, target: str = "cuda", identity: Any = None,
               fastmath: bool = False, cache: bool = True, **options: Any) -> Any:
-    """Numba's ``@vectorize``: make a ufunc from a scalar Python function.
+    """Make a ufunc from a scalar Python function (Numba's ``@vectorize``).
 
-    ``@vectorize`` or ``@vectorize()`` is lazy (a loop per new input dtype tuple);
-    ``@vectorize(["float32(float32, float32)", ...], target="cuda")`` compiles eagerly.
-    Targets: ``"cuda"`` (the GPU, or the host backend under
-    NUMBACUDA_UFUNC_ENABLE_CUDASIM=1), ``"cpu"`` (host, one thread), ``"parallel"``
-    (host, all cores).
+    ``@vectorize`` or ``@vectorize()`` is lazy: a loop is compiled for each new tuple of
+    input dtypes. With signatures the loops are translated at decoration and compiled at
+    their first use.
+
+    Parameters
+    ----------
+    signatures : str, type signature or list of them, optional
+        The loops, in the order loop selection tries them: ``"float32(float32, float32)"``,
+        ``"f8(f8)"``, ``float32(float32)`` or ``"(f8, f8)"`` (return type inferred).
+    target : {'cuda', 'cpu', 'parallel'}, optional
+        ``"cuda"`` (default): the GPU, or the host backend under
+        ``NUMBACUDA_UFUNC_ENABLE_CUDASIM=1``; ``"cpu"``: the host, one thread;
+        ``"parallel"``: the host, all cores.
+    identity : scalar, optional
+        The ufunc's ``identity`` (``0``, ``1``, ``"reorderable"``, None or another number), used by
+        ``reduce`` for empty reductions and ``where=``.
+    fastmath : bool, optional
+        Relax IEEE semantics (NVRTC ``--use_fast_math``; contraction into FMAs).
+    cache : bool, optional
+        Accepted for Numba's sake: compiled kernels are always cached.
+    **options
+        Numba's other options that apply (``nopython``...); unknown ones raise.
+
+    Returns
+    -------
+    UFunc or callable
+        The ufunc, or (with signatures) a decorator that makes it. ``help()`` of the ufunc
+        shows its call signature and keywords.
+
+    See Also
+    --------
+    guvectorize, reduce
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numbacuda_ufunc import vectorize
+    >>> @vectorize(["float64(float64, float64)"])
+    ... def hypot2(a, b):
+    ...     return a * a + b * b
+    >>> hypot2(np.array([3.0, 5.0]), 4.0)
+    array([25., 41.])
     """
     check_options("vectorize()", options, _OPTIONS, target)
     if callable(signatures) and not isinstance(signatures, (str, Signature)):
