@@ -228,7 +228,7 @@ def test_compile_new_function_cold_process(benchmark, tmp_path):
 
 
 # ---- A new reduction's first-call build vs a new ufunc's variants (issue 30) ----------
-# A full reduction's first call builds one kernel (units_contig, no CUB headers); the
+# A full reduction's first call builds one kernel (full_contig, no CUB headers); the
 # target is at most what a new elementwise ufunc's two variants (contiguous and strided)
 # cost NVRTC on the same machine. Both are CUBIN builds for sm_90 with NVRTC loaded, cache
 # bypassed (a fresh comment each round), so no GPU is needed.
@@ -241,7 +241,7 @@ def _new_reduce_source(tag):
     r = nu.Reduce(lambda a, b: a + b)
     dt = np.dtype(np.float32)
     loop = r._resolve(dt)
-    return r._engine._source(loop, dt, dt, 1) + f"// {tag}\n"  # 1: units_contig alone
+    return r._engine._source(loop, dt, dt, 1 << 6) + f"// {tag}\n"  # full_contig alone
 
 
 def _new_ufunc_sources(tag):

@@ -42,7 +42,7 @@ out["stream_destroyed"] = drv.calls()
 print(json.dumps(out))
 """
 
-UNITS_CONTIG, FINAL = 1 << 0, 1 << 2
+UNITS_CONTIG, FINAL, FULL_CONTIG = 1 << 0, 1 << 2, 1 << 6
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_fake_driver_reduce_to_host_scalar_is_one_launch_one_sync(scenarios, n):
 
 
 def test_fake_driver_full_reduction_builds_only_its_kernel(scenarios):
-    assert scenarios["built_after_full"] == UNITS_CONTIG
+    assert scenarios["built_after_full"] == FULL_CONTIG
 
 
 def test_fake_driver_row_reduction_is_two_launches_without_allocation(scenarios):
@@ -68,7 +68,7 @@ def test_fake_driver_row_reduction_is_two_launches_without_allocation(scenarios)
     assert t["launches"] == 2, t
     assert t["allocations"] == 0 and t["frees"] == 0, t
     assert t["syncs"] == 0 and t["copies"] == 0, t
-    assert scenarios["built_after_rows"] == UNITS_CONTIG | FINAL
+    assert scenarios["built_after_rows"] == FULL_CONTIG | UNITS_CONTIG | FINAL  # the full one before
 
 
 def test_fake_driver_stream_scratch_is_freed_with_the_stream(scenarios):

@@ -261,7 +261,7 @@ def test_reduce_kernels_fit_several_blocks_and_use_no_local_memory(dtype):
     usage = _usage_of(src)
     name = src.split("NU_REDUCE_ENTRY(")[1].split(",")[0]
     suffixes = ("_units_contig", "_units_strided", "_final", "_columns", "_columns_tiled",
-                "_columns_final")
+                "_columns_final", "_full_contig")
     for suffix in suffixes:
         u = usage[name + suffix]
         assert u["local"] == 0, (suffix, u)
@@ -280,7 +280,7 @@ def test_reduce_units_keep_cubs_occupancy_on_sm90(dtype):
     src = add_reduce.inspect_cuda(dtype)
     usage = _usage_of(src)
     name = src.split("NU_REDUCE_ENTRY(")[1].split(",")[0]
-    for suffix, blocks in (("_units_contig", 5), ("_units_strided", 4), ("_final", 6)):
+    for suffix, blocks in (("_full_contig", 5), ("_units_contig", 5), ("_units_strided", 4), ("_final", 6)):
         u = usage[name + suffix]
         assert _blocks_per_sm_sm90(u["regs"], u["shared"]) == blocks, (suffix, u)
 

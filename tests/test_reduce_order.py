@@ -28,8 +28,9 @@ from numbacuda_ufunc import _core, cuda
 ROOT = Path(__file__).resolve().parents[1]
 
 # reduce_kernel's order in src/launch/reduce_launch.h.
-UNITS_CONTIG, UNITS_STRIDED, FINAL, COLUMNS, COLUMNS_TILED, COLUMNS_FINAL = (1 << i for i in range(6))
-SUFFIXES = ("_units_contig", "_units_strided", "_final", "_columns", "_columns_tiled", "_columns_final")
+UNITS_CONTIG, UNITS_STRIDED, FINAL, COLUMNS, COLUMNS_TILED, COLUMNS_FINAL, FULL_CONTIG = (1 << i for i in range(7))
+SUFFIXES = ("_units_contig", "_units_strided", "_final", "_columns", "_columns_tiled", "_columns_final",
+            "_full_contig")
 
 
 def add(a, b):
@@ -99,20 +100,20 @@ def test_generated_source_has_no_cub_and_only_the_kernels_asked_for():
     full = engine._source(loop, dt, dt)
     assert "cub" not in full.lower()
     assert all(f", {s}," in full for s in SUFFIXES)
-    units = engine._source(loop, dt, dt, UNITS_CONTIG)
-    assert ", _units_contig," in units
-    assert not any(f", {s}," in units for s in SUFFIXES[1:])
+    full = engine._source(loop, dt, dt, FULL_CONTIG)
+    assert ", _full_contig," in full
+    assert not any(f", {s}," in full for s in SUFFIXES[:-1])
 
 
 def test_host_build_makes_all_kernels_at_once():
-    """The host compiler builds all six kernels in one unit (one compile); the GPU builds
+    """The host compiler builds all seven kernels in one unit (one compile); the GPU builds
     each kernel when a plan first needs it (tests/test_fake_driver_reduce.py)."""
     r = nu.Reduce(lambda a, b: a + b)
     x = np.arange(10, dtype=np.float64)
     assert r(x) == 45.0
     engine = r._engine
     dt = np.dtype(np.float64)
-    assert engine._built_kernels(engine._find_loop(dt), dt, dt) == (1 << 6) - 1
+    assert engine._built_kernels(engine._find_loop(dt), dt, dt) == (1 << 7) - 1
 
 
 def _nvrtc_or_skip():
@@ -131,9 +132,10 @@ def test_kernels_compile_with_nvrtc_without_cub(dtype):
     name = src.split("NU_REDUCE_ENTRY(")[1].split(",")[0]
     for suffix in SUFFIXES:
         assert f".entry {name}{suffix}(" in ptx
-    units = ptx.split(f".entry {name}_units_contig(")[1].split(".entry")[0]
-    assert "shfl.sync.down.b32" in units       # the warp fold
-    assert "atom.global.add.u32" in units      # the one-pass block counter
-    assert "membar.gl" in units                # its fences
+    for kernel in ("_full_contig", "_units_contig"):
+        units = ptx.split(f".entry {name}{kernel}(")[1].split(".entry")[0]
+        assert "shfl.sync.down.b32" in units       # the warp fold
+        assert "atom.global.add.u32" in units      # the one-pass block counter
+        assert "membar.gl" in units                # its fences
     final = ptx.split(f".entry {name}_final(")[1].split(".entry")[0]
     assert "bar.sync" in final                 # the block fold's barriers

@@ -3,13 +3,14 @@
 // The engine generates a short translation unit: this header, the translated __device__
 // function, a functor calling it, an NU_REDUCE_ENTRY line and one NU_REDUCE_KERNEL line
 // per kernel a plan needs (on the GPU each kernel is built only when a plan first needs
-// it; the host backend builds all six in one unit). A reduction is `rows` outputs, each
+// it; the host backend builds all seven in one unit). A reduction is `rows` outputs, each
 // folding `len` elements; a full reduction is one row. These kernels cover every layout:
 //   units   a warp folds one contiguous chunk of a row (vector loads when the row is
 //           contiguous and aligned); with one chunk per row it writes the result,
 //           otherwise a partial per chunk. For a full reduction (one row) the kernel is
 //           the whole reduction: the last block to finish (a counter and fences) folds
-//           the partials in order. For several rows the partials are folded by
+//           the partials in order (full_contig: the same, specialised for one
+//           contiguous row). For several rows the partials are folded by
 //   final   a block per row, on the device: no host round trip;
 //   columns_tiled  reductions over outer axes (outputs adjacent in memory): a warp's lanes
 //           own 32 adjacent outputs, so its loads coalesce; the block's warps split the
@@ -196,11 +197,12 @@ struct reduce_kernels {
     static NU_DEVICE T load_at(const char* at) { return cast<T>(*reinterpret_cast<const In*>(at)); }
 
     // Writes one row's result. A row without elements gets `init`; the engine never
-    // launches an empty reduction without one.
+    // launches an empty reduction without one. ONE_ROW: a full reduction, r is 0.
+    template <bool ONE_ROW = false>
     static NU_DEVICE void finish(const reduce_params& p, long long r, bool has, const T& acc) {
         const T init = *reinterpret_cast<const T*>(p.init);
         const T v = !p.has_init ? acc : has ? combine(init, acc) : init;
-        *reinterpret_cast<Out*>(p.out + row_offset(p, r, p.out_row_strides)) = cast<Out>(v);
+        *reinterpret_cast<Out*>(p.out + (ONE_ROW ? 0 : row_offset(p, r, p.out_row_strides))) = cast<Out>(v);
     }
 
     // Elements [begin, end) of `row`, in order; `has` says whether `acc` holds a value.
@@ -254,7 +256,7 @@ struct reduce_kernels {
     }
 
 #ifdef NU_HOST_BUILD
-    template <bool CONTIG>
+    template <bool CONTIG, bool ONE_ROW = false>  // ONE_ROW: the device's specialization only
     static void units(const reduce_params& p) {
         for (long long u = 0; u < p.rows * p.chunks; ++u) {
             const long long r = u / p.chunks, begin = (u % p.chunks) * p.chunk_len;
@@ -431,6 +433,7 @@ struct reduce_kernels {
 
     // Rows first_row, first_row + step, ...: each row's partials folded by the block, the
     // result written by thread 0. Every thread of the block calls it.
+    template <bool ONE_ROW = false>
     static __device__ void fold_partials(const reduce_params& p, long long first_row, long long step) {
         const long long per = reduce_order::partials_per_thread(p.chunks);
         const int valid = int((p.chunks + per - 1) / per);
@@ -444,19 +447,22 @@ struct reduce_kernels {
                 has = true;
             }
             const T total = block_fold(acc, valid);
-            if (threadIdx.x == 0) finish(p, r, true, total);
+            if (threadIdx.x == 0) finish<ONE_ROW>(p, r, true, total);
         }
     }
 
-    template <bool CONTIG>
+    // ONE_ROW (full_contig): a full reduction, whose one row needs no 64-bit divisions to
+    // place units and results: about a fifth less NVRTC time for a first call (measured
+    // on the 2-core development machine), at the same registers (46, 5 blocks on sm_90).
+    template <bool CONTIG, bool ONE_ROW = false>
     static __device__ void units(const reduce_params& p) {
         const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
         const long long total = p.rows * p.chunks;
         for (long long u = (long long)blockIdx.x * k_reduce_warps + warp; u < total;
              u += (long long)gridDim.x * k_reduce_warps) {
-            const long long r = u / p.chunks, begin = (u % p.chunks) * p.chunk_len;
+            const long long r = ONE_ROW ? 0 : u / p.chunks, begin = (ONE_ROW ? u : u % p.chunks) * p.chunk_len;
             const long long end = begin + p.chunk_len < p.len ? begin + p.chunk_len : p.len;
-            const char* row = p.in + row_offset(p, r, p.in_row_strides);
+            const char* row = ONE_ROW ? p.in : p.in + row_offset(p, r, p.in_row_strides);
             bool has = false;
             T acc{};
             for (long long base = begin; base < end; base += k_tile) {
@@ -465,7 +471,7 @@ struct reduce_kernels {
                 has = true;
             }
             if (lane == 0) {
-                if (p.chunks == 1) finish(p, r, has, acc);
+                if (p.chunks == 1) finish<ONE_ROW>(p, r, has, acc);
                 else reinterpret_cast<T*>(p.partials)[u] = acc;  // chunks are never empty
             }
         }
@@ -480,7 +486,7 @@ struct reduce_kernels {
         __syncthreads();
         if (!last_block) return;
         detail::fence_gpu();
-        fold_partials(p, 0, 1);
+        fold_partials<ONE_ROW>(p, 0, 1);
         if (threadIdx.x == 0) *p.counter = 0u;  // every block has counted: ready for the next launch
     }
 
@@ -549,18 +555,19 @@ struct reduce_kernels {
 
 // The kernels of one operator and type triple, with C linkage so their names are exactly
 // `name` (nu_<pyname>_<typecodes>_<hash8>) plus the suffix: _units_contig, _units_strided,
-// _final, _columns, _columns_tiled, _columns_final: profilers show the user's function.
+// _final, _columns, _columns_tiled, _columns_final, _full_contig: profilers show the
+// user's function.
 // NU_REDUCE_ENTRY names the instantiation; the engine adds the NU_REDUCE_KERNEL lines
-// of the kernels it builds (src/launch/reduce_launch.cpp).
+// of the kernels it builds (src/launch/reduce_launch.cpp); the call may hold commas.
 #ifdef NU_HOST_BUILD
-#define NU_REDUCE_KERNEL(name, suffix, call)                                                  \
+#define NU_REDUCE_KERNEL(name, suffix, ...)                                                   \
     extern "C" __attribute__((visibility("default"))) void name##suffix(const void* p) {     \
-        name##_impl::call(*static_cast<const nu::reduce_params*>(p));                        \
+        name##_impl::__VA_ARGS__(*static_cast<const nu::reduce_params*>(p));                 \
     }
 #else
-#define NU_REDUCE_KERNEL(name, suffix, call)                                                \
+#define NU_REDUCE_KERNEL(name, suffix, ...)                                                 \
     extern "C" __global__ void __launch_bounds__(256) name##suffix(const nu::reduce_params p) { \
-        name##_impl::call(p);                                                               \
+        name##_impl::__VA_ARGS__(p);                                                        \
     }
 #endif
 #define NU_REDUCE_ENTRY(name, ...) using name##_impl = __VA_ARGS__;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "compile/host_build.h"
 #include "compile/nvrtc.h"
@@ -97,10 +98,12 @@ long long device_blocks(const reduce_kernel_set& k, void* function, backend& b, 
 }
 
 const char* const k_suffixes[k_reduce_kernel_kinds] = {"_units_contig",  "_units_strided", "_final",
-                                                       "_columns",       "_columns_tiled", "_columns_final"};
+                                                       "_columns",       "_columns_tiled", "_columns_final",
+                                                       "_full_contig"};
 const char* const k_calls[k_reduce_kernel_kinds] = {"template units<true>", "template units<false>",
                                                     "final_pass",           "columns",
-                                                    "columns_tiled",        "columns_final"};
+                                                    "columns_tiled",        "columns_final",
+                                                    "template units<true, true>"};
 
 }  // namespace
 
@@ -192,11 +195,13 @@ struct stream_scratch {
     std::mutex mutex;
     int device = 0;
     stream_handle stream = nullptr;
+    std::thread::id thread;  // the per-thread default stream is one stream per thread
     void* partials = nullptr;
     std::size_t partial_bytes = 0;
     unsigned* counter = nullptr;   // device memory, zero between launches
     void* result_host = nullptr;   // mapped, 16 bytes: the largest result type
     void* result_device = nullptr;
+    bool no_mapping = false;       // allocate_mapped failed: results are staged
 };
 
 std::mutex g_scratch_mutex;
@@ -204,12 +209,15 @@ std::vector<std::unique_ptr<stream_scratch>> g_scratch;  // few: one per stream 
 
 stream_scratch& scratch_for(backend& b, stream_handle s) {
     const int device = b.current_device();
+    const std::thread::id thread =
+        s != nullptr && s == per_thread_default_stream()->handle ? std::this_thread::get_id() : std::thread::id{};
     std::lock_guard<std::mutex> lock(g_scratch_mutex);
     for (auto& e : g_scratch)
-        if (e->device == device && e->stream == s) return *e;
+        if (e->device == device && e->stream == s && e->thread == thread) return *e;
     g_scratch.push_back(std::make_unique<stream_scratch>());
     g_scratch.back()->device = device;
     g_scratch.back()->stream = s;
+    g_scratch.back()->thread = thread;
     return *g_scratch.back();
 }
 
@@ -240,9 +248,17 @@ void* reserve_partials(stream_scratch& sc, backend& b, std::size_t bytes) {
     return sc.partials;
 }
 
-void reserve_result(stream_scratch& sc, backend& b) {
-    if (sc.result_host != nullptr) return;
-    void* h = b.allocate_mapped(16, false, false);
+// False where the device cannot map page-locked memory: the caller then stages the result.
+bool reserve_result(stream_scratch& sc, backend& b) {
+    if (sc.result_host != nullptr) return true;
+    if (sc.no_mapping) return false;
+    void* h = nullptr;
+    try {
+        h = b.allocate_mapped(16, false, false);
+    } catch (const std::exception&) {
+        sc.no_mapping = true;
+        return false;
+    }
     try {
         sc.result_device = b.mapped_device_pointer(h);
     } catch (...) {
@@ -250,6 +266,7 @@ void reserve_result(stream_scratch& sc, backend& b) {
         throw;
     }
     sc.result_host = h;
+    return true;
 }
 
 }  // namespace
@@ -296,9 +313,15 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l_in, int mu
     stream_scratch* sc = k.host() ? nullptr : &scratch_for(b, s);
     std::unique_lock<std::mutex> lock;
     if (sc) lock = std::unique_lock<std::mutex>(sc->mutex);
+    // Without mapped memory the result goes through a device temporary and a copy.
+    void* staged_result = nullptr;
     if (host_result) {
-        reserve_result(*sc, b);
-        l.out = sc->result_device;
+        if (reserve_result(*sc, b)) {
+            l.out = sc->result_device;
+        } else {
+            staged_result = b.allocate(16, s);
+            l.out = staged_result;
+        }
     }
 
     // Outputs adjacent in memory (an outer-axis reduction): the tiled columns kernel, a
@@ -350,7 +373,8 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l_in, int mu
     const long long tile = 32 * 4 * vec;  // reduce.cuh's k_tile
     const bool contig = l.red_shape.empty() ||
                         (l.red_shape.size() == 1 && l.red_strides[0] == static_cast<long long>(in_size));
-    void* units = k.get(contig ? reduce_kernel::units_contig : reduce_kernel::units_strided);
+    void* units = k.get(!contig ? reduce_kernel::units_strided
+                        : rows == 1 ? reduce_kernel::full_contig : reduce_kernel::units_contig);
     const long long max_blocks = device_blocks(k, units, b, sms);
     const long long target_units = max_blocks * k_warps;
     const long long tiles = std::max(1LL, (len + tile - 1) / tile);
@@ -373,7 +397,16 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l_in, int mu
         void* final_pass = k.get(reduce_kernel::final_pass);
         run(k, final_pass, static_cast<unsigned>(std::min(device_blocks(k, final_pass, b, sms), rows)), b, s, p);
     }
-    if (host_result) {
+    if (staged_result) {
+        try {
+            b.copy_to_host(host_result, staged_result, itemsize(l.out_type), s);
+            b.synchronize_stream(s);
+        } catch (...) {
+            b.release(staged_result, 16, s);
+            throw;
+        }
+        b.release(staged_result, 16, s);
+    } else if (host_result) {
         b.synchronize_stream(s);
         std::memcpy(host_result, sc->result_host, itemsize(l.out_type));
     }

@@ -14,8 +14,11 @@ namespace nu {
 class host_library;
 
 // The kernels of src/kernels/reduce.cuh.
-enum class reduce_kernel : int { units_contig, units_strided, final_pass, columns, columns_tiled, columns_final };
-constexpr int k_reduce_kernel_kinds = 6;
+// full_contig: units_contig specialised for a full reduction (one row).
+enum class reduce_kernel : int {
+    units_contig, units_strided, final_pass, columns, columns_tiled, columns_final, full_contig
+};
+constexpr int k_reduce_kernel_kinds = 7;
 constexpr unsigned k_all_reduce_kernels = (1u << k_reduce_kernel_kinds) - 1;
 
 // The translation unit: the header, the translated function, a functor, the entry line
@@ -27,7 +30,7 @@ std::string reduce_source(const std::string& function, const std::string& functi
 // The kernels of one operator and (accumulator, input, output) types: CUfunctions on the
 // CUDA backend, host entry points otherwise. Built on first use: on the GPU each kernel is
 // its own NVRTC build, so a first call pays only for the kernel its plan runs (a full
-// reduction: units_contig alone); a host build compiles all six in one unit, which costs
+// reduction: full_contig alone); a host build compiles all seven in one unit, which costs
 // the host compiler about what one does.
 class reduce_kernel_set {
 public:
