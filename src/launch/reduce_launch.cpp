@@ -6,8 +6,10 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "array/device_array.h"
 #include "compile/host_build.h"
 #include "compile/nvrtc.h"
 #include "compile/toolkit.h"
@@ -15,6 +17,7 @@
 #include "launch/kernel.h"
 #include "runtime/blocking.h"
 #include "runtime/errors.h"
+#include "runtime/memory_hooks.h"
 #include "runtime/runtime.h"
 
 namespace nu {
@@ -164,22 +167,34 @@ unsigned reduce_kernel_set::built() const {
 
 namespace {
 
-// Scratch for the host backend's partials (host targets and emulation), freed on return.
-class host_scratch {
+// Scratch of one call, freed on `s` when it goes out of scope (after the passes queued
+// before then): the host backend's partials, and the GPU's while an EMM plugin is
+// installed (the plugin backs every device allocation, so nothing is kept past a call).
+// The active backend's scratch is a device_buffer, so a plugin backs it; host targets
+// (their own backend, with or without a GPU) allocate directly.
+class call_scratch {
 public:
-    host_scratch(backend& b, std::size_t bytes) : m_backend(b), m_bytes(bytes) {
-        if (bytes) m_ptr = b.allocate(bytes, nullptr);
+    call_scratch(backend& b, std::size_t bytes, stream_handle s) : m_backend(b), m_bytes(bytes), m_stream(s) {
+        if (bytes == 0) return;
+        if (backend_available() && &b == &active_backend()) {
+            m_buffer.emplace(bytes, external_stream(s));
+            m_ptr = m_buffer->data();
+        } else {
+            m_ptr = b.allocate(bytes, s);
+        }
     }
-    ~host_scratch() {
-        if (m_ptr != nullptr) m_backend.release(m_ptr, m_bytes, nullptr);
+    ~call_scratch() {
+        if (m_ptr != nullptr && !m_buffer) m_backend.release(m_ptr, m_bytes, m_stream);
     }
-    host_scratch(const host_scratch&) = delete;
-    host_scratch& operator=(const host_scratch&) = delete;
+    call_scratch(const call_scratch&) = delete;
+    call_scratch& operator=(const call_scratch&) = delete;
     void* data() const { return m_ptr; }
 
 private:
     backend& m_backend;
     std::size_t m_bytes;
+    stream_handle m_stream;
+    std::optional<device_buffer> m_buffer;
     void* m_ptr = nullptr;
 };
 
@@ -310,17 +325,17 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l_in, int mu
 
     // The GPU's scratch for this stream, locked until the launches are queued (and, for a
     // host result, until it is read).
-    stream_scratch* sc = k.host() ? nullptr : &scratch_for(b, s);
+    stream_scratch* sc = k.host() || current_external_allocator() ? nullptr : &scratch_for(b, s);
     std::unique_lock<std::mutex> lock;
     if (sc) lock = std::unique_lock<std::mutex>(sc->mutex);
     // Without mapped memory the result goes through a device temporary and a copy.
-    void* staged_result = nullptr;
+    std::optional<call_scratch> staged_result;
     if (host_result) {
-        if (reserve_result(*sc, b)) {
+        if (sc && reserve_result(*sc, b)) {
             l.out = sc->result_device;
         } else {
-            staged_result = b.allocate(16, s);
-            l.out = staged_result;
+            staged_result.emplace(b, 16, s);
+            l.out = staged_result->data();
         }
     }
 
@@ -341,8 +356,8 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l_in, int mu
         const long long chunk_len = (len + chunks - 1) / chunks;
         chunks = (len + chunk_len - 1) / chunk_len;  // every chunk non-empty
         const std::size_t partial_bytes = chunks > 1 ? static_cast<std::size_t>(rows * chunks) * acc_size : 0;
-        host_scratch hs(b, k.host() ? partial_bytes : 0);
-        void* partials = !partial_bytes ? nullptr : sc ? reserve_partials(*sc, b, partial_bytes) : hs.data();
+        call_scratch cs(b, sc ? 0 : partial_bytes, s);
+        void* partials = !partial_bytes ? nullptr : sc ? reserve_partials(*sc, b, partial_bytes) : cs.data();
         std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, false, partials);
         const long long grid_x = std::min(tiles, 1LL << 30);  // the kernel strides over tiles
         run(k, tiled, static_cast<unsigned>(grid_x), b, s, p, static_cast<unsigned>(chunks));
@@ -386,9 +401,9 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l_in, int mu
     for (std::size_t d = 0; aligned && d < l.row_shape.size(); ++d) aligned = l.in_row_strides[d] % 16 == 0;
 
     const std::size_t partial_bytes = chunks > 1 ? static_cast<std::size_t>(rows * chunks) * acc_size : 0;
-    host_scratch hs(b, k.host() ? partial_bytes : 0);
-    void* partials = !partial_bytes ? nullptr : sc ? reserve_partials(*sc, b, partial_bytes) : hs.data();
-    const bool one_pass = partials != nullptr && rows == 1 && !k.host();
+    call_scratch cs(b, sc ? 0 : partial_bytes, s);
+    void* partials = !partial_bytes ? nullptr : sc ? reserve_partials(*sc, b, partial_bytes) : cs.data();
+    const bool one_pass = partials != nullptr && rows == 1 && sc != nullptr;
     std::vector<long long> p = pack(l, rows, len, chunks, chunk_len, aligned, partials,
                                     one_pass ? sc->counter : nullptr);
     const long long unit_blocks = std::min(max_blocks, (rows * chunks + k_warps - 1) / k_warps);
@@ -398,14 +413,8 @@ void launch_reduce(const reduce_kernel_set& k, const reduce_layout& l_in, int mu
         run(k, final_pass, static_cast<unsigned>(std::min(device_blocks(k, final_pass, b, sms), rows)), b, s, p);
     }
     if (staged_result) {
-        try {
-            b.copy_to_host(host_result, staged_result, itemsize(l.out_type), s);
-            b.synchronize_stream(s);
-        } catch (...) {
-            b.release(staged_result, 16, s);
-            throw;
-        }
-        b.release(staged_result, 16, s);
+        b.copy_to_host(host_result, staged_result->data(), itemsize(l.out_type), s);
+        b.synchronize_stream(s);
     } else if (host_result) {
         b.synchronize_stream(s);
         std::memcpy(host_result, sc->result_host, itemsize(l.out_type));

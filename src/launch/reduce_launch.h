@@ -78,7 +78,8 @@ struct reduce_layout {
 // output for many short rows, else warp units: one pass for a full reduction, a final
 // kernel for several rows), and launches, all ordered on `stream`. Partials and the
 // one-pass counter live in a scratch kept per device and stream, allocated once (grown
-// when a plan needs more). Grids fill `multiprocessors` times the blocks the occupancy
+// when a plan needs more); while an EMM plugin is installed they are allocated per call
+// from it, as every device allocation is, and a full reduction runs two kernels. Grids fill `multiprocessors` times the blocks the occupancy
 // API says fit on one; a host kernel set runs the same plan's entry points in the calling
 // thread.
 // `host_result` (CUDA backend, a full reduction only): layout.out is ignored, the kernel
