@@ -79,9 +79,9 @@ struct reduce_layout {
 // kernel for several rows), and launches, all ordered on `stream`. Partials and the
 // one-pass counter live in a scratch kept per device and stream, allocated once (grown
 // when a plan needs more); while an EMM plugin is installed they are allocated per call
-// from it, as every device allocation is, and a full reduction runs two kernels. Grids fill `multiprocessors` times the blocks the occupancy
-// API says fit on one; a host kernel set runs the same plan's entry points in the calling
-// thread.
+// from it, as every device allocation is, and a full reduction runs two kernels. Grids
+// fill `multiprocessors` times the blocks the occupancy API says fit on one; a host kernel
+// set runs the same plan's entry points in the calling thread.
 // `host_result` (CUDA backend, a full reduction only): layout.out is ignored, the kernel
 // writes the result into mapped page-locked memory of the scratch, and the call returns
 // after synchronizing `stream` with the result copied to host_result: one launch, no
