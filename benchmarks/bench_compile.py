@@ -225,3 +225,55 @@ def test_compile_new_function_cold_process(benchmark, tmp_path):
     med = {k: round(statistics.median(s[k] for s in samples) * 1e3, 1) for k in samples[0]}
     benchmark.extra_info.update(impl=OURS, calls=1, case="cold process: import + new ufunc CUBIN",
                                 target_ms=100, **{f"{k[:-2]}_ms": v for k, v in med.items()})
+
+
+# ---- A new reduction's first-call build vs a new ufunc's variants (issue 30) ----------
+# A full reduction's first call builds one kernel (full_contig, no CUB headers); the
+# target is at most what a new elementwise ufunc's two variants (contiguous and strided)
+# cost NVRTC on the same machine. Both are CUBIN builds for sm_90 with NVRTC loaded, cache
+# bypassed (a fresh comment each round), so no GPU is needed.
+
+def _new_reduce_source(tag):
+    import numpy as np
+
+    import numbacuda_ufunc as nu
+
+    r = nu.Reduce(lambda a, b: a + b)
+    dt = np.dtype(np.float32)
+    loop = r._resolve(dt)
+    return r._engine._source(loop, dt, dt, 1 << 6) + f"// {tag}\n"  # full_contig alone
+
+
+def _new_ufunc_sources(tag):
+    import numbacuda_ufunc as nu
+
+    def f(a, b):
+        return a * b + 1.5
+
+    uf = nu.vectorize(["float32(float32, float32)"], target="cuda")(f)
+    return [uf._variant_source(0, v)[1] + f"// {tag}\n" for v in (0, 1)]
+
+
+@pytest.mark.parametrize("kind", ["reduce-first-kernel", "ufunc-both-variants"])
+def test_compile_new_reduction_vs_ufunc(benchmark, kind):
+    from numbacuda_ufunc import _core
+
+    benchmark.group = "compile"
+    try:
+        version = _core.nvrtc_version()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    for warm in ("warm-up-1", "warm-up-2"):  # loads NVRTC; the second build makes the PCH
+        _core.compile_cubin(_new_source(f"{warm}-{os.getpid()}"), (9, 0))
+    counter = iter(range(10**9))
+
+    def run():
+        tag = f"{kind}-{next(counter)}-{os.getpid()}"
+        sources = [_new_reduce_source(tag)] if kind.startswith("reduce") else _new_ufunc_sources(tag)
+        for s in sources:
+            _core.compile_cubin(s, (9, 0))
+
+    benchmark.pedantic(run, rounds=max(5, _harness.OPTIONS["compile_rounds"] * 3), iterations=1,
+                       warmup_rounds=1)
+    benchmark.extra_info.update(impl=OURS, calls=1, nvrtc_version=list(version),
+                                case=f"new {kind.replace('-', ' ')}, CUBIN sm_90, NVRTC loaded")

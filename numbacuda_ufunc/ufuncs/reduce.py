@@ -2,7 +2,7 @@
 
 ``@reduce`` on ``def f(a, b)`` (or ``reduce(lambda a, b: a + b)``) gives a reducer:
 ``r(arr, size=None, res=None, init=0, stream=0, axis=None)``. The operator is translated
-to CUDA C++ once per dtype and folded by CUB block and warp reductions in element order,
+to CUDA C++ once per dtype and folded by warp and block reductions in element order,
 so any associative operator works, commutative or not. Arrays may be NumPy, device
 arrays, ``__cuda_array_interface__`` objects or CuPy arrays, of any numeric dtype and
 any layout (read in place).
@@ -101,7 +101,7 @@ class Reduce:
         """SASS of the kernels reducing arrays of ``dtype`` (units, final pass, columns),
         from the CUBIN NVRTC builds for the current device (sm_90 with no device)."""
 
-        return _sass.sources_sass((self.inspect_cuda(dtype),), options=_core.Reducer._nvrtc_extra())
+        return _sass.sources_sass((self.inspect_cuda(dtype),))
 
     def __repr__(self):
         return f"<numbacuda_ufunc.Reduce {self.__name__!r} types={self._engine.types}>"

@@ -206,7 +206,7 @@ class UFunc(_core.UFunc):
     def reduce(self, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
                keepdims: bool = False, initial: Any = _NO_VALUE, where: Any = True,
                stream: Any = 0) -> Any:
-        """NumPy's ``ufunc.reduce`` on the GPU (CUB), for a binary ufunc whose loop has one
+        """NumPy's ``ufunc.reduce`` on the GPU, for a binary ufunc whose loop has one
         type for both inputs and the output. ``initial`` defaults to the ufunc's identity;
         an empty reduction with neither raises TypeError. ``where`` (a boolean mask that
         broadcasts to ``a``) leaves elements out, for a ufunc with an identity."""

@@ -254,11 +254,18 @@ void bind_reduce(py::module_& m) {
         .def("_find_loop", [](const nu::reducer& r, py::handle dtype) {
             return r.find_loop(as_dtype(dtype, "Reducer._find_loop"));
         })
-        .def("_source", [](const nu::reducer& r, int loop, py::handle in, py::handle out) {
-            return r.source(loop, as_dtype(in, "Reducer._source"), as_dtype(out, "Reducer._source"));
-        }, "The generated translation unit of a loop for these input and output dtypes.")
+        .def("_source", [](const nu::reducer& r, int loop, py::handle in, py::handle out, unsigned kernels) {
+            return r.source(loop, as_dtype(in, "Reducer._source"), as_dtype(out, "Reducer._source"), nullptr,
+                            kernels);
+        }, py::arg("loop"), py::arg("in"), py::arg("out"), py::arg("kernels") = nu::k_all_reduce_kernels,
+           "The generated translation unit of a loop for these input and output dtypes, with the "
+           "kernels of the mask `kernels` (bit i: reduce_kernel i, units_contig first).")
+        .def("_built_kernels", [](nu::reducer& r, int loop, py::handle in, py::handle out) {
+            return r.built_kernels(loop, as_dtype(in, "Reducer._built_kernels"),
+                                   as_dtype(out, "Reducer._built_kernels"));
+        }, "Mask of the kernels built so far for a loop and dtypes (bit i: reduce_kernel i).")
         .def_static("_nvrtc_extra", &nu::reduce_nvrtc_extra,
-                    "NVRTC options reduction builds add (the CUB include directory).")
+                    "NVRTC options of builds that include CUB (accumulate's scans; reductions need none).")
         .def_property_readonly("types", [](const nu::reducer& r) {
             std::vector<std::string> t;
             for (const nu::reduce_loop& l : r.loops()) t.push_back(std::string(1, nu::dtype_char(l.type)));

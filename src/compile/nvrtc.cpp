@@ -384,8 +384,7 @@ bool includes_fp8(const std::string& source) {
 }  // namespace
 
 bool includes_cub(const std::string& source) {
-    return source.find("#include \"reduce.cuh\"") != std::string::npos ||
-           source.find("#include \"ufunc_methods.cuh\"") != std::string::npos ||
+    return source.find("#include \"ufunc_methods.cuh\"") != std::string::npos ||
            source.find("#include <cub/") != std::string::npos;
 }
 

@@ -50,7 +50,7 @@ std::string nvrtc_build(const std::string& source, const nvrtc_options& opts);
 // Identifies the NVRTC build for cache keys without loading it (resolved path, size, mtime).
 std::string nvrtc_identity();
 
-// Whether a generated unit includes CUB (reduce.cuh, ufunc_methods.cuh, <cub/...>): it needs
+// Whether a generated unit includes CUB (ufunc_methods.cuh, <cub/...>): it needs
 // CUB's include directory, and the runtime API's types that -minimal leaves out.
 bool includes_cub(const std::string& source);
 

@@ -5,7 +5,6 @@
 
 #include "dispatch/broadcast.h"
 #include "dispatch/device_cast.h"
-#include "runtime/blocking.h"
 #include "runtime/errors.h"
 
 namespace nu {
@@ -57,30 +56,31 @@ int reducer::find_loop(dtype t) const {
     return -1;
 }
 
-std::string reducer::source(int loop, dtype in, dtype out, std::string* entry) const {
+std::string reducer::source(int loop, dtype in, dtype out, std::string* entry, unsigned kernels) const {
     const reduce_loop& l = m_loops.at(static_cast<std::size_t>(loop));
     // "<f4" -> "f4": typecodes that are valid in a C identifier (dtype_char(bool) is '?').
     const std::string name = l.function + "_r" + typestr(in).substr(1) + typestr(out).substr(1);
     if (entry) *entry = name;
-    return reduce_source(l.function, l.source, l.type, in, out, name);
+    return reduce_source(l.function, l.source, l.type, in, out, name, kernels);
+}
+
+unsigned reducer::built_kernels(int loop, dtype in, dtype out) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_kernels.find(kernel_key{loop, in, out});
+    return it == m_kernels.end() ? 0u : it->second->built();
 }
 
 const reduce_kernel_set& reducer::kernels(const kernel_key& key, bool host) {
-    std::string entry, source;
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        auto it = m_kernels.find(key);
-        if (it != m_kernels.end()) return *it->second;
-        source = this->source(key.loop, key.in, key.out, &entry);
-    }
-    // Built without the lock, the GIL released (see ufunc::kernel).
-    std::unique_ptr<reduce_kernel_set> k;
-    {
-        blocking_section compiling;
-        k = std::make_unique<reduce_kernel_set>(
-            build_reduce(source, entry, host, m_fastmath, host && !m_host_target));
-    }
+    // The set builds each kernel at its first use (src/launch/reduce_launch.h), in the
+    // call's blocking section: the GIL is released around every engine call that may build.
     std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_kernels.find(key);
+    if (it != m_kernels.end()) return *it->second;
+    const reduce_loop& l = m_loops.at(static_cast<std::size_t>(key.loop));
+    std::string entry;
+    source(key.loop, key.in, key.out, &entry);
+    auto k = std::make_unique<reduce_kernel_set>(l.function, l.source, l.type, key.in, key.out, entry, host,
+                                                 m_fastmath, host && !m_host_target);
     return *m_kernels.emplace(key, std::move(k)).first->second;
 }
 
@@ -128,7 +128,10 @@ void reducer::execute(int loop, const reduce_operand& in, const std::vector<int>
         staged_in.copy_from_host(v, stream);
         src = staged_in.view();
     }
-    if (!host && out.on_host) {
+    // A full reduction's host result comes back through the stream's mapped scratch slot
+    // (src/launch/reduce_launch.h): no result array to allocate, no copy to queue.
+    const bool mapped_result = !host && out.on_host && rows == 1;
+    if (!host && out.on_host && !mapped_result) {
         staged_out = device_array::empty(dst.shape, dst.type, 'C', std::nullopt, stream, api);
         dst = staged_out.view();
     }
@@ -168,7 +171,8 @@ void reducer::execute(int loop, const reduce_operand& in, const std::vector<int>
     l.out = dst.data;
 
     const reduce_kernel_set& k = kernels(kernel_key{loop, src.type, dst.type}, host);
-    launch_reduce(k, l, multiprocessors(b), b, s);
+    l.out_type = dst.type;
+    launch_reduce(k, l, multiprocessors(b), b, s, mapped_result ? out.view.data : nullptr);
     if (staged_out.buffer()) staged_out.copy_to_host(out.view, stream);
 }
 

@@ -53,7 +53,11 @@ public:
     // The loop of exactly this type; -1 when none.
     int find_loop(dtype t) const;
     // The translation unit for a loop reading `in` and writing `out`, and its entry prefix.
-    std::string source(int loop, dtype in, dtype out, std::string* entry = nullptr) const;
+    // `kernels`: a mask of 1 << reduce_kernel (all six by default).
+    std::string source(int loop, dtype in, dtype out, std::string* entry = nullptr,
+                       unsigned kernels = k_all_reduce_kernels) const;
+    // The kernels built so far for a loop and dtypes (a mask of 1 << reduce_kernel).
+    unsigned built_kernels(int loop, dtype in, dtype out);
 
     // Folds `in` over `axes` (sorted, distinct, < in.ndim) into `out`, whose shape is the
     // input's shape without those axes; elements are converted to the loop's type on

@@ -13,6 +13,8 @@
 #include "runtime/cuda_staging.h"
 #include "runtime/driver_api.h"
 #include "runtime/errors.h"
+#include "runtime/host_copy.h"
+#include "runtime/runtime.h"
 
 namespace nu {
 namespace {
@@ -137,6 +139,7 @@ public:
     }
 
     void destroy_stream(stream_handle s) noexcept override {
+        notify_stream_destroy(s);
         m_api.cuStreamDestroy(static_cast<CUstream>(s));
     }
 

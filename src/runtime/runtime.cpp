@@ -1,6 +1,8 @@
 // src/runtime/runtime.cpp: backend selection and stream lifetimes
 #include "runtime/runtime.h"
 
+#include <atomic>
+
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -63,6 +65,16 @@ backend& host_backend() {
 std::string unavailable_reason() {
     backend_or_null();
     return g_reason;
+}
+
+namespace {
+std::atomic<stream_destroy_hook> g_stream_destroy_hook{nullptr};
+}  // namespace
+
+void set_stream_destroy_hook(stream_destroy_hook hook) { g_stream_destroy_hook.store(hook); }
+
+void notify_stream_destroy(stream_handle s) noexcept {
+    if (stream_destroy_hook hook = g_stream_destroy_hook.load()) hook(s);
 }
 
 stream_state::~stream_state() {

@@ -51,4 +51,11 @@ stream_ref external_stream(stream_handle handle);
 // The handle to enqueue on; throws value_error when the stream was closed.
 stream_handle live_handle(const stream_ref& s, const char* api);
 
+// Engine state kept per stream (the reduction scratch of src/launch/reduce_launch.cpp) is
+// released by this hook, which the CUDA backend calls with a stream's handle just before
+// destroying the stream (a later stream may get the same handle). One hook, set once.
+using stream_destroy_hook = void (*)(stream_handle) noexcept;
+void set_stream_destroy_hook(stream_destroy_hook hook);
+void notify_stream_destroy(stream_handle s) noexcept;
+
 }  // namespace nu
