@@ -6,7 +6,10 @@ NumPy or the Python function, over the layouts that decide how an operand is sta
 (packed items, one broadcast item, an operand read in place, outputs given with
 ``out=``, inputs the function writes, unaligned data, item counts around the block
 size). The compile-level checks run anywhere: the staged variant builds with NVRTC for
-sm_90, moves items with vector loads and stores and synchronizes the block.
+sm_90, moves items with vector loads and stores and synchronizes the block; specialised on
+its operands' staging modes and small core extents (as a call builds it), the function
+reads staged items with shared-memory loads and no generic ones, and an output the engine
+allocated is not copied in.
 """
 
 import re
@@ -187,3 +190,52 @@ def test_host_backend_never_stages():
     a = np.ones((200, 4, 4), np.float32)
     np.testing.assert_array_equal(matmul(a, a), a @ a)
     assert _staged_entries(matmul) == []
+
+
+def _specialised_sass(dtype, size, modes):
+    # The kernel a call with packed (batch, size, size) items runs: staging modes and core
+    # extents are template constants (src/dispatch/gufunc.cpp, staged_spec).
+    entry, src = matmul._loop_source(_TYPES.index(dtype), 1, staged=True, modes=modes,
+                                     extents=[[size, size]] * 3)
+    assert entry.endswith("_staged")
+    return _sass.sass_of(_sass.cubin_of(src))
+
+
+def _count(pattern, sass):
+    return len(re.findall(pattern, sass))
+
+
+@pytest.mark.skipif(_sass.find_tool("cuobjdump") is None and _sass.find_tool("nvdisasm") is None,
+                    reason="needs cuobjdump or nvdisasm")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_staged_matmul_reads_staged_items_with_shared_loads(dtype):
+    # 16x16 items of a and b staged in (mode 1), the allocated output written back only (4).
+    sass = _specialised_sass(dtype, 16, [1, 1, 4])
+    # The function's reads of a and b are shared-memory loads at constant offsets ...
+    assert _count(r"\bLDS(\.\S+)?\b", sass) >= 16, sass
+    # ... never generic loads or stores (LD.E / ST.E: a pointer the compiler cannot place,
+    # which the run-time staging mode made of every staged operand before)
+    assert _count(r"\bLD\.E", sass) == 0 and _count(r"\bST\.E", sass) == 0, sass
+    assert _count(r"\b(LDL|STL)\b", sass) == 0, "no local memory traffic"
+    # The output is not copied in: its only global accesses are the copy out.
+    staged_in_out = _specialised_sass(dtype, 16, [1, 1, 3])
+    assert _count(r"\bLDG\.E", sass) < _count(r"\bLDG\.E", staged_in_out)
+    # Copy-in keeps several loads in flight: four 16-byte loads before their shared stores.
+    ops = "".join("L" if op.startswith("LDG") else "S"
+                  for op in re.findall(r"\b(LDG\.E\.128|STS)\b", sass))
+    assert "LLLL" in ops, ops
+
+
+@pytest.mark.skipif(_sass.find_tool("cuobjdump") is None and _sass.find_tool("nvdisasm") is None,
+                    reason="needs cuobjdump or nvdisasm")
+def test_operands_read_in_place_or_broadcast_use_no_generic_loads():
+    # a read where it lies (mode 0: global loads), b one item for the whole block (2),
+    # the output staged in and out (3: passed with out=), extents fixed
+    sass = _specialised_sass("float32", 4, [0, 2, 3])
+    assert _count(r"\bLD\.E", sass) == 0 and _count(r"\bST\.E", sass) == 0, sass
+    assert _count(r"\bLDS", sass) > 0 and _count(r"\bLDG\.E", sass) > 0
+
+
+def test_staged_source_needs_one_mode_per_operand():
+    with pytest.raises(ValueError, match="one entry per operand"):
+        matmul._loop_source(0, 1, staged=True, modes=[1, 1])
