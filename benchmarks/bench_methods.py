@@ -1,11 +1,12 @@
-"""methods: ufunc.accumulate and ufunc.at of float32 on the device, against CuPy's
+"""methods: ufunc.accumulate (float32) and ufunc.at (float32, float64, int32, uint64) on the device, against CuPy's
 cupy.cumsum and cupyx.scatter_add (numba-cuda's ufuncs have no device methods).
 
 accumulate: a 2^24-element vector (one line, scanned device-wide: tiles chained by
 decoupled look-back) and a (2^14, 2^10) matrix along its last axis (contiguous lines: the
 same tiled scan, a tile per line). at: 2^22 additions into 2^16
 elements with random, repeated indices and values, both already on the device for both
-libraries (ours: a bounds-check kernel, then compare-and-swap loops). Each call ends with a
+libraries (ours: a bounds-check kernel, then native atomics for int32, uint64 and float64,
+exact compare-and-swap loops for float32). Each call ends with a
 synchronize; GB/s counts the input read once and the output written once.
 """
 
@@ -27,7 +28,8 @@ ACC = [(shape, impl) for shape in ((1 << 24,), (1 << 14, 1 << 10)) for impl in (
 @functools.cache
 def _add():
     import numbacuda_ufunc as nu
-    return nu.vectorize(["float32(float32, float32)"], target="cuda")(kernels.add2)
+    return nu.vectorize(["float32(float32, float32)", "float64(float64, float64)", "int32(int32, int32)",
+                         "uint64(uint64, uint64)"], target="cuda")(kernels.add2)
 
 
 @pytest.mark.parametrize("case", ACC, ids=[f"accumulate-{'x'.join(map(str, s))}-{i}" for s, i in ACC])
@@ -67,20 +69,32 @@ def test_accumulate(benchmark, case):
             case=f"add.accumulate of {shape} float32 along the last axis -> device array")
 
 
-@pytest.mark.parametrize("impl", [OURS, CUPY])
-def test_at(benchmark, impl):
+# float32: our exact compare-and-swap (the default) against CuPy's native atomicAdd, which
+# flushes subnormals; int32/uint64/float64: native atomics on both sides (issue 30's target:
+# ours >= cupyx.scatter_add). uint64, not int64: scatter_add takes the types CUDA's
+# atomicAdd has (float32, int32, uint32, uint64; float64 in current CuPy).
+AT = [(dtype, impl) for dtype in ("float32", "float64", "int32", "uint64") for impl in (OURS, CUPY)]
+
+
+@pytest.mark.parametrize("case", AT, ids=[f"at-{d}-{i}" for d, i in AT])
+def test_at(benchmark, case):
     from numbacuda_ufunc import cuda
 
+    dtype, impl = case
     benchmark.group = "methods"
     m, n = 1 << 16, 1 << 22
     rng = np.random.default_rng(0)
     idx = rng.integers(0, m, n)
-    vals = host_random(n, np.float32, 1)
-    want = np.zeros(m, np.float64)
+    if dtype[0] in "iu":
+        vals = rng.integers(0 if dtype[0] == "u" else -100, 100, n).astype(dtype)
+        want = np.zeros(m, dtype)
+    else:
+        vals = host_random(n, np.dtype(dtype), 1)
+        want = np.zeros(m, np.float64)
     np.add.at(want, idx, vals)
     if impl == OURS:
         f = _add()
-        target = cuda.device_array(m, np.float32)
+        target = cuda.device_array(m, dtype)
         d_idx, d_vals = cuda.to_device(idx), cuda.to_device(vals)  # on the device, as CuPy's
 
         def run():
@@ -92,17 +106,24 @@ def test_at(benchmark, impl):
         cp = cupy()
         import cupyx
 
-        target, d_idx, d_vals = cp.zeros(m, cp.float32), cp.asarray(idx), cp.asarray(vals)
+        target, d_idx, d_vals = cp.zeros(m, dtype), cp.asarray(idx), cp.asarray(vals)
 
         def run():
             target[:] = 0
             cupyx.scatter_add(target, d_idx, d_vals)
             sync()
+        try:
+            run()
+        except TypeError as e:  # a CuPy whose scatter_add lacks this dtype
+            pytest.skip(f"cupyx.scatter_add: {e}")
         to_host = lambda: cp.asnumpy(target)  # noqa: E731
 
     def check(_):
-        np.testing.assert_allclose(to_host(), want, rtol=1e-4, atol=1e-3)
+        if dtype[0] in "iu":
+            np.testing.assert_array_equal(to_host(), want)  # exact in any order
+        else:
+            np.testing.assert_allclose(to_host(), want, rtol=1e-4, atol=1e-3)
 
-    measure(benchmark, run, impl=impl, nbytes=n * (8 + 4),
-            case="add.at: 2^22 float32 additions into 2^16 elements, repeated indices, "
+    measure(benchmark, run, impl=impl, nbytes=n * (8 + np.dtype(dtype).itemsize),
+            case=f"add.at: 2^22 {dtype} additions into 2^16 elements, repeated indices, "
                  "indices and values on the device")

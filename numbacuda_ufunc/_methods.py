@@ -9,6 +9,9 @@ runs the translated T(T, T) operator, the loops ufunc.reduce uses.
 
 from __future__ import annotations
 
+import builtins
+import dis
+import inspect
 import operator
 
 import numpy as np
@@ -28,9 +31,52 @@ def _binary(uf, api):
 def _engine(uf):
     engine = uf.__dict__.get("_methods_engine")
     if engine is None:
-        engine = _core.UFuncMethods(uf.__name__, uf.target, uf.fastmath)
+        engine = _core.UFuncMethods(uf.__name__, uf.target, uf.fastmath,
+                                    atomic=_atomic_operator(getattr(uf, "py_func", None)))
         uf._methods_engine = engine
     return engine
+
+
+_AT_OPERATORS = {"+": "add", "&": "and", "|": "or", "^": "xor",  # BINARY_OP (3.11+)
+                 "BINARY_ADD": "add", "BINARY_AND": "and", "BINARY_OR": "or", "BINARY_XOR": "xor"}
+_AT_CALLS = {"min": ("min", builtins.min), "max": ("max", builtins.max)}
+_NO_EFFECT = {"RESUME", "NOP", "CACHE", "EXTENDED_ARG", "PRECALL", "PUSH_NULL"}
+
+
+def _atomic_operator(fn) -> str:
+    """The native atomic ``ufunc.at`` may apply for ``fn`` (the engine uses it where the
+    loop's type has one: src/kernels/ufunc_methods.cuh's at_atomic): 'add', 'and', 'or',
+    'xor' for a body that is exactly ``return a + b`` (``&``, ``|``, ``^``; either order),
+    'min'/'max' for ``return min(a, b)``/``max(a, b)`` with the builtins; '' for anything
+    else, which keeps the compare-and-swap loop over the translated function. Read from
+    the bytecode, so lambdas and functions without source qualify."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_argcount != 2 or code.co_kwonlyargcount or \
+            code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return ""
+    ops = []
+    for ins in dis.get_instructions(fn):
+        if ins.opname in _NO_EFFECT:
+            continue
+        if ins.opname.startswith("LOAD_FAST"):  # LOAD_FAST_LOAD_FAST (3.13) loads two
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            ops += [("LOAD_FAST", n) for n in names]
+        elif ins.opname.startswith("BINARY_"):
+            ops.append(("BINARY", ins.argrepr if ins.opname == "BINARY_OP" else ins.opname))
+        else:
+            ops.append((ins.opname, ins.argval))
+    args = set(code.co_varnames[:2])
+    loads = {n for op, n in ops if op == "LOAD_FAST"}
+    if len(ops) == 4 and [op for op, _ in ops] == ["LOAD_FAST", "LOAD_FAST", "BINARY", "RETURN_VALUE"] \
+            and loads == args:
+        return _AT_OPERATORS.get(ops[2][1], "")
+    if len(ops) == 5 and [op for op, _ in ops[:3]] == ["LOAD_GLOBAL", "LOAD_FAST", "LOAD_FAST"] and \
+            ops[3][0] in ("CALL", "CALL_FUNCTION") and ops[3][1] == 2 and ops[4][0] == "RETURN_VALUE" \
+            and loads == args and ops[0][1] in _AT_CALLS:
+        name, builtin = _AT_CALLS[ops[0][1]]
+        if fn.__globals__.get(name, builtin) is builtin:  # not shadowed by a module global
+            return name
+    return ""
 
 
 def _host_side(uf):
@@ -333,8 +379,8 @@ def _at_on_device(uf, target, indices, b, stream, api):
         return False
     engine = _engine(uf)
     loop, loop_type = _loop(uf, engine, dt, api)
-    if d_b is None:
-        d_b = _core.to_device(_at_values(b, loop_type).reshape(1), stream)
+    if d_b is None:  # a scalar travels in the kernel's parameters: no device copy
+        d_b = _at_values(b, loop_type).reshape(1)
     elif d_b.dtype != loop_type:
         return False
     engine._at_device(target, d_idx, d_b, loop, stream, api)

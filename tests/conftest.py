@@ -123,3 +123,17 @@ def ipc_capable_memory():
         yield
     finally:
         cuda.set_memory_manager(None)
+
+
+@pytest.fixture(scope="session")
+def fake_driver(tmp_path_factory):
+    """The fake CUDA driver (tests/_fake_driver.py), built once per session: its ``run``
+    executes code on the CUDA backend over the fake in a subprocess, which counts every
+    driver call. Skipped where there is no host C++ compiler to build it."""
+    import _fake_driver
+
+    try:
+        path = _fake_driver.build(tmp_path_factory.mktemp("fake_cuda"))
+    except LookupError as e:
+        pytest.skip(f"the fake CUDA driver cannot be built here: {e}")
+    return _fake_driver.FakeDriverLibrary(path)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "array/dlpack.h"
 #include "dispatch/broadcast.h"
@@ -407,6 +408,35 @@ py::array copy_to_host(const nu::device_array& a, py::object ary, py::handle str
     return out;
 }
 
+namespace {
+
+// a[...] = scalar on a contiguous array as one cuMemsetD32Async, no host copy, where the
+// element's bytes repeat every 4 bytes (1-, 2- and 4-byte types; wider ones whose 4-byte
+// words are all equal, zero above all) and the span is whole aligned words. False when
+// the fill needs the general path.
+bool fill_by_memset(const nu::device_array& a, const py::array& value) {
+    const nu::array_view& v = a.view();
+    const std::size_t size = nu::itemsize(v.type);
+    const std::size_t bytes = static_cast<std::size_t>(v.size()) * size;
+    if (bytes == 0 || !v.is_c_contiguous() || reinterpret_cast<std::uintptr_t>(v.data) % 4 != 0 ||
+        bytes % 4 != 0 || static_cast<std::size_t>(value.itemsize()) != size || (size < 4 && 4 % size != 0) ||
+        (size > 4 && size % 4 != 0)) {
+        return false;
+    }
+    unsigned char pattern[4];
+    const auto* element = static_cast<const unsigned char*>(value.data());
+    for (std::size_t i = 0; i < 4; ++i) pattern[i] = element[i % size];
+    for (std::size_t i = 4; i < size; ++i) {
+        if (element[i] != pattern[i % 4]) return false;
+    }
+    std::uint32_t word = 0;
+    std::memcpy(&word, pattern, 4);
+    nu::active_backend().fill32(v.data, word, bytes / 4, nullptr);  // the legacy stream, as the copy
+    return true;
+}
+
+}  // namespace
+
 void copy_to_device(const nu::device_array& a, py::handle src, py::handle stream,
                     const char* api) {
     const nu::stream_ref s = as_stream(stream, api);
@@ -612,6 +642,7 @@ void bind_array(py::module_& m) {
             py::array host = np.attr("asarray")(value, to_numpy_dtype(v.view().type));
             const nu::shape_t given(host.shape(), host.shape() + host.ndim());
             const nu::shape_t shape = assignable_shape(given, v.view().shape);
+            if (host.size() == 1 && fill_by_memset(v, host)) return;
             py::object src = np.attr("array")(
                 np.attr("broadcast_to")(host.attr("reshape")(to_tuple(shape)), to_tuple(v.view().shape)),
                 py::arg("order") = "C");

@@ -37,10 +37,13 @@ std::vector<long long> int64_list(py::handle obj) {
 void bind_ufunc_methods(py::module_& m) {
     py::class_<nu::ufunc_methods, std::shared_ptr<nu::ufunc_methods>>(
         m, "UFuncMethods", py::dynamic_attr(), "Engine side of ufunc.accumulate, reduceat and at.")
-        .def(py::init([](std::string name, const std::string& where, bool fastmath) {
-                 return std::make_shared<nu::ufunc_methods>(std::move(name), where != "cuda", fastmath);
+        .def(py::init([](std::string name, const std::string& where, bool fastmath, const std::string& atomic) {
+                 return std::make_shared<nu::ufunc_methods>(std::move(name), where != "cuda", fastmath,
+                                                            nu::at_operator_named(atomic, "UFuncMethods"));
              }),
-             py::arg("name"), py::arg("target") = "cuda", py::arg("fastmath") = false)
+             py::arg("name"), py::arg("target") = "cuda", py::arg("fastmath") = false, py::arg("atomic") = "",
+             "atomic: the operator ufunc.at may apply as a native atomic ('add', 'min', 'max', 'and', "
+             "'or', 'xor'), as the front end recognised the function; '' for none.")
         .def("_add_loop", [](nu::ufunc_methods& e, const std::string& type, std::string function,
                              std::string source) {
             nu::reduce_loop l;
@@ -96,12 +99,13 @@ void bind_ufunc_methods(py::module_& m) {
             const nu::reduce_operand dst = method_operand(target, api + "(): the array", true, &keep);
             const nu::reduce_operand idx = method_operand(indices, api + "(): indices", false, &keep);
             const nu::reduce_operand val = method_operand(values, api + "(): b", false, &keep);
-            if (dst.on_host || idx.on_host || val.on_host) {
+            // b may be one host value (a scalar): its bytes travel in the kernel's parameters.
+            if (dst.on_host || idx.on_host || (val.on_host && val.view.size() != 1)) {
                 throw nu::value_error(api + "(): internal: the device path needs device arrays");
             }
             const nu::stream_ref s = as_stream(stream, api.c_str());
             release_gil nogil;
-            e.at_device(loop, dst.view, idx.view, val.view, s, api.c_str());
+            e.at_device(loop, dst.view, idx.view, val.view, val.on_host, s, api.c_str());
         });
 }
 

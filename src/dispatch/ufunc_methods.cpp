@@ -2,6 +2,7 @@
 #include "dispatch/ufunc_methods.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -46,6 +47,7 @@ struct methods_layout {
     long long scan_state_bytes = 0, line_tiles = 0;
     long long at_index_bytes = 0, at_len = 0, at_stride = 0, at_value_stride = 0;
     void* at_bad = nullptr;
+    long long at_scalar[2] = {0, 0};
 };
 
 // Parameter block of ufunc_methods.cuh's methods_params, as 8-byte words.
@@ -67,7 +69,7 @@ std::vector<long long> pack(const methods_layout& l) {
     w.push_back(l.scan_state_bytes);
     w.push_back(l.line_tiles);
     w.insert(w.end(), {l.at_index_bytes, l.at_len, l.at_stride, l.at_value_stride,
-                       reinterpret_cast<long long>(l.at_bad)});
+                       reinterpret_cast<long long>(l.at_bad), l.at_scalar[0], l.at_scalar[1]});
     return w;
 }
 
@@ -141,8 +143,31 @@ struct staging {
 
 }  // namespace
 
-ufunc_methods::ufunc_methods(std::string name, bool host_target, bool fastmath)
-    : m_name(std::move(name)), m_host_target(host_target), m_fastmath(fastmath) {}
+at_operator at_operator_named(const std::string& name, const char* api) {
+    static const char* const names[] = {"", "add", "min", "max", "and", "or", "xor"};
+    for (int i = 0; i < 7; ++i)
+        if (name == names[i]) return static_cast<at_operator>(i);
+    throw value_error(std::string(api) + "(): atomic must be '', 'add', 'min', 'max', 'and', 'or' or 'xor' (got '" +
+                      name + "')");
+}
+
+namespace {
+
+// float32 add.at through the hardware's atomic add, which flushes subnormal inputs and
+// results to zero (an opt-in: the default CAS loop is exact).
+bool native_float32_add_requested() {
+    const char* v = std::getenv("NUMBACUDA_UFUNC_AT_NATIVE_FLOAT32_ADD");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+}  // namespace
+
+ufunc_methods::ufunc_methods(std::string name, bool host_target, bool fastmath, at_operator at_op)
+    : m_name(std::move(name)),
+      m_host_target(host_target),
+      m_fastmath(fastmath),
+      m_at_op(at_op),
+      m_native_f32_add(native_float32_add_requested()) {}
 
 int ufunc_methods::add_loop(reduce_loop l) {
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -176,7 +201,8 @@ std::string ufunc_methods::source(int loop, dtype in, dtype out, std::string* en
            "    __device__ __forceinline__ auto operator()(A... a) const { return " + l.function + "(a...); }\n"
            "};\n\n";
     src += "NU_METHODS_ENTRY(" + name + ", nu::methods_kernels<nu_op, " + c_type_name(l.type) + ", " +
-           c_type_name(in) + ", " + c_type_name(out) + ">)\n";
+           c_type_name(in) + ", " + c_type_name(out) + ", " + std::to_string(static_cast<int>(m_at_op)) + ", " +
+           (m_native_f32_add ? "true" : "false") + ">)\n";
     return src;
 }
 
@@ -339,8 +365,33 @@ void ufunc_methods::at(int loop, const reduce_operand& target, const std::vector
     st.finish();
 }
 
+namespace {
+
+// The word at_check reports in: mapped pinned memory, one per device for the process
+// (never freed, like the primary context it lives in), reset by the host and read after
+// one stream synchronization, so a call allocates and copies nothing. The mutex holds it
+// for one check's round trip.
+struct check_word {
+    unsigned long long* host = nullptr;
+    void* device = nullptr;
+};
+std::mutex g_check_mutex;
+
+check_word& check_word_for(backend& be, int device) {
+    static std::unordered_map<int, check_word> words;  // guarded by g_check_mutex
+    check_word& w = words[device];
+    if (w.host == nullptr) {
+        w.host = static_cast<unsigned long long*>(be.allocate_mapped(sizeof(unsigned long long), true, false));
+        w.device = be.mapped_device_pointer(w.host);
+    }
+    return w;
+}
+
+}  // namespace
+
 void ufunc_methods::at_device(int loop, const array_view& target, const array_view& indices,
-                              const array_view& values, const stream_ref& stream, const char* api) {
+                              const array_view& values, bool values_on_host, const stream_ref& stream,
+                              const char* api) {
     NU_ASSERT(target.ndim() == 1 && indices.ndim() == 1 && indices.is_c_contiguous());
     NU_ASSERT(indices.type == dtype::int32 || indices.type == dtype::int64);
     const dtype t = loop_type(loop);
@@ -350,37 +401,53 @@ void ufunc_methods::at_device(int loop, const array_view& target, const array_vi
     const bool host = runs_on_host();
     const stream_handle live = live_handle(stream, api);
     const stream_handle s = host ? nullptr : live;
-    // The first update number whose index is out of bounds, found before any update.
-    const unsigned long long none = ~0ull;
-    unsigned long long first_bad = none;
-    const array_view bad_host{&first_bad, dtype::uint64, shape_t{1}, shape_t{8}};
-    device_array bad = device_array::empty(shape_t{1}, dtype::uint64, 'C', std::nullopt, stream, api);
-    bad.copy_from_host(bad_host, stream);
     methods_layout l;
     l.count = count;
     l.in = target.data;
     l.indices = indices.data;
-    l.values = values.data;
+    l.values = values_on_host ? nullptr : values.data;
+    if (values_on_host) {
+        NU_ASSERT(values.size() == 1 && itemsize(t) <= sizeof(l.at_scalar));
+        std::memcpy(l.at_scalar, values.data, itemsize(t));
+    }
     l.at_index_bytes = static_cast<long long>(itemsize(indices.type));
     l.at_len = target.shape[0];
     l.at_stride = target.strides[0];
     l.at_value_stride = values.size() == 1 ? 0 : static_cast<long long>(itemsize(t));
-    l.at_bad = bad.view().data;
     const methods_kernel_set& k = kernels(kernel_key{loop, target.type, target.type}, host);
-    std::vector<long long> p = pack(l);
-    run(k, k.at_check, count, false, s, p);
-    bad.copy_to_host(bad_host, stream);  // waits for the check
+    // The first update number whose index is out of bounds, found before any update.
+    const unsigned long long none = ~0ull;
+    unsigned long long first_bad = none;
+    {
+        backend& be = active_backend();
+        std::lock_guard<std::mutex> lock(g_check_mutex);
+        check_word& word = check_word_for(be, be.current_device());
+        *word.host = none;  // no check is in flight: each one is waited for under the lock
+        l.at_bad = static_cast<unsigned long long*>(word.device);
+        std::vector<long long> p = pack(l);
+        run(k, k.at_check, count, false, s, p);
+        if (!host) be.synchronize_stream(s);
+        first_bad = *static_cast<volatile unsigned long long*>(word.host);
+    }
     if (first_bad != none) {
+        // The check names some bad update; the first in index order is at or before it.
         const std::size_t size = itemsize(indices.type);
-        std::int64_t index64 = 0;
-        std::int32_t index32 = 0;
-        void* into = size == 4 ? static_cast<void*>(&index32) : static_cast<void*>(&index64);
-        // A pageable copy: in place when it returns.
-        active_backend().copy_to_host(into, static_cast<const char*>(indices.data) + first_bad * size, size, s);
-        const long long index = size == 4 ? index32 : index64;
+        const std::size_t n = static_cast<std::size_t>(first_bad) + 1;
+        std::vector<char> prefix(n * size);
+        active_backend().copy_to_host(prefix.data(), indices.data, prefix.size(), s);  // in place on return
+        long long index = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            std::int64_t v64 = 0;
+            std::int32_t v32 = 0;
+            if (size == 4) std::memcpy(&v32, prefix.data() + i * 4, 4);
+            else std::memcpy(&v64, prefix.data() + i * 8, 8);
+            index = size == 4 ? v32 : v64;
+            if (index < -target.shape[0] || index >= target.shape[0]) break;
+        }
         throw index_error(std::string(api) + "(): index " + std::to_string(index) +
                           " is out of bounds for axis 0 with size " + std::to_string(target.shape[0]));
     }
+    std::vector<long long> p = pack(l);
     apply_at(k, p, count, target.type, t, s);
 }
 

@@ -14,10 +14,11 @@
 //               associative operator (the scan regroups it); acc_tiles_init resets the
 //               tile states first;
 //   reduceat    a thread per (line, segment) folding the segment left to right;
-//   at_check    ufunc.at with element numbers on the device: the first update whose index
-//               is out of bounds, before any update is applied;
+//   at_check    ufunc.at with element numbers on the device: an update whose index is out
+//               of bounds (the host build: the first), before any update is applied;
 //   at_seq      ufunc.at, one thread applying the updates in index order (any operator);
-//   at_cas      ufunc.at, a thread per update, each a compare-and-swap loop over the
+//   at_cas      ufunc.at, a thread per update: one native atomic where the operator and
+//               type have one (at_atomic), else a compare-and-swap loop over the
 //               operator (1-, 2-, 4- and 8-byte types, the small ones through their
 //               4-byte word; the updates of one element apply once each, in an
 //               unspecified order: commutative and associative operators).
@@ -65,12 +66,68 @@ struct methods_params {
     long long at_len;
     long long at_stride;
     long long at_value_stride;   // bytes: the type's size, or 0 for one value for all
-    unsigned long long* at_bad;  // at_check: lowest update number out of bounds (or ~0)
+    unsigned long long* at_bad;  // at_check: an update number out of bounds (or ~0 as set)
+    // at: with `values` null, the one value for all, its bytes here (a host scalar needs
+    // no device copy per call).
+    long long at_scalar[2];
 };
 
+// ufunc.at operators with a native atomic, as the front end recognises the user's function
+// (numbacuda_ufunc/_methods.py): `a + b`, min(a, b), max(a, b), `a & b`, `a | b`, `a ^ b`.
+enum at_operator : int { at_op_none = 0, at_op_add, at_op_min, at_op_max, at_op_and, at_op_or, at_op_xor };
+
+#ifndef NU_HOST_BUILD
+// at_atomic<Op, T>::value: whether updates of T by operator Op are one native atomic, and
+// apply() that atomic (its result unused, so ptxas emits RED). 4- and 8-byte integers for
+// all six operators; float64 add (atom.add.f64 rounds to nearest, subnormals kept); float32
+// add only when NativeF32: atom.add.f32 flushes subnormal inputs and results to zero (PTX
+// ISA; sm_90 SASS `REDG.E.ADD.F32.FTZ.RN`), so by default float32 keeps the exact CAS loop.
+template <int Op, class T, bool NativeF32>
+struct at_atomic {
+    static constexpr bool value = false;
+    static __device__ void apply(T*, T) {}
+};
+template <int Op, class Word, class Stored>
+struct at_atomic_int {
+    static constexpr bool value = Op != at_op_none;
+    static __device__ void apply(Stored* target, Stored v) {
+        Word* w = reinterpret_cast<Word*>(target);
+        const Word x = (Word)v;
+        if constexpr (Op == at_op_add) atomicAdd(w, x);
+        else if constexpr (Op == at_op_and) atomicAnd(w, x);
+        else if constexpr (Op == at_op_or) atomicOr(w, x);
+        else if constexpr (Op == at_op_xor) atomicXor(w, x);
+        // min and max compare as the stored type: signed 64-bit through long long.
+        else if constexpr (Op == at_op_min) atomicMin(reinterpret_cast<Stored*>(w), v);
+        else if constexpr (Op == at_op_max) atomicMax(reinterpret_cast<Stored*>(w), v);
+    }
+};
+template <int Op, bool F>
+struct at_atomic<Op, int, F> : at_atomic_int<Op, int, int> {};
+template <int Op, bool F>
+struct at_atomic<Op, unsigned int, F> : at_atomic_int<Op, unsigned int, unsigned int> {};
+template <int Op, bool F>
+struct at_atomic<Op, long long, F> : at_atomic_int<Op, unsigned long long, long long> {};
+template <int Op, bool F>
+struct at_atomic<Op, unsigned long long, F> : at_atomic_int<Op, unsigned long long, unsigned long long> {};
+#if __CUDA_ARCH__ >= 600 || !defined(__CUDA_ARCH__)
+template <bool F>
+struct at_atomic<at_op_add, double, F> {
+    static constexpr bool value = true;
+    static __device__ void apply(double* target, double v) { atomicAdd(target, v); }
+};
+#endif
+template <>
+struct at_atomic<at_op_add, float, true> {
+    static constexpr bool value = true;
+    static __device__ void apply(float* target, float v) { atomicAdd(target, v); }
+};
+#endif
+
 // Op: functor calling the translated function. T: the operator's type; In: the input's
-// element type (converted on load); Out: the output's (converted on store).
-template <class Op, class T, class In, class Out>
+// element type (converted on load); Out: the output's (converted on store). AtOp: the
+// operator's at_operator; NativeF32: float32 add.at through the hardware's (FTZ) atomic.
+template <class Op, class T, class In, class Out, int AtOp = at_op_none, bool NativeF32 = false>
 struct methods_kernels {
     static NU_DEVICE T combine(const T& a, const T& b) { return cast<T>(Op{}(a, b)); }
 
@@ -126,6 +183,12 @@ struct methods_kernels {
         return (k < 0 ? k + p.at_len : k) * p.at_stride;
     }
     static NU_DEVICE T at_value(const methods_params& p, long long i) {
+        if (p.values == nullptr) {
+            static_assert(sizeof(T) <= sizeof(p.at_scalar), "at_scalar holds the largest loop type");
+            T v;
+            memcpy(&v, p.at_scalar, sizeof(T));
+            return v;
+        }
         return *reinterpret_cast<const T*>(p.values + i * p.at_value_stride);
     }
 
@@ -237,7 +300,10 @@ struct methods_kernels {
     static __device__ void at_check(const methods_params& p) {
         const long long step = (long long)gridDim.x * blockDim.x;
         for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.count; i += step) {
-            if (at_out_of_bounds(p, i)) atomicMin(p.at_bad, (unsigned long long)i);
+            // A plain store of any bad update's number: at_bad is mapped host memory, where
+            // atomics need host-native atomic support that PCIe links may lack. The host
+            // finds the first bad one itself (an error path) below this number.
+            if (at_out_of_bounds(p, i)) *(volatile unsigned long long*)p.at_bad = (unsigned long long)i;
         }
     }
 
@@ -251,7 +317,9 @@ struct methods_kernels {
     static __device__ void at_cas_one(const methods_params& p, long long i) {
         Bits* target = reinterpret_cast<Bits*>(p.in + at_offset(p, i));
         const T value = at_value(p, i);
-        Bits seen = *target, assumed;
+        // The first guess from L2 (ld.global.cg), where atomics resolve: an L1 line may
+        // hold a stale copy, which costs a failed CAS round trip.
+        Bits seen = __ldcg(target), assumed;
         do {
             assumed = seen;
             T current;
@@ -273,7 +341,7 @@ struct methods_kernels {
         const unsigned int shift = unsigned(address & 3ull) * 8u;
         const unsigned int mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
         const T value = at_value(p, i);
-        unsigned int seen = *word, assumed;
+        unsigned int seen = __ldcg(word), assumed;  // from L2, as in at_cas_one
         do {
             assumed = seen;
             const unsigned int old_bits = (assumed & mask) >> shift;
@@ -289,7 +357,9 @@ struct methods_kernels {
     static __device__ void at_cas(const methods_params& p) {
         const long long step = (long long)gridDim.x * blockDim.x;
         for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.count; i += step) {
-            if constexpr (sizeof(T) == 8) {
+            if constexpr (at_atomic<AtOp, T, NativeF32>::value) {
+                at_atomic<AtOp, T, NativeF32>::apply(reinterpret_cast<T*>(p.in + at_offset(p, i)), at_value(p, i));
+            } else if constexpr (sizeof(T) == 8) {
                 at_cas_one<unsigned long long>(p, i);
             } else if constexpr (sizeof(T) == 4) {
                 at_cas_one<unsigned int>(p, i);

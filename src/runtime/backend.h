@@ -96,6 +96,9 @@ public:
                               stream_handle s) = 0;
     virtual void copy_device_to_device(void* dst, const void* src, std::size_t bytes,
                                        stream_handle s) = 0;
+    // `words` 4-byte words at `dst` (4-byte aligned) set to `value`, ordered on `s`
+    // (cuMemsetD32Async): a scalar fill of a device array without a host copy.
+    virtual void fill32(void* dst, std::uint32_t value, std::size_t words, stream_handle s) = 0;
 
     // Kernels of the CUDA backend: a module from a CUBIN image (modules stay loaded for the
     // life of the process), its functions by name, and a launch with one by-value

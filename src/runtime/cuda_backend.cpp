@@ -312,6 +312,11 @@ public:
               reinterpret_cast<CUdeviceptr>(src), bytes, static_cast<CUstream>(s));
     }
 
+    void fill32(void* dst, std::uint32_t value, std::size_t words, stream_handle s) override {
+        make_current();
+        NU_CU(m_api, cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(dst), value, words, static_cast<CUstream>(s));
+    }
+
     // One module per distinct image and device. Every ufunc object of the same function
     // gets the same cached binary; loading it once each kept a module per object alive
     // (modules are never unloaded: functions of them may be in flight), and host memory

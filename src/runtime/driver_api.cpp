@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <mutex>
 
 #include "runtime/errors.h"
@@ -16,14 +17,28 @@ const driver_api* g_loaded = nullptr;
 std::string g_why;
 pid_t g_init_pid = 0;  // the process that initialized the driver
 
-void load_once() {
-    // Never link libcuda: on machines without a driver the link would break `import`.
+// The driver library: $NUMBACUDA_UFUNC_LIBCUDA where set (the tests load their counting
+// fake, tests/cxx/fake_cuda_driver.cpp, this way), else libcuda.so.1, else libcuda.so.
+// Never linked: on machines without a driver the link would break `import`. `name` says
+// which library was tried, for the error message.
+void* open_driver_library(std::string* name) {
+    const char* path = std::getenv("NUMBACUDA_UFUNC_LIBCUDA");
+    if (path != nullptr && *path != '\0') {
+        *name = std::string(path) + " (NUMBACUDA_UFUNC_LIBCUDA)";
+        return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+    *name = "libcuda.so.1";
     void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    return lib;
+}
+
+void load_once() {
+    std::string name;
+    void* lib = open_driver_library(&name);
     if (lib == nullptr) {
         const char* err = dlerror();
-        g_why = std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") +
-                (err ? err : "not found");
+        g_why = "the CUDA driver (" + name + ") could not be loaded: " + (err ? err : "not found");
         return;
     }
     bool complete = true;
@@ -66,8 +81,8 @@ const driver_api* load_driver(std::string* why) {
 
 int driver_cuda_version() {
     static const int version = [] {
-        void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (lib == nullptr) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+        std::string name;
+        void* lib = open_driver_library(&name);
         if (lib == nullptr) return 0;
         auto get = reinterpret_cast<nu_cu_pfn_cuDriverGetVersion>(dlsym(lib, nu_cu_symbol_cuDriverGetVersion));
         int v = 0;

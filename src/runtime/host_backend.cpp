@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -156,6 +157,10 @@ public:
     void copy_device_to_device(void* dst, const void* src, std::size_t bytes,
                                stream_handle) override {
         std::memmove(dst, src, bytes);
+    }
+    void fill32(void* dst, std::uint32_t value, std::size_t words, stream_handle) override {
+        auto* p = static_cast<std::uint32_t*>(dst);
+        std::fill(p, p + words, value);
     }
 
     void* load_module(const std::string&) override {
