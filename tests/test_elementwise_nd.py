@@ -176,3 +176,30 @@ def test_zero_stride_operand_is_loaded_once_per_piece():
     zero = _sass.sass_of(_sass.cubin_of(add._variant_source(0, 2, inner="ssz")[1]))
     loads = lambda s: len(re.findall(r"\bLDG\.E\b", s))  # noqa: E731
     assert loads(zero) < loads(general), (loads(zero), loads(general))
+
+
+_FAKE_BROADCAST = r"""
+import numpy as np
+from numbacuda_ufunc import cuda, vectorize
+
+drv = FakeDriver()
+
+@vectorize(["float32(float32, float32)"], target="cuda")
+def add(a, b):
+    return a + b
+
+col = cuda.to_device(np.ones((256, 1), np.float32))
+row = cuda.to_device(np.ones((1, 1024), np.float32))
+out = cuda.device_array((256, 1024), np.float32)
+add(col, row, out=out)
+t = drv.traffic(lambda: add(col, row, out=out))
+print(json.dumps([t, drv.last_launch(), [name for name, _ in add._kernel_sources()]]))
+"""
+
+
+def test_broadcast_launch_under_the_fake_driver(fake_driver):
+    traffic, (grid, block, shared), names = fake_driver.run_json(_FAKE_BROADCAST)
+    assert traffic["launches"] == 1 and traffic["allocations"] == 0 and traffic["copies"] == 0, traffic
+    # 2^18 elements in pieces of 4 (one float32 vector), 256 threads a block
+    assert block[0] == 256 and grid[0] == (1 << 18) // (4 * 256), (grid, block)
+    assert any(name.endswith("_strided2") for name in names), names

@@ -239,3 +239,61 @@ def test_operands_read_in_place_or_broadcast_use_no_generic_loads():
 def test_staged_source_needs_one_mode_per_operand():
     with pytest.raises(ValueError, match="one entry per operand"):
         matmul._loop_source(0, 1, staged=True, modes=[1, 1])
+
+
+_FAKE_STAGED = r"""
+import numpy as np
+from numbacuda_ufunc import cuda, guvectorize
+
+drv = FakeDriver()
+out = {}
+
+@guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])"], "(m,n),(n,p)->(m,p)", target="cuda")
+def matmul(a, b, c):
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            acc = a[0, 0] * 0
+            for k in range(a.shape[1]):
+                acc += a[i, k] * b[k, j]
+            c[i, j] = acc
+
+a = cuda.to_device(np.ones((4096, 16, 16), np.float32))
+c = cuda.device_array((4096, 16, 16), np.float32)
+matmul(a, a)      # output allocated by the call
+matmul(a, a, out=c)  # output passed in
+out["kernels"] = [src.split("NU_GUFUNC_STAGED_ENTRY(")[1] for name, src in matmul._kernel_sources()
+                  if name.endswith("_staged")]
+drv.reset()
+matmul(a, a)
+out["fresh"] = [drv.calls(), drv.last_launch()]
+h = np.ones((300, 16, 16), np.float32)
+matmul(h, h)
+drv.reset()
+matmul(h, h)  # host operands: inputs go to the device, the new output only comes back
+out["host"] = drv.traffic(lambda: matmul(h, h))
+print(json.dumps(out))
+"""
+
+
+def test_staged_launches_under_the_fake_driver(fake_driver):
+    out = fake_driver.run_json(_FAKE_STAGED)
+    # one kernel per staging specialisation: the allocated output written back only (4),
+    # the output passed in staged in and out (3); 16x16 extents fixed in both
+    kernels = out["kernels"]
+    assert len(kernels) == 2, kernels
+    assert any("1, 16, 16>, nu::garg<nu::f32, 2, 0, 1, 16, 16>, nu::garg<nu::f32, 2, 0, 4, 16, 16>" in k
+               for k in kernels), kernels
+    assert any("nu::garg<nu::f32, 2, 0, 3, 16, 16>" in k for k in kernels), kernels
+    calls, (grid, block, shared) = out["fresh"]
+    # Block by occupancy with the shared memory counted: 16x16 float32 items take 1,028
+    # bytes each (an odd number of words), three per thread. 128 and 96 threads do not fit
+    # the 227 KiB opt-in limit; 64 threads (one block per SM) and 32 (two) keep 64 threads
+    # per SM resident; the larger block wins the tie.
+    assert block[0] == 64 and shared == 3 * 64 * 1028, (block, shared)
+    # (the occupancy answers are cached: a steady-state call asks the driver nothing)
+    assert calls.get("cuOccupancyMaxActiveBlocksPerMultiprocessor", 0) == 0, calls
+    assert calls["cuLaunchKernel"] == 1 and grid[0] == 4096 // 64, (calls, grid)
+    # host inputs: two copies in, one out; the new output is not copied in
+    host = out["host"]["calls"]
+    assert host.get("cuMemcpyHtoDAsync", 0) + host.get("cuMemcpyHtoD", 0) == 2, host
+    assert host.get("cuMemcpyDtoHAsync", 0) + host.get("cuMemcpyDtoH", 0) == 1, host
