@@ -6,7 +6,10 @@ NumPy or the Python function, over the layouts that decide how an operand is sta
 (packed items, one broadcast item, an operand read in place, outputs given with
 ``out=``, inputs the function writes, unaligned data, item counts around the block
 size). The compile-level checks run anywhere: the staged variant builds with NVRTC for
-sm_90, moves items with vector loads and stores and synchronizes the block.
+sm_90, moves items with vector loads and stores and synchronizes the block; specialised on
+its operands' staging modes and small core extents (as a call builds it), the function
+reads staged items with shared-memory loads and no generic ones, and an output the engine
+allocated is not copied in.
 """
 
 import re
@@ -188,3 +191,110 @@ def test_host_backend_never_stages():
     a = np.ones((200, 4, 4), np.float32)
     np.testing.assert_array_equal(matmul(a, a), a @ a)
     assert _staged_entries(matmul) == []
+
+
+def _specialised_sass(dtype, size, modes):
+    # The kernel a call with packed (batch, size, size) items runs: staging modes and core
+    # extents are template constants (src/dispatch/gufunc.cpp, staged_spec).
+    entry, src = matmul._loop_source(_TYPES.index(dtype), 1, staged=True, modes=modes,
+                                     extents=[[size, size]] * 3)
+    assert entry.endswith("_staged")
+    return _sass.sass_of(_sass.cubin_of(src))
+
+
+def _count(pattern, sass):
+    return len(re.findall(pattern, sass))
+
+
+@pytest.mark.skipif(_sass.find_tool("cuobjdump") is None and _sass.find_tool("nvdisasm") is None,
+                    reason="needs cuobjdump or nvdisasm")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_staged_matmul_reads_staged_items_with_shared_loads(dtype):
+    # 16x16 items of a and b staged in (mode 1), the allocated output written back only (4).
+    sass = _specialised_sass(dtype, 16, [1, 1, 4])
+    # The function's reads of a and b are shared-memory loads at constant offsets ...
+    assert _count(r"\bLDS(\.\S+)?\b", sass) >= 16, sass
+    # ... never generic loads or stores (LD.E / ST.E: a pointer the compiler cannot place,
+    # which the run-time staging mode made of every staged operand before)
+    assert _count(r"\bLD\.E", sass) == 0 and _count(r"\bST\.E", sass) == 0, sass
+    assert _count(r"\b(LDL|STL)\b", sass) == 0, "no local memory traffic"
+    # The output is not copied in: its only global accesses are the copy out.
+    staged_in_out = _specialised_sass(dtype, 16, [1, 1, 3])
+    assert _count(r"\bLDG\.E", sass) < _count(r"\bLDG\.E", staged_in_out)
+    # Copy-in keeps several loads in flight: four 16-byte loads before their shared stores.
+    ops = "".join("L" if op.startswith("LDG") else "S"
+                  for op in re.findall(r"\b(LDG\.E\.128|STS)\b", sass))
+    assert "LLLL" in ops, ops
+
+
+@pytest.mark.skipif(_sass.find_tool("cuobjdump") is None and _sass.find_tool("nvdisasm") is None,
+                    reason="needs cuobjdump or nvdisasm")
+def test_operands_read_in_place_or_broadcast_use_no_generic_loads():
+    # a read where it lies (mode 0: global loads), b one item for the whole block (2),
+    # the output staged in and out (3: passed with out=), extents fixed
+    sass = _specialised_sass("float32", 4, [0, 2, 3])
+    assert _count(r"\bLD\.E", sass) == 0 and _count(r"\bST\.E", sass) == 0, sass
+    assert _count(r"\bLDS", sass) > 0 and _count(r"\bLDG\.E", sass) > 0
+
+
+def test_staged_source_needs_one_mode_per_operand():
+    with pytest.raises(ValueError, match="one entry per operand"):
+        matmul._loop_source(0, 1, staged=True, modes=[1, 1])
+
+
+_FAKE_STAGED = r"""
+import numpy as np
+from numbacuda_ufunc import cuda, guvectorize
+
+drv = FakeDriver()
+out = {}
+
+@guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])"], "(m,n),(n,p)->(m,p)", target="cuda")
+def matmul(a, b, c):
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            acc = a[0, 0] * 0
+            for k in range(a.shape[1]):
+                acc += a[i, k] * b[k, j]
+            c[i, j] = acc
+
+a = cuda.to_device(np.ones((4096, 16, 16), np.float32))
+c = cuda.device_array((4096, 16, 16), np.float32)
+matmul(a, a)      # output allocated by the call
+matmul(a, a, out=c)  # output passed in
+out["kernels"] = [src.split("NU_GUFUNC_STAGED_ENTRY(")[1] for name, src in matmul._kernel_sources()
+                  if name.endswith("_staged")]
+drv.reset()
+matmul(a, a)
+out["fresh"] = [drv.calls(), drv.last_launch()]
+h = np.ones((300, 16, 16), np.float32)
+matmul(h, h)
+drv.reset()
+matmul(h, h)  # host operands: inputs go to the device, the new output only comes back
+out["host"] = drv.traffic(lambda: matmul(h, h))
+print(json.dumps(out))
+"""
+
+
+def test_staged_launches_under_the_fake_driver(fake_driver):
+    out = fake_driver.run_json(_FAKE_STAGED)
+    # one kernel per staging specialisation: the allocated output written back only (4),
+    # the output passed in staged in and out (3); 16x16 extents fixed in both
+    kernels = out["kernels"]
+    assert len(kernels) == 2, kernels
+    assert any("1, 16, 16>, nu::garg<nu::f32, 2, 0, 1, 16, 16>, nu::garg<nu::f32, 2, 0, 4, 16, 16>" in k
+               for k in kernels), kernels
+    assert any("nu::garg<nu::f32, 2, 0, 3, 16, 16>" in k for k in kernels), kernels
+    calls, (grid, block, shared) = out["fresh"]
+    # Block by occupancy with the shared memory counted: 16x16 float32 items take 1,028
+    # bytes each (an odd number of words), three per thread. 128 and 96 threads do not fit
+    # the 227 KiB opt-in limit; 64 threads (one block per SM) and 32 (two) keep 64 threads
+    # per SM resident; the larger block wins the tie.
+    assert block[0] == 64 and shared == 3 * 64 * 1028, (block, shared)
+    # (the occupancy answers are cached: a steady-state call asks the driver nothing)
+    assert calls.get("cuOccupancyMaxActiveBlocksPerMultiprocessor", 0) == 0, calls
+    assert calls["cuLaunchKernel"] == 1 and grid[0] == 4096 // 64, (calls, grid)
+    # host inputs: two copies in, one out; the new output is not copied in
+    host = out["host"]["calls"]
+    assert host.get("cuMemcpyHtoDAsync", 0) + host.get("cuMemcpyHtoD", 0) == 2, host
+    assert host.get("cuMemcpyDtoHAsync", 0) + host.get("cuMemcpyDtoH", 0) == 1, host

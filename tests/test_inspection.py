@@ -177,8 +177,8 @@ def test_contiguous_elementwise_kernels_use_128_bit_accesses(dtype):
 @needs_cuobjdump
 @pytest.mark.parametrize("dtype", ["float32", "float64", "uint8"])
 def test_strided_elementwise_kernels_issue_four_elements_loads_before_storing(dtype):
-    # The device loop takes strided elements four at a time (i, i + step, ...) and issues
-    # all their loads before any store, so a thread keeps 4x the bytes in flight.
+    # The device loop takes a piece of (at least) four consecutive elements of a row and
+    # issues all their loads before any store, so a thread keeps 4x the bytes in flight.
     import re
 
     add = _binary(dtype)

@@ -174,10 +174,12 @@ py::object call_gufunc_loop(py::handle self, py::tuple args, py::handle kwargs, 
         }
         results[k] = new_result(who, plan.out_shapes[k], l.types[nin + k], 'C', on_device, is_cupy, s, &out_ops[k]);
     }
+    std::vector<bool> fresh(nout);
+    for (std::size_t k = 0; k < nout; ++k) fresh[k] = outs[k].is_none();
     std::int64_t blocks = 0;
     {
         release_gil nogil;
-        blocks = g.execute(plan, ops, out_ops, s);
+        blocks = g.execute(plan, ops, out_ops, s, fresh);
     }
     warn_low_occupancy(blocks);  // as Numba's gufuncs, whose launches are kernel launches
     note_stream_uses(ops, out_ops.data(), out_ops.size(), s);
@@ -238,17 +240,30 @@ void bind_gufunc(py::module_& m) {
         .def_property_readonly("ntypes", [](const nu::gufunc& g) { return g.loops().size(); })
         .def_property_readonly("types", &nu::gufunc::type_strings)
         .def("_kernel_sources", &nu::gufunc::kernel_sources)
-        .def("_loop_source", [](nu::gufunc& g, int loop, int nloop, bool staged) {
+        .def("_loop_source", [](nu::gufunc& g, int loop, int nloop, bool staged, std::vector<int> modes,
+                                std::vector<std::vector<std::int64_t>> extents) {
             if (loop < 0 || loop >= static_cast<int>(g.loops().size()) || nloop < 0 || nloop > 32) {
                 throw nu::value_error("_loop_source(): no loop " + std::to_string(loop) + " with " +
                                       std::to_string(nloop) + " loop dimensions");
             }
+            const std::size_t nops = g.loops()[static_cast<std::size_t>(loop)].types.size();
+            if ((!modes.empty() && modes.size() != nops) || (!extents.empty() && extents.size() != nops)) {
+                throw nu::value_error("_loop_source(): modes and extents need one entry per operand (" +
+                                      std::to_string(nops) + ")");
+            }
+            nu::staged_spec spec;
+            if (!modes.empty()) {
+                spec.modes = modes;
+                spec.extents = extents.empty() ? std::vector<std::vector<std::int64_t>>(nops) : extents;
+            }
             std::string entry;
-            std::string src = g.kernel_source(loop, nloop, &entry, staged);
+            std::string src = g.kernel_source(loop, nloop, &entry, staged, modes.empty() ? nullptr : &spec);
             return py::make_tuple(entry, src);
         }, py::arg("loop"), py::arg("nloop") = 1, py::arg("staged") = false,
+             py::arg("modes") = std::vector<int>{}, py::arg("extents") = std::vector<std::vector<std::int64_t>>{},
              "(entry, source) of a loop's kernel over nloop loop dimensions (staged: the GPU "
-             "variant that copies small items through shared memory).")
+             "variant that copies small items through shared memory; modes and extents: the "
+             "staged variant's specialisation per operand, see gufunc.cuh's garg).")
         .def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
             return call_or_redo<call_gufunc>(self, args, kwargs);
         })

@@ -220,7 +220,10 @@ void bind_ufunc(py::module_& m) {
         .def("_kernel_sources", &nu::ufunc::kernel_sources,
              "(entry, source) of every kernel variant built so far.")
         .def("_variant_source", &nu::ufunc::variant_source, py::arg("loop"), py::arg("ndim") = 0,
-             "(entry, source) of a loop's contiguous (ndim=0) or strided kernel.");
+             py::arg("inner") = "",
+             "(entry, source) of a loop's contiguous (ndim=0) or strided kernel; inner: the "
+             "strided kernel's innermost-stride class per operand, output first ('c' unit, "
+             "'z' zero, 's' any).");
     cls.def("__call__", [](py::object self, py::args args, py::kwargs kwargs) {
         return call_or_redo<call_ufunc>(self, args, kwargs);
     });

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 #include "dispatch/broadcast.h"
 #include "dispatch/device_cast.h"
@@ -156,8 +157,18 @@ const gufunc_loop& gufunc::loop_at(int index) {
     return m_loops[static_cast<std::size_t>(index)];
 }
 
-const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host, bool staged) {
-    const long long key = (static_cast<long long>(loop) * 64 + nloop) * 2 + (staged ? 1 : 0);
+std::string staged_spec::key() const {
+    std::string k;
+    for (std::size_t j = 0; j < modes.size(); ++j) {
+        k += "|" + std::to_string(modes[j]);
+        for (std::int64_t e : extents[j]) k += "," + std::to_string(e);
+    }
+    return k;
+}
+
+const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host, const staged_spec* spec) {
+    const bool staged = spec != nullptr;
+    const std::string key = std::to_string(loop) + "/" + std::to_string(nloop) + (staged ? "/staged" + spec->key() : "");
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         auto it = m_kernels.find(key);
@@ -171,7 +182,7 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host, bool stage
     const bool checked = host && (m_target == target::cuda || m_boundscheck ||
                                   (env && std::string(env) == "1"));
     const std::string src = std::string(checked ? "#define NU_BOUNDSCHECK 1\n" : "") +
-                            kernel_source(loop, nloop, &entry, staged);
+                            kernel_source(loop, nloop, &entry, staged, spec);
     std::unique_ptr<compiled_kernel> k;
     {
         blocking_section compiling;
@@ -184,7 +195,8 @@ const compiled_kernel& gufunc::kernel(int loop, int nloop, bool host, bool stage
     return *m_kernels.emplace(key, std::move(k)).first->second;
 }
 
-std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out, bool staged) {
+std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out, bool staged,
+                                  const staged_spec* spec) {
     const gufunc_loop& l = loop_at(loop);
     if (staged && nloop != 1) throw value_error(m_name + "(): staged kernels have one loop dimension");
     const std::string entry = l.function + "_gufunc" + std::to_string(nloop) + (staged ? "_staged" : "");
@@ -196,7 +208,15 @@ std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out, b
         const int core = l.kinds[k] == arg_kind::view ? static_cast<int>(m_core[k].size()) : 0;
         words += 1 + nloop + 2 * core;
         args += std::string(", nu::garg<") + c_type_name(l.types[k]) + ", " + std::to_string(core) + ", " +
-                std::to_string(static_cast<int>(l.kinds[k])) + ">";
+                std::to_string(static_cast<int>(l.kinds[k]));
+        if (staged) {
+            const int mode = spec ? spec->modes[k] : l.kinds[k] == arg_kind::scalar ? 0 : k < m_nin ? 1 : 3;
+            args += ", " + std::to_string(mode);
+            if (spec && core > 0 && static_cast<int>(spec->extents[k].size()) == core) {
+                for (std::int64_t e : spec->extents[k]) args += ", " + std::to_string(e);
+            }
+        }
+        args += ">";
     }
     std::string src = "#include \"gufunc.cuh\"\n\n" + l.source + "\n\n";
     src += "struct nu_op {\n"
@@ -211,20 +231,39 @@ std::string gufunc::kernel_source(int loop, int nloop, std::string* entry_out, b
 namespace {
 
 // How a GPU launch of one loop dimension stages its operands through shared memory (see
-// gufunc.cuh's run_device_staged): threads per block, dynamic shared bytes, and the four
-// words per operand; block 0 when no operand gains from it.
+// gufunc.cuh's run_device_staged): per operand its mode, copy width, shared stride and item
+// bytes; then (size_staging) threads per block, dynamic shared bytes and the four words
+// per operand. `any` is false when no operand gains from staging.
 struct staging {
+    bool any = false;
+    std::vector<long long> mode, width, stride, item;
     unsigned block = 0;
     std::size_t bytes = 0;
     std::vector<long long> words;
+
+    // Shared bytes of a block of `block` threads, and each operand's offset in them.
+    std::size_t layout(unsigned block, std::vector<long long>* offsets) const {
+        std::size_t total = 0;
+        for (std::size_t k = 0; k < mode.size(); ++k) {
+            if (offsets) offsets->push_back(static_cast<long long>(total));
+            if (mode[k] == 0) continue;
+            total += static_cast<std::size_t>(stride[k]) * (mode[k] == 2 ? 1 : block);
+            total = (total + 15) / 16 * 16;
+        }
+        return total;
+    }
 };
 
 staging plan_staging(const std::vector<array_view>& views, const std::vector<shape_t>& loop_strides,
                      const std::vector<std::size_t>& core_ndim, const std::vector<arg_kind>& kinds,
-                     int nin, const std::vector<bool>& written, std::size_t shared_limit) {
+                     int nin, const std::vector<bool>& written, const std::vector<bool>& allocated) {
     const std::size_t nops = views.size();
-    std::vector<long long> mode(nops, 0), width(nops, 4), stride(nops, 0), item(nops, 0);
-    bool any = false;
+    staging st;
+    std::vector<long long>&mode = st.mode, &width = st.width, &stride = st.stride, &item = st.item;
+    mode.assign(nops, 0);
+    width.assign(nops, 4);
+    stride.assign(nops, 0);
+    item.assign(nops, 0);
     for (std::size_t k = 0; k < nops; ++k) {
         if (kinds[k] == arg_kind::scalar) continue;  // read by value, in place
         const array_view& v = views[k];
@@ -243,7 +282,8 @@ staging plan_staging(const std::vector<array_view>& views, const std::vector<sha
         if (!contiguous || bytes < 32 || bytes % 4 != 0 || base % 4 != 0) continue;
         const bool out = static_cast<int>(k) >= nin || written[k];
         if (step == bytes) {
-            mode[k] = out ? 3 : 1;
+            // An output the engine allocated has no contents to read: written back only.
+            mode[k] = out ? (allocated[k] ? 4 : 3) : 1;
         } else if (step == 0 && !out) {
             mode[k] = 2;
         } else {
@@ -257,46 +297,44 @@ staging plan_staging(const std::vector<array_view>& views, const std::vector<sha
         if ((s / e) % 2 == 0) s += e;
         stride[k] = s;
         item[k] = bytes;
-        any = true;
+        st.any = true;
     }
-    staging st;
-    if (!any) return st;
-    auto layout = [&](unsigned block, std::vector<long long>* offsets) {
-        std::size_t total = 0;
-        for (std::size_t k = 0; k < nops; ++k) {
-            if (offsets) offsets->push_back(static_cast<long long>(total));
-            if (mode[k] == 0) continue;
-            total += static_cast<std::size_t>(stride[k]) * (mode[k] == 2 ? 1 : block);
-            total = (total + 15) / 16 * 16;
-        }
-        return total;
-    };
-    // The largest block (of at most 128 threads, the kernel's launch bound) whose items fit
-    // in 48 KiB; else 32 threads with up to half the opt-in limit, so two blocks share a
-    // multiprocessor (16x16 float32 matmul: 3 x 32 items of 1,028 bytes, 99 KiB).
-    for (unsigned block : {128u, 64u, 32u}) {
-        if (layout(block, nullptr) <= 48 * 1024) {
+    return st;
+}
+
+// Threads per block: of the sizes up to the kernel's launch bound (128) whose items fit in
+// the opt-in shared memory, the one with the most threads resident per multiprocessor by
+// the occupancy API (`occupancy(block, shared bytes)`: blocks per multiprocessor), which
+// counts the block's shared memory with its registers; the larger block on a tie. A fixed
+// 48 KiB budget gave 16x16 float32 matmul 2 warps per multiprocessor (issue 30).
+void size_staging(staging& st, std::size_t shared_limit, const std::function<int(unsigned, std::size_t)>& occupancy) {
+    long long best = -1;
+    for (unsigned block : {128u, 96u, 64u, 32u}) {
+        const std::size_t bytes = st.layout(block, nullptr);
+        if (bytes > shared_limit) continue;
+        const long long threads = static_cast<long long>(occupancy(block, bytes)) * block;
+        if (threads > best) {
+            best = threads;
             st.block = block;
-            break;
         }
     }
-    if (st.block == 0 && layout(32, nullptr) <= shared_limit / 2) st.block = 32;
-    if (st.block == 0) return st;
+    if (st.block == 0) return;
     std::vector<long long> offsets;
-    st.bytes = layout(st.block, &offsets);
-    for (std::size_t k = 0; k < nops; ++k) {
+    st.bytes = st.layout(st.block, &offsets);
+    const std::vector<long long>&mode = st.mode, &width = st.width, &stride = st.stride, &item = st.item;
+    for (std::size_t k = 0; k < mode.size(); ++k) {
         st.words.push_back(mode[k] | width[k] << 8);
         st.words.push_back(offsets[k]);
         st.words.push_back(stride[k]);
         st.words.push_back(item[k]);
     }
-    return st;
 }
 
 }  // namespace
 
 std::int64_t gufunc::execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
-                             const std::vector<operand>& outputs, const stream_ref& stream) {
+                             const std::vector<operand>& outputs, const stream_ref& stream,
+                             const std::vector<bool>& fresh_outputs) {
     const std::int64_t n = checked_size(plan.loop_shape, m_name.c_str());
     const gufunc_loop& l = loop_at(plan.loop);
     const bool emulated = cuda_target_emulated();
@@ -322,7 +360,10 @@ std::int64_t gufunc::execute(const gufunc_plan& plan, const std::vector<operand>
                            (!emulated || (!is_output && !writable(k)));
         if (stage) {
             device_array tmp = device_array::empty(v.shape, v.type, 'C', std::nullopt, stream, m_name.c_str());
-            tmp.copy_from_host(v, stream);  // outputs are read-write: their contents go too
+            // Outputs are read-write: their contents go too, unless allocated for this call.
+            const bool fresh = is_output && k - m_nin < static_cast<int>(fresh_outputs.size()) &&
+                               fresh_outputs[k - m_nin];
+            if (!fresh) tmp.copy_from_host(v, stream);
             keep.push_back(tmp);
             if (!emulated && (is_output || writable(k))) copy_back.emplace_back(k, &op.view);
             v = tmp.view();
@@ -363,17 +404,44 @@ std::int64_t gufunc::execute(const gufunc_plan& plan, const std::vector<operand>
         std::rotate(strides.begin(), strides.end() - m_nin, strides.end());
         const int nloop = static_cast<int>(shape.size());
         staging st;
+        staged_spec spec;
         if (!host && nloop == 1) {
             std::vector<std::size_t> core_ndim;
-            std::vector<bool> written;
+            std::vector<bool> written, allocated;
             for (int k = 0; k < nops; ++k) {
                 core_ndim.push_back(l.kinds[k] == arg_kind::view ? m_core[k].size() : 0);
                 written.push_back(k < m_nin && writable(k));
+                allocated.push_back(k >= m_nin && k - m_nin < static_cast<int>(fresh_outputs.size()) &&
+                                    fresh_outputs[k - m_nin]);
             }
-            st = plan_staging(views, strides, core_ndim, l.kinds, m_nin, written,
-                              static_cast<std::size_t>(current_device_info().shared_per_block_optin));
+            st = plan_staging(views, strides, core_ndim, l.kinds, m_nin, written, allocated);
+            if (st.any) {
+                for (int k = 0; k < nops; ++k) {
+                    spec.modes.push_back(static_cast<int>(st.mode[k]));
+                    // Small core extents become constants of the kernel: with the staging
+                    // mode fixed too, the function indexes a staged item with shared loads
+                    // at constant offsets (issue 30: generic 64-bit loads before).
+                    std::vector<std::int64_t> fixed;
+                    const std::size_t core = core_ndim[k];
+                    const shape_t& sh = views[k].shape;
+                    for (std::size_t j = sh.size() - core; core <= 4 && j < sh.size(); ++j) fixed.push_back(sh[j]);
+                    const bool small = core > 0 && core <= 4 &&
+                                       std::all_of(fixed.begin(), fixed.end(), [](std::int64_t e) {
+                                           return e >= 1 && e <= staged_spec::k_fixed_extent;
+                                       });
+                    spec.extents.push_back(small ? fixed : std::vector<std::int64_t>{});
+                }
+            }
         }
-        const compiled_kernel& kern = kernel(plan.loop, nloop, host, st.block != 0);
+        const compiled_kernel* staged_kernel = st.any ? &kernel(plan.loop, nloop, host, &spec) : nullptr;
+        if (staged_kernel != nullptr) {
+            backend& b = active_backend();
+            size_staging(st, static_cast<std::size_t>(current_device_info().shared_per_block_optin),
+                         [&](unsigned block, std::size_t bytes) {
+                             return b.max_active_blocks(staged_kernel->function, block, bytes);
+                         });
+        }
+        const compiled_kernel& kern = st.block != 0 ? *staged_kernel : kernel(plan.loop, nloop, host, nullptr);
 
         std::vector<long long> words;
         words.push_back(n);

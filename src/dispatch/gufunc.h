@@ -30,6 +30,16 @@ struct gufunc_loop {
     std::string source;
 };
 
+// What a staged kernel (gufunc.cuh's run_device_staged) is specialised on, per operand:
+// its staging mode (garg's MODE) and, when each of its core extents is at most
+// k_fixed_extent (and it has at most 4 core dimensions), those extents; else none.
+struct staged_spec {
+    static constexpr std::int64_t k_fixed_extent = 32;
+    std::vector<int> modes;
+    std::vector<std::vector<std::int64_t>> extents;
+    std::string key() const;
+};
+
 struct gufunc_plan {
     int loop = -1;
     shape_t loop_shape;                // broadcast loop dimensions
@@ -68,15 +78,21 @@ public:
     // another dtype are converted on the device); outputs are read-write. Returns the
     // blocks the cuda target's loop asks for (emulated or not), 0 when nothing was launched
     // or the target is cpu/parallel: the caller's low-occupancy warning reads it.
+    // `fresh_outputs[k]`: output k was allocated for this call (its contents are undefined,
+    // so a staged launch never copies them in).
     std::int64_t execute(const gufunc_plan& plan, const std::vector<operand>& inputs,
-                 const std::vector<operand>& outputs, const stream_ref& stream);
+                 const std::vector<operand>& outputs, const stream_ref& stream,
+                 const std::vector<bool>& fresh_outputs = {});
 
     std::vector<std::pair<std::string, std::string>> kernel_sources();
     // The translation unit of `loop` over `nloop` loop dimensions, and its entry's name
     // (what a call with that many loop dimensions builds; for inspection).
     // `staged`: the variant that copies small items through shared memory (one loop
     // dimension, GPU only; see gufunc.cuh's run_device_staged).
-    std::string kernel_source(int loop, int nloop, std::string* entry, bool staged = false);
+    // `spec`: a staged kernel's specialisation (null: staged inputs, outputs staged in and
+    // out, extents read at run time).
+    std::string kernel_source(int loop, int nloop, std::string* entry, bool staged = false,
+                              const staged_spec* spec = nullptr);
 
     // Index checks in host builds of target cpu/parallel (emulation of the cuda target
     // always checks): guvectorize(boundscheck=True) or NUMBACUDA_UFUNC_BOUNDSCHECK=1.
@@ -84,7 +100,7 @@ public:
     bool boundscheck() const { return m_boundscheck; }
 
 private:
-    const compiled_kernel& kernel(int loop, int nloop, bool host, bool staged);
+    const compiled_kernel& kernel(int loop, int nloop, bool host, const staged_spec* spec);
 
     std::string m_name;
     int m_nin;
@@ -97,7 +113,8 @@ private:
     std::vector<int> m_writable;
     std::deque<gufunc_loop> m_loops;
     std::mutex m_mutex;
-    std::unordered_map<long long, std::unique_ptr<compiled_kernel>> m_kernels;  // (loop, nloop, staged)
+    // (loop, nloop, staged spec) as text
+    std::unordered_map<std::string, std::unique_ptr<compiled_kernel>> m_kernels;
 };
 
 }  // namespace nu

@@ -155,7 +155,7 @@ std::vector<std::pair<std::string, std::string>> ufunc::kernel_sources() {
     return out;
 }
 
-std::pair<std::string, std::string> ufunc::variant_source(int loop, int ndim) {
+std::pair<std::string, std::string> ufunc::variant_source(int loop, int ndim, const std::string& inner) {
     if (loop < 0 || loop >= static_cast<int>(loops().size()) || ndim < 0) {
         throw value_error(m_name + "._variant_source(): no loop " + std::to_string(loop) +
                           " or bad ndim " + std::to_string(ndim));
@@ -166,6 +166,9 @@ std::pair<std::string, std::string> ufunc::variant_source(int loop, int ndim) {
     v.ndim = ndim;
     v.out = l.out;
     v.in = l.in;
+    for (std::size_t k = 0; k < inner.size() && k < 32; ++k) {
+        v.inner |= static_cast<unsigned long long>(inner[k] == 'c' ? 1 : inner[k] == 'z' ? 2 : 0) << (2 * k);
+    }
     const std::string entry = l.function + (ndim == 0 ? "_contig" : "_strided" + std::to_string(ndim));
     return {entry, elementwise_source(l.function, l.source, l.out, l.in, v, entry)};
 }
@@ -187,15 +190,19 @@ const elementwise_kernel& ufunc::kernel(const elementwise_variant& v, bool host)
     const loop& l = loop_at(v.loop);
     std::string entry = l.function + (v.ndim == 0 ? "_contig" : "_strided" + std::to_string(v.ndim));
     const std::string source = elementwise_source(l.function, l.source, l.out, l.in, v, entry);
-    // Emulation (target cuda on the host backend) builds at -O1, cpu/parallel at -O3.
-    const std::vector<std::string> host_extra =
-        host && m_target == target::cuda ? emulation_host_options() : std::vector<std::string>{};
+    // Emulation (target cuda on the host backend) builds at -O1, cpu/parallel at -O3;
+    // emulation runs the device's strided loop (elementwise.cuh, run_pieces).
+    std::vector<std::string> host_extra;
+    if (host && m_target == target::cuda) {
+        host_extra = emulation_host_options();
+        host_extra.push_back("-DNU_EMULATE_DEVICE_LOOP=1");
+    }
     std::unique_ptr<elementwise_kernel> k;
     {
         blocking_section compiling;  // milliseconds (cache) to seconds (compiler)
         k = std::make_unique<elementwise_kernel>(
             elementwise_kernel{build_kernel(source, entry, host, m_fastmath, host_extra),
-                               vector_width(v.out, v.in)});
+                               vector_width(v.out, v.in), piece_width(v.out, v.in)});
     }
     std::lock_guard<std::mutex> lock(m_mutex);
     return *m_kernels.emplace(v, std::move(k)).first->second;
@@ -434,6 +441,23 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
     }
     v.ndim = contiguous ? 0 : static_cast<int>(shape.size());
     v.index64 = n > std::numeric_limits<std::int32_t>::max();
+    v.inner = 0;
+    bool strided_aligned = false;
+    // Stride classes specialise the device loop (and its emulation); cpu and parallel
+    // loops step through runs with the strides they are given, so they share one variant.
+    if (!contiguous && (m_target == target::cuda)) {
+        std::vector<const void*>& pointers = scratch.pointers;
+        std::vector<dtype>& types = scratch.types;
+        pointers.assign(1, out_view.data);
+        types.assign(1, v.out);
+        for (std::size_t k = 0; k < inputs.size(); ++k) {
+            pointers.push_back(inputs[k].is_array() ? views[k].data : nullptr);
+            types.push_back(v.in[k]);
+        }
+        const inner_stride_plan inner = plan_inner_strides(pointers, types, strides, v.scalars);
+        v.inner = inner.classes;
+        strided_aligned = inner.aligned;
+    }
 
     const int vec = vector_width(v.out, v.in);
     bool aligned = contiguous && vec > 1;
@@ -446,7 +470,7 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
     }
 
     const elementwise_kernel& kern = kernel(v, host);
-    elementwise_params params(n, aligned, contiguous ? shape_t{n} : shape);
+    elementwise_params params(n, aligned || strided_aligned, contiguous ? shape_t{n} : shape);
     params.add(out_view.data, nullptr, contiguous ? shape_t{static_cast<long long>(itemsize(v.out))} : strides[0]);
     for (std::size_t k = 0; k < inputs.size(); ++k) {
         if (inputs[k].is_array()) {
@@ -456,7 +480,7 @@ ufunc::staged_launch ufunc::launch(const call_plan& plan, const std::vector<oper
             params.add(nullptr, values[k].bytes, {});
         }
     }
-    launch_elementwise(kern, params, n, host, m_target == target::parallel, aligned, s);
+    launch_elementwise(kern, params, n, host, m_target == target::parallel, aligned, !contiguous, s);
     return pending;
 }
 

@@ -86,7 +86,9 @@ public:
     // (entry, translation unit) of `loop`'s kernel for arrays of its own dtypes: the
     // contiguous variant (ndim 0) or the strided one over `ndim` dimensions, 32-bit
     // indices, no by-value scalars (for inspection; a call builds the same text).
-    std::pair<std::string, std::string> variant_source(int loop, int ndim);
+    // `inner`: the strided variant's stride class per operand, output first ('c' unit
+    // stride, 'z' zero, anything else any stride); empty: any stride for all.
+    std::pair<std::string, std::string> variant_source(int loop, int ndim, const std::string& inner = "");
 
 private:
     // A queued launch whose result may still need to come back to the host.
@@ -101,6 +103,8 @@ private:
         std::vector<array_view> views;
         std::vector<scalar_value> values;
         std::vector<shape_t> strides;
+        std::vector<const void*> pointers;  // output first (plan_inner_strides)
+        std::vector<dtype> types;
     };
 
     const elementwise_kernel& kernel(const elementwise_variant& v, bool host);

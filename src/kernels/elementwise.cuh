@@ -47,13 +47,14 @@ template <class... T> __host__ __device__ constexpr int max_size() {
 // operand k is passed by value. Index: 32- or 64-bit index arithmetic. Out is the output
 // array's element type, LoopOut the function's; In... the input arrays' element types,
 // LoopIn... the function's parameter types (the kernel converts on load and store).
+// INNER: the strided variant's innermost-stride class of each operand (run_pieces).
 template <class Op, int NDIM, unsigned long long SCALARS, class Index, class LoopOut, class Out,
-          class LoopIns, class Ins>
+          class LoopIns, class Ins, unsigned long long INNER = 0>
 struct elementwise;
 
 template <class Op, int NDIM, unsigned long long SCALARS, class Index, class LoopOut, class Out,
-          class... LoopIn, class... In>
-struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, types<In...>> {
+          class... LoopIn, class... In, unsigned long long INNER>
+struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, types<In...>, INNER> {
     static constexpr int k_nops = 1 + int(sizeof...(In));
     static constexpr int k_dims = NDIM > 0 ? NDIM : 1;
     // Elements per thread step in the contiguous variant: one 16-byte access for the
@@ -73,15 +74,6 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
             return scalar<T, K>(p);
         } else {
             return reinterpret_cast<const T*>(p.ops[K].ptr)[i];
-        }
-    }
-
-    template <class T, unsigned long long K>
-    static NU_DEVICE T load_at(const params& p, const long long* offsets) {
-        if constexpr ((SCALARS >> K) & 1ull) {
-            return scalar<T, K>(p);
-        } else {
-            return *reinterpret_cast<const T*>(p.ops[K].ptr + offsets[K]);
         }
     }
 
@@ -117,59 +109,198 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
         store_vec(p, base, load_vec<In, K + 1>(p, base)...);
     }
 
-    // ---- strided variant: byte offsets of every operand for a linear index
-    static NU_DEVICE void offsets_of(const params& p, Index i, long long (&offsets)[k_nops]) {
-        for (int k = 0; k < k_nops; ++k) offsets[k] = 0;
-        Index rest = i;
-        for (int d = k_dims - 1; d >= 0; --d) {
-            const Index extent = Index(p.shape[d]);
-            const Index c = d > 0 ? rest % extent : rest;
-            rest = d > 0 ? rest / extent : 0;
-            for (int k = 0; k < k_nops; ++k) offsets[k] += (long long)c * p.ops[k].strides[d];
-        }
-    }
+    // ---- strided variant, device loop: the coalesced shape as rows of its innermost
+    // dimension, each row cut into pieces of k_piece elements. A thread takes piece w, then
+    // w + step, ...: the piece's (row, column) and the row's outer multi-index are found by
+    // division once per thread, then advanced by the step's digits with carries, so the loop
+    // itself divides nothing (a division per element was a third of the ~35 instructions of
+    // an element of a 2-d broadcast, issue 30). Within a piece every operand steps by its
+    // innermost stride, whose class INNER fixes at compile time (2 bits per operand, the
+    // output first): 1, unit stride: loaded and stored as vectors of up to 16 bytes when the
+    // engine found every such row aligned (p.aligned); 2, stride 0: one load per piece;
+    // 0, any stride: k_piece loads. A piece's loads are all issued before its stores.
+    static constexpr int k_piece = k_vec > 4 ? k_vec : 4;
 
-    template <unsigned long long... K>
-    static NU_DEVICE Out strided_value(const params& p, const long long (&offsets)[k_nops], index_seq<K...>) {
-        return apply(cast<LoopIn>(load_at<In, K + 1>(p, offsets))...);
-    }
+    template <unsigned long long K>
+    static constexpr int inner_class = int((INNER >> (2 * K)) & 3ull);
 
-    static NU_DEVICE void strided_one(const params& p, Index i) {
-        long long offsets[k_nops];
-        offsets_of(p, i, offsets);
-        *reinterpret_cast<Out*>(p.ops[0].ptr + offsets[0]) = strided_value(p, offsets, seq{});
-    }
+    // Elements per vector access of a unit-stride T operand; must agree with
+    // strided_vector_alignment() in src/launch/elementwise_launch.cpp.
+    template <class T>
+    static constexpr int piece_vec = sizeof(T) >= 16 ? 1 : (int(16 / sizeof(T)) < k_piece ? int(16 / sizeof(T)) : k_piece);
 
-#ifndef NU_HOST_BUILD
-    // Strided elements per thread per step of the device loop, every one's loads issued
-    // before any store: one scalar load per operand and element left too few bytes in
-    // flight per SM to cover DRAM latency (a broadcast float32 a + b ran at 74% of the
-    // copy bandwidth on an H100, float64 at 99%); the contiguous variant gets the same
-    // from its 16-byte vectors.
-    static constexpr int k_unroll = 4;
+    template <class T> struct lane { T v[k_piece]; };
 
-    static NU_DEVICE void strided_unrolled(const params& p, Index i, Index step) {
-        long long offsets[k_unroll][k_nops];
-        Out r[k_unroll];
+    template <class T, unsigned long long K, bool VEC>
+    static NU_DEVICE lane<T> load_piece(const params& p, const long long (&row)[k_nops], Index col) {
+        lane<T> r;
+        if constexpr (((SCALARS >> K) & 1ull) || inner_class<K> == 2) {
+            const T s = ((SCALARS >> K) & 1ull) ? scalar<T, K>(p) : *reinterpret_cast<const T*>(p.ops[K].ptr + row[K]);
 #pragma unroll
-        for (int j = 0; j < k_unroll; ++j) {
-            offsets_of(p, i + Index(j) * step, offsets[j]);
-            r[j] = strided_value(p, offsets[j], seq{});
-        }
+            for (int j = 0; j < k_piece; ++j) r.v[j] = s;
+        } else if constexpr (inner_class<K> == 1) {
+            const T* q = reinterpret_cast<const T*>(p.ops[K].ptr + row[K]) + col;
+            if constexpr (VEC) {
+                constexpr int V = piece_vec<T>;
 #pragma unroll
-        for (int j = 0; j < k_unroll; ++j) *reinterpret_cast<Out*>(p.ops[0].ptr + offsets[j][0]) = r[j];
-    }
-#endif
-
-    static NU_DEVICE void element(const params& p, Index i) {
-        if constexpr (NDIM == 0) {
-            contiguous_one(p, i, seq{});
+                for (int m = 0; m < k_piece / V; ++m) {
+                    const vec<T, V> x = reinterpret_cast<const vec<T, V>*>(q)[m];
+#pragma unroll
+                    for (int j = 0; j < V; ++j) r.v[m * V + j] = x.v[j];
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < k_piece; ++j) r.v[j] = q[j];
+            }
         } else {
-            strided_one(p, i);
+            const long long s = p.ops[K].strides[k_dims - 1];
+            const char* q = p.ops[K].ptr + row[K] + (long long)col * s;
+#pragma unroll
+            for (int j = 0; j < k_piece; ++j) r.v[j] = *reinterpret_cast<const T*>(q + j * s);
+        }
+        return r;
+    }
+
+    template <bool VEC, class... L>
+    static NU_DEVICE void store_piece(const params& p, const long long (&row)[k_nops], Index col, L... in) {
+        lane<Out> o;
+#pragma unroll
+        for (int j = 0; j < k_piece; ++j) o.v[j] = apply(cast<LoopIn>(in.v[j])...);
+        if constexpr (inner_class<0> == 1) {
+            Out* q = reinterpret_cast<Out*>(p.ops[0].ptr + row[0]) + col;
+            if constexpr (VEC) {
+                constexpr int V = piece_vec<Out>;
+#pragma unroll
+                for (int m = 0; m < k_piece / V; ++m) {
+                    vec<Out, V> x;
+#pragma unroll
+                    for (int j = 0; j < V; ++j) x.v[j] = o.v[m * V + j];
+                    reinterpret_cast<vec<Out, V>*>(q)[m] = x;
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < k_piece; ++j) q[j] = o.v[j];
+            }
+        } else {
+            const long long s = p.ops[0].strides[k_dims - 1];
+            char* q = p.ops[0].ptr + row[0] + (long long)col * s;
+#pragma unroll
+            for (int j = 0; j < k_piece; ++j) *reinterpret_cast<Out*>(q + j * s) = o.v[j];
         }
     }
+
+    template <class T, unsigned long long K>
+    static NU_DEVICE T load_in_row(const params& p, const long long (&row)[k_nops], Index c) {
+        if constexpr ((SCALARS >> K) & 1ull) {
+            return scalar<T, K>(p);
+        } else if constexpr (inner_class<K> == 2) {
+            return *reinterpret_cast<const T*>(p.ops[K].ptr + row[K]);
+        } else if constexpr (inner_class<K> == 1) {
+            return reinterpret_cast<const T*>(p.ops[K].ptr + row[K])[c];
+        } else {
+            return *reinterpret_cast<const T*>(p.ops[K].ptr + row[K] + (long long)c * p.ops[K].strides[k_dims - 1]);
+        }
+    }
+
+    // Columns [col, col + count) of the row whose operands start at byte offsets `row`.
+    template <unsigned long long... K>
+    static NU_DEVICE void piece(const params& p, const long long (&row)[k_nops], Index col, Index count,
+                                index_seq<K...>) {
+        if (count == Index(k_piece)) {
+            if (p.aligned) {
+                store_piece<true>(p, row, col, load_piece<In, K + 1, true>(p, row, col)...);
+            } else {
+                store_piece<false>(p, row, col, load_piece<In, K + 1, false>(p, row, col)...);
+            }
+            return;
+        }
+        for (Index c = col; c < col + count; ++c) {
+            const Out r = apply(cast<LoopIn>(load_in_row<In, K + 1>(p, row, c))...);
+            if constexpr (inner_class<0> == 1) {
+                reinterpret_cast<Out*>(p.ops[0].ptr + row[0])[c] = r;
+            } else {
+                *reinterpret_cast<Out*>(p.ops[0].ptr + row[0] + (long long)c * p.ops[0].strides[k_dims - 1]) = r;
+            }
+        }
+    }
+
+    // Digits of x in the outer dimensions (all but the innermost): digit[0] is unbounded.
+    static NU_DEVICE void outer_digits(const params& p, Index x, Index (&digit)[k_dims]) {
+#pragma unroll
+        for (int d = k_dims - 2; d > 0; --d) {
+            const Index extent = Index(p.shape[d]);
+            const Index q = x / extent;
+            digit[d] = x - q * extent;
+            x = q;
+        }
+        digit[0] = x;
+    }
+
+    // Pieces w = first, first + step, ... below end (pieces are numbered row by row).
+    static NU_DEVICE void run_pieces(const params& p, Index w, Index end, Index step) {
+        if (w >= end) return;
+        constexpr int last = k_dims - 1;
+        const Index inner = Index(p.shape[last]);
+        const Index per_row = (inner + Index(k_piece - 1)) / Index(k_piece);
+        const Index row_step = step / per_row, col_step = step - row_step * per_row;
+        Index row = w / per_row;
+        Index c = w - row * per_row;
+        Index idx[k_dims] = {}, di[k_dims] = {};
+        if constexpr (k_dims > 1) {
+            outer_digits(p, row, idx);
+            outer_digits(p, row_step, di);
+        }
+        for (; w < end; w += step) {
+            long long offsets[k_nops];
+#pragma unroll
+            for (int k = 0; k < k_nops; ++k) {
+                offsets[k] = 0;
+#pragma unroll
+                for (int d = 0; d < last; ++d) offsets[k] += (long long)idx[d] * p.ops[k].strides[d];
+            }
+            const Index col = c * Index(k_piece);
+            const Index left = inner - col;
+            piece(p, offsets, col, left < Index(k_piece) ? left : Index(k_piece), seq{});
+            // Advance by step pieces: the column digit, then the outer digits with carries
+            // (each digit stays below its extent, so one subtraction absorbs a carry).
+            c += col_step;
+            Index carry = 0;
+            if (c >= per_row) {
+                c -= per_row;
+                carry = 1;
+            }
+#pragma unroll
+            for (int d = last - 1; d >= 0; --d) {
+                idx[d] += di[d] + carry;
+                carry = 0;
+                if (d > 0 && idx[d] >= Index(p.shape[d])) {
+                    idx[d] -= Index(p.shape[d]);
+                    carry = 1;
+                }
+            }
+        }
+    }
+
+    // Pieces of the coalesced shape: those whose first element lies in [begin, end).
+    static NU_DEVICE Index piece_at(const params& p, long long i) {
+        const long long inner = p.shape[k_dims - 1];
+        const long long per_row = (inner + k_piece - 1) / k_piece;
+        const long long row = i / inner, col = i - row * inner;
+        return Index(row * per_row + (col + k_piece - 1) / k_piece);
+    }
+
+    static NU_DEVICE void element(const params& p, Index i) { contiguous_one(p, i, seq{}); }
 
 #ifdef NU_HOST_BUILD
+#ifdef NU_EMULATE_DEVICE_LOOP
+    static constexpr bool k_emulate_device_loop = true;
+#else
+    static constexpr bool k_emulate_device_loop = false;
+#endif
+    // A prime: steps of whole rows and carries through the outer digits occur for every
+    // row length (elementwise tests use shapes of a few to a few thousand elements).
+    static constexpr int k_emulated_threads = 37;
+
     // Contiguous host loop: a counted loop over restrict-qualified pointers that the
     // compiler vectorises, with the translated function inlined (hidden visibility, see
     // src/compile/host_build.cpp). A by-value scalar is read through a pointer to its
@@ -234,6 +365,14 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
     static void run_host(const params& p, long long begin, long long end) {
         if constexpr (NDIM == 0) {
             host_contiguous_entry(p, begin, end, seq{});
+        } else if constexpr (k_emulate_device_loop) {
+            // Emulation of the cuda target runs the device loop (run_pieces) over the pieces
+            // that start in [begin, end), as k_emulated_threads threads striding by their
+            // count, so the host suite checks the GPU's piece and carry logic.
+            const Index first = piece_at(p, begin), stop = piece_at(p, end);
+            for (Index t = 0; t < Index(k_emulated_threads); ++t) {
+                run_pieces(p, first + t, stop, Index(k_emulated_threads));
+            }
         } else {
             const params local = p;  // not aliased by the output: strides stay in registers
             long long index[k_dims];  // begin as a multi-index, innermost last
@@ -273,15 +412,13 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
                 return;
             }
         }
-        Index i = tid;
         if constexpr (NDIM > 0) {
-            // Whole groups of k_unroll elements (i, i + step, ...), then the rest one by
-            // one. No index passes n + step: 32-bit indices serve n < 2^31 only.
-            for (; i < n && n - i > Index(k_unroll - 1) * step; i += Index(k_unroll) * step) {
-                strided_unrolled(p, i, step);
-            }
+            // No piece index passes pieces + step: 32-bit indices serve n < 2^31 only.
+            const Index inner = Index(p.shape[k_dims - 1]);
+            run_pieces(p, tid, n / inner * ((inner + Index(k_piece - 1)) / Index(k_piece)), step);
+        } else {
+            for (Index i = tid; i < n; i += step) element(p, i);
         }
-        for (; i < n; i += step) element(p, i);
     }
 #endif
 };

@@ -34,6 +34,32 @@ int vector_width(dtype out, const std::vector<dtype>& in) {
     return static_cast<int>(16 / widest);
 }
 
+int piece_width(dtype out, const std::vector<dtype>& in) { return std::max(4, vector_width(out, in)); }
+
+inner_stride_plan plan_inner_strides(const std::vector<const void*>& pointers, const std::vector<dtype>& types,
+                                     const std::vector<shape_t>& strides, unsigned long long scalars) {
+    std::vector<dtype> in(types.begin() + 1, types.end());
+    const int piece = piece_width(types[0], in);
+    inner_stride_plan plan;
+    plan.aligned = true;
+    for (std::size_t k = 0; k < types.size(); ++k) {
+        if ((scalars >> k) & 1ull) continue;
+        const shape_t& st = strides[k];
+        const auto size = static_cast<std::int64_t>(itemsize(types[k]));
+        const std::int64_t inner = st.empty() ? 0 : st.back();
+        // The output never takes class 2: its stores must land in element order.
+        const unsigned long long cls = inner == size ? 1 : (inner == 0 && k > 0 ? 2 : 0);
+        plan.classes |= cls << (2 * k);
+        if (cls != 1) continue;
+        // elementwise.cuh's piece_vec: up to 16 bytes, at most a piece.
+        const std::int64_t bytes = size >= 16 ? size : std::min<std::int64_t>(16, size * piece);
+        bool ok = reinterpret_cast<std::uintptr_t>(pointers[k]) % static_cast<std::uintptr_t>(bytes) == 0;
+        for (std::size_t d = 0; d + 1 < st.size(); ++d) ok = ok && st[d] % bytes == 0;
+        plan.aligned = plan.aligned && ok;
+    }
+    return plan;
+}
+
 std::string elementwise_source(const std::string& function, const std::string& function_source,
                                dtype loop_out, const std::vector<dtype>& loop_in,
                                const elementwise_variant& v, const std::string& entry) {
@@ -50,7 +76,7 @@ std::string elementwise_source(const std::string& function, const std::string& f
     src += "NU_ELEMENTWISE_ENTRY(" + entry + ", nu::elementwise<nu_op, " + std::to_string(v.ndim) +
            ", " + std::to_string(v.scalars) + "ull, " + (v.index64 ? "long long" : "unsigned int") +
            ", " + c_type_name(loop_out) + ", " + c_type_name(v.out) + ", nu::types<" + join(loop_in) +
-           ">, nu::types<" + join(v.in) + ">>)\n";
+           ">, nu::types<" + join(v.in) + ">, " + std::to_string(v.inner) + "ull>)\n";
     return src;
 }
 
@@ -72,8 +98,11 @@ void elementwise_params::add(const void* ptr, const unsigned char* scalar16,
 }
 
 void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,
-                        bool host, bool parallel, bool vectorized, stream_handle stream) {
-    launch_kernel(k.kernel, params.data(), n, host, parallel, 256, vectorized ? k.vec : 1, stream);
+                        bool host, bool parallel, bool vectorized, bool strided, stream_handle stream) {
+    // A strided variant's thread takes a piece at a time: its grid is sized in pieces (the
+    // host keeps its chunks of 256 * 16 elements).
+    const long long per_thread = vectorized ? k.vec : strided && !host ? k.piece : 1;
+    launch_kernel(k.kernel, params.data(), n, host, parallel, 256, per_thread, stream);
 }
 
 void elementwise_params::set_pointer(std::size_t k, const void* ptr) {

@@ -21,12 +21,15 @@ struct elementwise_variant {
     int ndim = 0;                    // 0: contiguous 1-d; else strided over ndim dims
     unsigned long long scalars = 0;  // bit k: operand k (0 = output) passed by value
     bool index64 = false;            // more than 2^31 - 1 elements
+    // Strided variants: 2 bits per operand (0 = the output), the class of its innermost
+    // stride (elementwise.cuh's run_pieces): 0 any, 1 unit (one element), 2 zero.
+    unsigned long long inner = 0;
     dtype out = dtype::float64;
     std::vector<dtype> in;
 
     bool operator==(const elementwise_variant& o) const {
         return loop == o.loop && ndim == o.ndim && scalars == o.scalars &&
-               index64 == o.index64 && out == o.out && in == o.in;
+               index64 == o.index64 && inner == o.inner && out == o.out && in == o.in;
     }
 };
 
@@ -36,7 +39,8 @@ struct elementwise_variant_hash {
 
 struct elementwise_kernel {
     compiled_kernel kernel;
-    int vec = 1;  // elements per vector access in the contiguous variant
+    int vec = 1;    // elements per vector access in the contiguous variant
+    int piece = 1;  // elements per thread step in the strided variants (elementwise.cuh's k_piece)
 };
 
 const char* c_type_name(dtype t);  // "nu::f32"
@@ -44,6 +48,20 @@ const char* c_type_name(dtype t);  // "nu::f32"
 // Elements per thread step of the contiguous variant: one 16-byte access of the widest
 // operand. Must agree with elementwise.cuh's k_vec.
 int vector_width(dtype out, const std::vector<dtype>& in);
+
+// Elements per piece of the strided variants: must agree with elementwise.cuh's k_piece.
+int piece_width(dtype out, const std::vector<dtype>& in);
+
+// Strided variants: each operand's innermost-stride class (elementwise_variant::inner) for
+// the coalesced `strides` (output first; `scalar` bit k: operand k by value), and whether
+// every unit-stride row allows the kernel's vector accesses: each such operand's pointer
+// and outer strides are multiples of its vector's bytes.
+struct inner_stride_plan {
+    unsigned long long classes = 0;
+    bool aligned = false;
+};
+inner_stride_plan plan_inner_strides(const std::vector<const void*>& pointers, const std::vector<dtype>& types,
+                                     const std::vector<shape_t>& strides, unsigned long long scalars);
 
 // The translation unit for one variant: the header, the translated function, a functor
 // and one entry point named `entry`.
@@ -85,8 +103,9 @@ struct numpy_inner_loop {
 void run_numpy_inner_loop(const numpy_inner_loop& loop, char* const* args, long long n,
                           const std::intptr_t* steps) noexcept;
 
-// Runs `n` elements with the contiguous variant's vector width when `vectorized`.
+// Runs `n` elements with the contiguous variant's vector width when `vectorized`, in
+// pieces when `strided`.
 void launch_elementwise(const elementwise_kernel& k, elementwise_params& params, long long n,
-                        bool host, bool parallel, bool vectorized, stream_handle stream);
+                        bool host, bool parallel, bool vectorized, bool strided, stream_handle stream);
 
 }  // namespace nu

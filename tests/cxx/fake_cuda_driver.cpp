@@ -562,11 +562,14 @@ NU_FAKE_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx,
 }
 
 NU_FAKE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int block_size,
-                                                                    size_t) {
+                                                                    size_t dynamic_shared) {
     count(id_cuOccupancyMaxActiveBlocksPerMultiprocessor);
     if (block_size <= 0) return CUDA_ERROR_INVALID_VALUE;
     const int by_threads = 2048 / block_size;
     *blocks = by_threads > 32 ? 32 : by_threads;  // sm_90: 2048 threads, 32 blocks per SM
+    // ... and 228 KiB of shared memory per SM (registers are not modelled)
+    const int by_shared = dynamic_shared > 0 ? static_cast<int>(233472 / dynamic_shared) : 32;
+    if (by_shared < *blocks) *blocks = by_shared;
     return CUDA_SUCCESS;
 }
 
