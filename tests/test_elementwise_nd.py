@@ -12,7 +12,8 @@ import re
 import numpy as np
 import pytest
 
-from numbacuda_ufunc import _sass, vectorize
+from numbacuda_ufunc import vectorize
+from numbacuda_ufunc.toolchain import _sass
 
 needs_sass = pytest.mark.skipif(
     _sass.find_tool("cuobjdump") is None and _sass.find_tool("nvdisasm") is None,
