@@ -136,26 +136,26 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
         lane<T> r;
         if constexpr (((SCALARS >> K) & 1ull) || inner_class<K> == 2) {
             const T s = ((SCALARS >> K) & 1ull) ? scalar<T, K>(p) : *reinterpret_cast<const T*>(p.ops[K].ptr + row[K]);
-#pragma unroll
+NU_UNROLL
             for (int j = 0; j < k_piece; ++j) r.v[j] = s;
         } else if constexpr (inner_class<K> == 1) {
             const T* q = reinterpret_cast<const T*>(p.ops[K].ptr + row[K]) + col;
             if constexpr (VEC) {
                 constexpr int V = piece_vec<T>;
-#pragma unroll
+NU_UNROLL
                 for (int m = 0; m < k_piece / V; ++m) {
                     const vec<T, V> x = reinterpret_cast<const vec<T, V>*>(q)[m];
-#pragma unroll
+NU_UNROLL
                     for (int j = 0; j < V; ++j) r.v[m * V + j] = x.v[j];
                 }
             } else {
-#pragma unroll
+NU_UNROLL
                 for (int j = 0; j < k_piece; ++j) r.v[j] = q[j];
             }
         } else {
             const long long s = p.ops[K].strides[k_dims - 1];
             const char* q = p.ops[K].ptr + row[K] + (long long)col * s;
-#pragma unroll
+NU_UNROLL
             for (int j = 0; j < k_piece; ++j) r.v[j] = *reinterpret_cast<const T*>(q + j * s);
         }
         return r;
@@ -164,27 +164,27 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
     template <bool VEC, class... L>
     static NU_DEVICE void store_piece(const params& p, const long long (&row)[k_nops], Index col, L... in) {
         lane<Out> o;
-#pragma unroll
+NU_UNROLL
         for (int j = 0; j < k_piece; ++j) o.v[j] = apply(cast<LoopIn>(in.v[j])...);
         if constexpr (inner_class<0> == 1) {
             Out* q = reinterpret_cast<Out*>(p.ops[0].ptr + row[0]) + col;
             if constexpr (VEC) {
                 constexpr int V = piece_vec<Out>;
-#pragma unroll
+NU_UNROLL
                 for (int m = 0; m < k_piece / V; ++m) {
                     vec<Out, V> x;
-#pragma unroll
+NU_UNROLL
                     for (int j = 0; j < V; ++j) x.v[j] = o.v[m * V + j];
                     reinterpret_cast<vec<Out, V>*>(q)[m] = x;
                 }
             } else {
-#pragma unroll
+NU_UNROLL
                 for (int j = 0; j < k_piece; ++j) q[j] = o.v[j];
             }
         } else {
             const long long s = p.ops[0].strides[k_dims - 1];
             char* q = p.ops[0].ptr + row[0] + (long long)col * s;
-#pragma unroll
+NU_UNROLL
             for (int j = 0; j < k_piece; ++j) *reinterpret_cast<Out*>(q + j * s) = o.v[j];
         }
     }
@@ -226,7 +226,7 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
 
     // Digits of x in the outer dimensions (all but the innermost): digit[0] is unbounded.
     static NU_DEVICE void outer_digits(const params& p, Index x, Index (&digit)[k_dims]) {
-#pragma unroll
+NU_UNROLL
         for (int d = k_dims - 2; d > 0; --d) {
             const Index extent = Index(p.shape[d]);
             const Index q = x / extent;
@@ -252,10 +252,10 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
         }
         for (; w < end; w += step) {
             long long offsets[k_nops];
-#pragma unroll
+NU_UNROLL
             for (int k = 0; k < k_nops; ++k) {
                 offsets[k] = 0;
-#pragma unroll
+NU_UNROLL
                 for (int d = 0; d < last; ++d) offsets[k] += (long long)idx[d] * p.ops[k].strides[d];
             }
             const Index col = c * Index(k_piece);
@@ -269,7 +269,7 @@ struct elementwise<Op, NDIM, SCALARS, Index, LoopOut, Out, types<LoopIn...>, typ
                 c -= per_row;
                 carry = 1;
             }
-#pragma unroll
+NU_UNROLL
             for (int d = last - 1; d >= 0; --d) {
                 idx[d] += di[d] + carry;
                 carry = 0;

@@ -11,6 +11,14 @@
 #define NU_DEVICE __device__ __forceinline__
 #endif
 
+// `#pragma unroll` for NVRTC; nothing for the host compiler, where GCC's -Wall warns about
+// the unknown pragma (tests/test_kernel_runtime.py builds the headers with -Werror).
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define NU_UNROLL _Pragma("unroll")
+#else
+#define NU_UNROLL
+#endif
+
 namespace nu {
 
 using b1 = bool;
