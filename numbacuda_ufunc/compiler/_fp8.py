@@ -19,8 +19,8 @@ from enum import IntEnum
 
 from .. import types
 from ..types import Scalar, Type, bool_, uint8, uint16, uint32
+from ._refs import Ref, Val
 from ._types import BOTTOM, Bottom, is_numeric, kind_of
-from ._values import Ref, Val
 
 __all__ = ["BF16_RAW", "FP8_FUNCTIONS", "Fp8Type", "Fp8VecType", "Fp8CtorRef", "Fp8Stub", "attribute",
            "call", "cast", "construct", "ctor_of", "cudaRoundMode", "fp8_interpretation_t",
