@@ -24,6 +24,8 @@ from . import _exceptions as exceptions
 from . import _pointers as pointers
 from . import _record_access as records
 from ._array_stores import check_storable, store_chars, ufunc_into
+from ._exceptions import out_of_range
+from ._kernel_api import dtype_arg
 from ._types import (
     BOTTOM,
     WEAK_INT,
@@ -317,8 +319,6 @@ def shape_item(tr, node, base: Val, items) -> Val:
     if not isinstance(idx.const, int) or isinstance(idx.const, bool):
         if not tr._numeric(node.slice, idx, f"{what} index") or not is_int_like(idx.type):
             raise tr.error(node, f"{what} indices must be integers (got {idx.type})")
-        from ._exceptions import out_of_range  # a run-time index: Python's IndexError
-
         k, a = tr.temp("nu_k"), tr.temp("nu_a")
         return Val(f"([&]() -> nu::i64 {{ const auto& {a} = {base.code}; nu::i64 {k} = "
                    f"nu::i64({idx.code}); if ({k} < 0) {k} += {n}; if ({k} < 0 || {k} >= {n})"
@@ -452,8 +452,6 @@ def view(tr, node, base: Val) -> Val:
     (nu::view_as): a different itemsize rescales the last axis, which must be contiguous.
     What only the run time can tell (strides, the last axis' length) raises ValueError
     with NumPy's message in a kernel; elsewhere the view is empty."""
-    from ._kernel_api import dtype_arg
-
     t = base.type
     if node.keywords or len(node.args) != 1:
         raise tr.error(node, "a.view() takes one argument, the dtype (a.view(np.int32)); "

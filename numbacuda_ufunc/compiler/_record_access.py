@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..types import CharSeq, Record
 from . import _records
 from ._array_stores import store_chars, ufunc_into
-from ._types import Bottom, is_complex
+from ._types import Bottom, ctype, is_complex
 from ._values import Val
 
 __all__ = ["aug_attribute", "copy_record", "field_at", "field_read", "field_store_ref", "field_view", "fill_sub_array",
@@ -144,8 +144,6 @@ def aug_attribute(tr, s, op):
 
 
 def _scalar_ctype(t):
-    from ._types import ctype
-
     return ctype(t)
 
 
