@@ -23,6 +23,9 @@ from ..types import Array, CharSeq, CPointer, Record, from_dtype
 from . import _exceptions as exceptions
 from . import _pointers as pointers
 from . import _record_access as records
+from ._array_stores import check_storable, store_chars, ufunc_into
+from ._exceptions import out_of_range
+from ._kernel_api import dtype_arg
 from ._types import (
     BOTTOM,
     WEAK_INT,
@@ -32,11 +35,10 @@ from ._types import (
     ctype,
     element_ctype,
     is_array,
-    is_complex,
     is_int_like,
     kind_of,
 )
-from ._values import Ref, StringRef, TypeRef, Val, const_val
+from ._values import Ref, TypeRef, Val, const_val
 
 __all__ = [
     "address",
@@ -211,17 +213,6 @@ def _element(tr, target, what):
     return _access(base, codes)
 
 
-def _check_storable(tr, node, v: Val, elem: Array):
-    """NumPy's item assignment casts the value to the element type, except that Numba (and
-    NumPy for Python complex values) refuses to drop an imaginary part silently."""
-    if is_array(v.type):
-        raise tr.error(node, f"cannot store an array ({v.type}) in an element of type "
-                             f"{elem}; copy it element by element")
-    tr._numeric(node, v, "assigned value")
-    if is_complex(v.type) and not is_complex(elem):
-        raise tr.error(node, f"cannot store a complex value ({v.type}) in an element of "
-                             f"type {elem}; take .real or abs() explicitly")
-
 
 def store(tr, target, v: Val):
     """``a[i, j] = v``: Python evaluates the value first, as C++17 does for ``=``."""
@@ -246,35 +237,9 @@ def store(tr, target, v: Val):
     if isinstance(elem.type, CharSeq):  # a[i] = "XYZ", r["name"] = b"XYZ"
         store_chars(tr, target, elem, v)
         return
-    _check_storable(tr, target, v, elem.type)
+    check_storable(tr, target, v, elem.type)
     tr.emit(f"{elem.code} = {tr.cast(target, v, elem.type)};")
 
-
-def store_chars(tr, node, elem: Val, v: Val):
-    """A str or bytes constant stored into a fixed-width bytes (``S<n>``) or str (``U<n>``)
-    element or field: converted as NumPy converts it (``np.array(v, dtype)``: truncated to
-    the width, padded with NULs; str into ``S`` must be ASCII), the bytes kept once as
-    constant data and copied in."""
-    t = elem.type
-    if not isinstance(v.type, StringRef):
-        raise tr.error(node, f"cannot store {getattr(v.type, 'name', v.type)} in an element "
-                             f"of type {t.dtype}: only str and bytes constants can be stored "
-                             f"in fixed-width bytes and str elements")
-    try:
-        raw = t.encode(v.type.value)
-    except (UnicodeError, ValueError, TypeError) as exc:
-        raise tr.error(node, f"cannot store {v.type.value!r} in an element of type "
-                             f"{t.dtype}: {exc}") from None
-    consts = tr.ctx.constants
-    key = ("chars", raw)
-    symbol = consts.get(key)
-    if symbol is None:
-        symbol = f"nu_const_{len(consts)}"
-        body = ", ".join(f"{b:#04x}" for b in raw)
-        tr.ctx.file_scope.append(f"__constant__ const unsigned char {symbol}[{len(raw)}] = "
-                                 f"{{{body}}};")
-        consts[key] = symbol
-    tr.emit(f"nu::store_chars(&({elem.code}), {symbol}, {len(raw)});")
 
 
 def assign_view(tr, node, view: Val, v: Val):
@@ -288,7 +253,7 @@ def assign_view(tr, node, view: Val, v: Val):
         raise tr.error(node, f"assignment to a view of records ({t}) is not supported; "
                              f"assign the records one by one")
     if not is_array(v.type):
-        _check_storable(tr, node, v, t.dtype)
+        check_storable(tr, node, v, t.dtype)
         tr.emit(f"nu::assign_scalar({view.code}, {tr.cast(node, v, t.dtype)});")
         return
     if isinstance(v.type.dtype, Record):
@@ -296,7 +261,7 @@ def assign_view(tr, node, view: Val, v: Val):
     if v.type.ndim > t.ndim:
         raise tr.error(node, f"could not broadcast a {v.type.ndim}-d array ({v.type}) into "
                              f"a {t.ndim}-d view ({t})")
-    _check_storable(tr, node, Val("", v.type.dtype), t.dtype)
+    check_storable(tr, node, Val("", v.type.dtype), t.dtype)
     status = tr.temp("nu_status")
     tr.emit(f"const int {status} = nu::assign_array({view.code}, {v.code});")
     mismatch = exceptions.raise_at_run_time(
@@ -324,7 +289,7 @@ def aug_store(tr, s, op):
     r = tr.binop(s, op, Val(old, elem.type), rhs)
     if isinstance(r.type, Bottom):
         return
-    _check_storable(tr, s, r, elem.type)
+    check_storable(tr, s, r, elem.type)
     # auto&: a field of a packed record is an nu::unaligned<T>, which converts to T.
     tr.emit(f"auto& {ref} = {elem.code};")
     tr.emit(f"const {t} {old} = {ref};")
@@ -354,8 +319,6 @@ def shape_item(tr, node, base: Val, items) -> Val:
     if not isinstance(idx.const, int) or isinstance(idx.const, bool):
         if not tr._numeric(node.slice, idx, f"{what} index") or not is_int_like(idx.type):
             raise tr.error(node, f"{what} indices must be integers (got {idx.type})")
-        from ._exceptions import out_of_range  # a run-time index: Python's IndexError
-
         k, a = tr.temp("nu_k"), tr.temp("nu_a")
         return Val(f"([&]() -> nu::i64 {{ const auto& {a} = {base.code}; nu::i64 {k} = "
                    f"nu::i64({idx.code}); if ({k} < 0) {k} += {n}; if ({k} < 0 || {k} >= {n})"
@@ -489,8 +452,6 @@ def view(tr, node, base: Val) -> Val:
     (nu::view_as): a different itemsize rescales the last axis, which must be contiguous.
     What only the run time can tell (strides, the last axis' length) raises ValueError
     with NumPy's message in a kernel; elsewhere the view is empty."""
-    from ._kernel_api import dtype_arg
-
     t = base.type
     if node.keywords or len(node.args) != 1:
         raise tr.error(node, "a.view() takes one argument, the dtype (a.view(np.int32)); "
@@ -591,60 +552,3 @@ def for_each(tr, s, seq: Val):
     tr.emit("}")
     tr.depth -= 1
     tr.emit("}")
-
-
-def ufunc_into(tr, node, fname, args, kwargs, element_call):
-    """``np.sin(x, out)`` / ``np.add(a, b, out=c)`` on whole arrays (Numba's "calling a
-    NumPy ufunc" in kernels): a loop over ``out``'s elements, the inputs broadcast against
-    it as NumPy does (a dimension of 1 repeats). ``element_call(vals)`` types and emits one
-    element; returns ``out``, as NumPy does, or None when no argument is an array."""
-    vals = list(args) + list(kwargs.values())
-    if not any(is_array(v.type) for v in vals):
-        return None
-    nin = element_call.nin
-    if set(kwargs) - {"out"}:
-        raise tr.error(node, f"np.{fname}() got an unexpected keyword argument "
-                             f"'{min(set(kwargs) - {'out'})}'")
-    ins, out = list(args[:nin]), kwargs.get("out")
-    if out is None and len(args) == nin + 1:
-        out = args[nin]
-    if out is None or len(ins) != nin or len(args) > nin + (0 if "out" in kwargs else 1):
-        raise tr.error(node, f"np.{fname}() on whole arrays needs its output array: "
-                             f"np.{fname}({', '.join(['x', 'y'][:nin])}, out) (the kernel "
-                             f"cannot allocate one)")
-    if not is_array(out.type):
-        raise tr.error(node, f"np.{fname}(): the output must be an array (got {out.type})")
-    t = out.type
-    for v in ins:
-        if is_array(v.type) and v.type.ndim > t.ndim:
-            raise tr.error(node, f"np.{fname}(): an input of {v.type.ndim} dimensions does not "
-                                 f"broadcast to the {t.ndim}-d output")
-    o = tr.temp("nu_out")
-    idx = [tr.temp("nu_i") for _ in range(t.ndim)]
-    tr.emit("{")
-    tr.depth += 1
-    tr.emit(f"const {ctype(t)} {o} = {out.code};")
-    elems = []
-    for v in ins:
-        if not is_array(v.type):
-            tmp = tr.temp()
-            tr.emit(f"const {ctype(v.type)} {tmp} = {v.code};")
-            elems.append(Val(tmp, v.type, v.const))
-            continue
-        a = tr.temp("nu_in")
-        tr.emit(f"const {ctype(v.type)} {a} = {v.code};")
-        lead = t.ndim - v.type.ndim
-        codes = [f"({a}.shape[{j}] == 1 ? 0 : {idx[lead + j]})" for j in range(v.type.ndim)]
-        elems.append(Val(f"{a}({', '.join(codes)})", v.type.dtype))
-    for d, i in enumerate(idx):
-        tr.emit(f"for (nu::i64 {i} = 0; {i} < {o}.shape[{d}]; ++{i}) {{")
-        tr.depth += 1
-    r = element_call(elems)
-    _check_storable(tr, node, r, t.dtype)
-    tr.emit(f"{o}({', '.join(idx)}) = {tr.cast(node, r, t.dtype)};")
-    for _ in idx:
-        tr.depth -= 1
-        tr.emit("}")
-    tr.depth -= 1
-    tr.emit("}")
-    return out

@@ -32,6 +32,8 @@ import ast
 from ..types import Record, Scalar, bool_
 from . import _enums as enums
 from ._enums import EnumMember
+from ._iteration import iterator_kind
+from ._tuples import _global_tuple
 from ._types import BOTTOM, Bottom, TupleType, Weak, ctype, is_array, is_complex, kind_of
 from ._values import StringRef, Val, const_val
 
@@ -100,8 +102,6 @@ def _contains(tr, e, x, node) -> Val:
     if x.type is not None and not isinstance(x.type, (TupleType, EnumMember)):
         if not tr._numeric(e.left, x, "the left operand of 'in'"):
             return Val("0", BOTTOM)
-    from ._iteration import iterator_kind
-
     if iterator_kind(node, tr._resolve_global) == "range":
         return _range_in(tr, e, x, node)
     c = _container(tr, node)
@@ -135,8 +135,6 @@ def _container(tr, node):
                 v = Val(tmp, v.type)
             items.append(v)
         return _Items(setup, items)
-    from ._tuples import _global_tuple
-
     value = _global_tuple(tr, node)
     if value is not None:  # a global or closure tuple: its items are constants
         return _Items([], [tr.classify(node, f"{node.id}[{i}]", v) for i, v in enumerate(value)])

@@ -17,8 +17,8 @@ arithmetic, which kernels do not do: a ``CompileError`` names both units.
 from __future__ import annotations
 
 from ..types import NPDatetime, NPTimedelta, Scalar, float64, int64
+from ._refs import Val
 from ._types import PromotionError, Weak, kind_of
-from ._values import Val
 
 __all__ = ["binop", "cast", "compare", "involved", "negate"]
 

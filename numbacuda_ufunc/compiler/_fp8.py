@@ -19,8 +19,8 @@ from enum import IntEnum
 
 from .. import types
 from ..types import Scalar, Type, bool_, uint8, uint16, uint32
-from ._types import BOTTOM, Bottom, is_numeric, kind_of
-from ._values import Ref, Val
+from ._refs import Ref, Val
+from ._types import BOTTOM, Bottom, ctype, is_numeric, kind_of
 
 __all__ = ["BF16_RAW", "FP8_FUNCTIONS", "Fp8Type", "Fp8VecType", "Fp8CtorRef", "Fp8Stub", "attribute",
            "call", "cast", "construct", "ctor_of", "cudaRoundMode", "fp8_interpretation_t",
@@ -169,8 +169,6 @@ def cast(v: Val, t) -> str | None:
     if isinstance(v.type, Fp8Type):
         if isinstance(t, Scalar) and (kind_of(t) in ("b", "i") or
                                       t.name in ("float16", "bfloat16", "float32", "float64")):
-            from ._types import ctype
-
             return f"nu::fp8::to<{ctype(t)}>({v.code})"
         raise TypeError(f"cannot convert {v.type.name} to {getattr(t, 'name', t)} (FP8 values "
                         f"convert to float16, bfloat16, float32, float64, integers and bool)")

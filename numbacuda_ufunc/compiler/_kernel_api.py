@@ -19,7 +19,9 @@ import numpy as np
 
 from ..errors import CompileError
 from ..types import Array, Record, Scalar, bool_, from_dtype
+from . import _bf16, _cache_hints, _fp8, _libdevice
 from ._records import random_states_ok
+from ._tuples import starred_items
 from ._types import (
     BOTTOM,
     WEAK_BOOL,
@@ -44,7 +46,7 @@ from ._values import (
     bind_arguments,
     const_val,
 )
-from .intrinsics import CACHE_LOADS, CACHE_STORES
+from .intrinsics import CACHE_LOADS, CACHE_STORES, FP16_FUNCTIONS, grid_group
 
 __all__ = ["IntrinsicRef", "NamespaceRef", "attribute", "call", "constant_array", "dtype_arg",
            "dtype_from_string", "print_call", "value"]
@@ -615,8 +617,6 @@ _FP16_COMPARISONS = {"heq", "hne", "hlt", "hle", "hgt", "hge"}
 def _fp16(tr, node, name, args, kwargs) -> Val:
     """``cuda.fp16.hadd(a, b)``...: arguments convert to float16 as in Numba; the result is
     float16 (bool for the comparisons)."""
-    from .intrinsics import FP16_FUNCTIONS
-
     api = f"cuda.fp16.{name}()"
     params = ("a", "b", "c")[:FP16_FUNCTIONS[name]]
     vals = bind_arguments(tr, node, api, args, kwargs, params)
@@ -636,13 +636,10 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
             return Val("0", BOTTOM)
         return _fp16(tr, node, key.partition(".")[2], args, kwargs)
     if key.startswith("bf16."):  # numba.cuda.bf16, also in device functions of ufuncs
-        from . import _bf16
         return _bf16.call(tr, node, key.partition(".")[2], args, kwargs, bind_arguments)
     if key.startswith("fp8."):  # numba.cuda._internal.cuda_fp8, also in ufuncs' functions
-        from . import _fp8
         return _fp8.call(tr, node, key.partition(".")[2], args, kwargs, bind_arguments)
     if key.startswith("libdevice."):  # numba.cuda.libdevice, also in ufuncs' functions
-        from . import _libdevice
         return _libdevice.call(tr, node, key.partition(".")[2], args, kwargs, bind_arguments)
     _require_kernel(tr, node, f"cuda.{key}()")
     if any(isinstance(a.type, Bottom) for a in list(args) + list(kwargs.values())):
@@ -652,7 +649,6 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
     if key in ("grid", "gridsize"):
         return _grid(tr, node, key, args, kwargs)
     if key == "cg.this_grid":
-        from .intrinsics import grid_group
         bind_arguments(tr, node, "cuda.cg.this_grid()", args, kwargs, ())
         return Val("", NamespaceRef(grid_group, "grid group"))
     if key == "cg.grid_group.sync":
@@ -694,7 +690,6 @@ def call(tr, node, ref: IntrinsicRef, args, kwargs) -> Val:
     if key.startswith("random."):
         return _random(tr, node, key.partition(".")[2], args, kwargs)
     if key in CACHE_LOADS or key in CACHE_STORES:
-        from . import _cache_hints
         return _cache_hints.call(tr, node, key, args, kwargs)
     raise tr.error(node, f"cuda.{key} is not callable")
 
@@ -730,8 +725,6 @@ def print_call(tr, node) -> Val:
             parts.append(_c_string(a.value))
             continue
         if isinstance(a, ast.Starred):  # print(*t): the tuple's items
-            from ._tuples import starred_items
-
             vals = starred_items(tr, a, tr.expr(a.value))
         else:
             vals = [tr.expr(a)]

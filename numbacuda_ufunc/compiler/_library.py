@@ -17,6 +17,7 @@ import operator
 import numpy as np
 
 from ..types import Type, bool_, complex128, float64, from_dtype
+from ._exceptions import static_value
 from ._types import (
     BOTTOM,
     WEAK_BOOL,
@@ -187,8 +188,6 @@ def isinstance_call(tr, node) -> Val:
     ``int``/``float``/``complex``/``bool``). A type object of ours (``float32``) matches
     values of that type, as Numba's types do. The result is a constant, so a branch on it
     is pruned."""
-    from ._exceptions import static_value
-
     if len(node.args) != 2 or node.keywords:
         raise tr.error(node, "isinstance() takes exactly 2 positional arguments")
     v = tr.expr(node.args[0])

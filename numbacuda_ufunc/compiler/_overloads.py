@@ -14,8 +14,7 @@ from __future__ import annotations
 import sys
 import types as pytypes
 
-from .._type_classes import BooleanLiteral, IntegerLiteral
-from ..types import boolean, complex128, float64, int64, typeof
+from ..types import BooleanLiteral, IntegerLiteral, boolean, complex128, float64, int64, typeof
 from ._types import BOTTOM, Bottom, TupleType, Weak, strong
 from ._values import LiteralRef, Ref, Val
 

@@ -10,9 +10,9 @@ view. Errors name the field and the dtype.
 from __future__ import annotations
 
 from ..types import CharSeq, Record
-from . import _arrays as arrays
 from . import _records
-from ._types import Bottom, is_complex
+from ._array_stores import store_chars, ufunc_into
+from ._types import Bottom, ctype, is_complex
 from ._values import Val
 
 __all__ = ["aug_attribute", "copy_record", "field_at", "field_read", "field_store_ref", "field_view", "fill_sub_array",
@@ -81,7 +81,7 @@ def _check_value(tr, node, v: Val, field_type, what):
 
 def store_field(tr, node, ref: Val, v: Val, name: str):
     if isinstance(ref.type, CharSeq):  # r.name = "XYZ"
-        arrays.store_chars(tr, node, ref, v)
+        store_chars(tr, node, ref, v)
         return
     _check_value(tr, node, v, ref.type, f"field '{name}'")
     tr.emit(f"{ref.code} = {tr.cast(node, v, ref.type)};")
@@ -120,7 +120,7 @@ def fill_sub_array(tr, node, base: Val, name: str, v: Val) -> bool:
         return vals[0]
 
     element.nin = 1
-    arrays.ufunc_into(tr, node, "copyto", [v], {"out": view}, element)
+    ufunc_into(tr, node, "copyto", [v], {"out": view}, element)
     return True
 
 
@@ -144,8 +144,6 @@ def aug_attribute(tr, s, op):
 
 
 def _scalar_ctype(t):
-    from ._types import ctype
-
     return ctype(t)
 
 

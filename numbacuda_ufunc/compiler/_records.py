@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..types import Array, CharSeq, Record, Scalar, from_dtype
+from ._scalar_ctypes import scalar_ctype
 
 __all__ = ["MAX_RECORD_BYTES", "Field", "definitions", "field", "struct_name"]
 
@@ -83,9 +84,8 @@ def _natural_alignment(t) -> int:
 
 
 def _element_ctype(t) -> str:
-    from ._types import ctype
-
-    return _layout(t).name if isinstance(t, Record) else ctype(t)
+    # A field is a scalar, a string or a nested record (never a tuple, weak or array type).
+    return _layout(t).name if isinstance(t, Record) else scalar_ctype(t)
 
 
 def _classify(fdt: np.dtype):

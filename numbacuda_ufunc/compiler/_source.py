@@ -15,6 +15,7 @@ import linecache
 import textwrap
 
 from ..errors import CompileError
+from ._bytecode import lift
 
 __all__ = ["BytecodeSource", "FunctionSource", "error_at", "line_directive", "load_source"]
 
@@ -161,8 +162,6 @@ def _compiles_to(node, code, filename: str) -> bool:
 def _lifted(fn, filename, name, code) -> BytecodeSource:
     # The second front end: no source (exec()/compile(), python -c, a REPL before 3.13),
     # or none that is certainly this function's.
-    from ._bytecode import lift
-
     return BytecodeSource(lift(fn), filename, name, code)
 
 

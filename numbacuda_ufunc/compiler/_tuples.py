@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ._exceptions import out_of_range
 from ._types import (
     BOTTOM,
     Bottom,
@@ -335,8 +336,6 @@ def dynamic_index(tr, node, base, idx):
     n = len(items)
     cases = " ".join(f"case {i}: return {tr.cast(node, Val(f'{tup}.v{i}', it), t)};"
                      for i, it in enumerate(items))
-    from ._exceptions import out_of_range  # Python's IndexError in a kernel
-
     code = (f"([&]() -> {ct} {{ const {ctype(base.type)} {tup} = {base.code}; "
             f"nu::i64 {k} = nu::i64({idx.code}); if ({k} < 0) {k} += {n}; "
             f"switch ({k}) {{ {cases} }} {out_of_range(tr, node)} return {ct}{{}}; }}())")

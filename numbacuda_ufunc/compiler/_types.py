@@ -35,6 +35,8 @@ from ..types import (
     from_dtype,
     int64,
 )
+from ._records import struct_name
+from ._scalar_ctypes import CTYPES, scalar_ctype
 
 __all__ = [
     "BOTTOM",
@@ -91,7 +93,7 @@ class TupleType:
     """A tuple of types (results of divmod/frexp, tuple-valued locals and returns).
     ``names``: the field names of a namedtuple (``t.x`` reads item ``x``), else None."""
 
-    _nu_tuple = True  # types.Tuple / types.UniTuple recognise it (_type_classes)
+    _nu_tuple = True  # types.Tuple / types.UniTuple recognise it (types.py)
 
     def __init__(self, items, names=None):
         self.items = tuple(items)
@@ -187,13 +189,6 @@ class Bottom:
 WEAK_BOOL, WEAK_INT, WEAK_FLOAT, WEAK_COMPLEX = Weak("b"), Weak("i"), Weak("f"), Weak("c")
 BOTTOM = Bottom()
 
-_CTYPES = {
-    "bool": "bool", "int8": "nu::i8", "int16": "nu::i16", "int32": "nu::i32",
-    "int64": "nu::i64", "uint8": "nu::u8", "uint16": "nu::u16", "uint32": "nu::u32",
-    "uint64": "nu::u64", "float32": "nu::f32", "float64": "nu::f64",
-    "complex64": "nu::c64", "complex128": "nu::c128", "float16": "nu::f16",
-    "bfloat16": "nu::bf16",
-}
 _CODES = {
     "bool": "b1", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
     "uint16": "u2", "uint32": "u4", "uint64": "u8", "float32": "f4", "float64": "f8",
@@ -248,20 +243,13 @@ def ctype(t) -> str:
         return f"nu::optional<{ctype(t.type)}>"
     if isinstance(t, VectorType):  # CUDA's float4...: src/kernels/nu_vector.cuh
         return f"nu::{t.name}"
-    if isinstance(t, NPDatetime):  # an int64 count of its unit (_datetime.py)
-        return "nu::i64"
-    if isinstance(getattr(t, "nu_ctype", None), str):  # FP8 values, bfloat16_raw (_fp8.py)
-        return t.nu_ctype
-    if isinstance(t, CharSeq):  # S<n> / U<n>: the element's bytes (nu_record.cuh)
-        return f"nu::chars<{t.dtype.itemsize}>"
-    return _CTYPES[getattr(strong(t), "value_type", strong(t)).name]  # an enum: its values
+    s = strong(t)
+    return scalar_ctype(getattr(s, "value_type", s))  # an Enum type: its values'
 
 
 def element_ctype(t) -> str:
     """The C++ type of an array element of type ``t``: a record's struct, else ctype(t)."""
     if isinstance(t, Record):
-        from ._records import struct_name
-
         return struct_name(t)
     return ctype(t)
 
@@ -440,4 +428,4 @@ def unify(a, b):
     return binary_result("+", a, b) if not (a == bool_ and b == bool_) else bool_
 
 
-assert all(t.name in _CTYPES for t in SCALARS)
+assert all(t.name in CTYPES for t in SCALARS)

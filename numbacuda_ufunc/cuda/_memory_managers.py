@@ -305,7 +305,9 @@ class Context:
 
     @property
     def device(self):
-        from . import get_current_device
+        # Known circle (tests/test_import_cycles.py): _devices imports current_context for
+        # close() and Device.reset(), and a Context answers with its Device.
+        from ._devices import get_current_device
         return get_current_device()
 
     @property

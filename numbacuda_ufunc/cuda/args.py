@@ -12,6 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..types import typeof
+from ._array_creation import (
+    DeviceNDArray,
+    as_cuda_array,
+    device_array_like,
+    is_cuda_array,
+    to_device,
+)
 
 __all__ = ["ArgHint", "In", "Out", "InOut", "wrap_arg"]
 
@@ -40,16 +47,12 @@ class ArgHint:
 
 
 def _on_device(value):
-    from . import DeviceNDArray, is_cuda_array
-
     return isinstance(value, DeviceNDArray) or is_cuda_array(value)
 
 
 def _uploaded(value, stream, copy):
     """``value`` on the device and whether a device copy was made for it (Numba's
     ``auto_device``): device arrays and CUDA-array-interface objects are used as they are."""
-    from . import as_cuda_array, device_array_like, to_device
-
     if _on_device(value):
         return (value if hasattr(value, "copy_to_host") else as_cuda_array(value)), False
     host = np.asarray(value)

@@ -37,6 +37,7 @@ from ..compiler._fp8 import (
     saturation_t,
 )
 from ..compiler.intrinsics import Intrinsic
+from ._devices import is_fp8_supported as _device_supports_fp8
 
 __all__ = ["fp8_e4m3", "fp8_e5m2", "fp8_e8m0", "fp8x2_e4m3", "fp8x2_e5m2", "fp8x2_e8m0",
            "fp8x4_e4m3", "fp8x4_e5m2", "fp8x4_e8m0", "saturation_t", "fp8_interpretation_t",
@@ -56,6 +57,4 @@ del _name
 def is_fp8_supported() -> bool:
     """Numba's ``numba.cuda.api.is_fp8_supported``: compute capability 8.9 or newer (the
     host backend emulates sm_90: True). False, never an error, when there is no device."""
-    from . import is_fp8_supported as supported
-
-    return supported()
+    return _device_supports_fp8()

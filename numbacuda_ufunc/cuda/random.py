@@ -24,6 +24,7 @@ import numpy as np
 
 from ..compiler.intrinsics import Intrinsic
 from ..types import from_dtype
+from ._array_creation import as_cuda_array, is_cuda_array, to_device
 
 __all__ = [
     "create_xoroshiro128p_states", "init_xoroshiro128p_states_cpu", "xoroshiro128p_dtype",
@@ -159,7 +160,6 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
     SplitMix64 seeding of ``seed``, so no two threads overlap unless one draws more than
     2**64 numbers. The states are computed on the host and copied on ``stream``.
     """
-    from . import as_cuda_array, is_cuda_array, to_device
     api = "init_xoroshiro128p_states"
     if not is_cuda_array(states) and not hasattr(states, "copy_to_host"):
         raise TypeError(f"{api}(): states must be a device array (got "
@@ -199,7 +199,6 @@ def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
     """A new device array of ``n`` seeded xoroshiro128+ generators, one
     ``xoroshiro128p_dtype`` record (s0, s1) each, as Numba's (see
     ``init_xoroshiro128p_states``)."""
-    from . import to_device
     api = "create_xoroshiro128p_states"
     count = _uint64_arg(n, api, "n", wrap=False)
     host = _host_states(count, _uint64_arg(seed, api, "seed", wrap=True),

@@ -381,27 +381,12 @@ def outer(uf, A, B, **kwargs):
 
 # ---- reduce(where=...) -------------------------------------------------------------------
 
-_SELECTS = {}  # target -> the lazy select ufunc of that target
-
-
-def _select_ufunc(target):
-    """``x if m else fill`` as a lazy ufunc of ``target``: the mask is applied where the
-    data is (on the device for device arrays), never through the host."""
-    uf = _SELECTS.get(target)
-    if uf is None:
-        from .ufunc import vectorize
-
-        def nu_where_select(m, x, fill):
-            return x if m else fill
-
-        uf = _SELECTS[target] = vectorize(target=target)(nu_where_select)
-    return uf
-
-
-def masked_for_reduce(uf, a, where, has_initial, stream, api):
+def masked_for_reduce(uf, a, where, has_initial, stream, api, select_ufunc):
     """``a`` with the elements ``where`` leaves out replaced by the ufunc's identity, which
     then fold in without changing the result (NumPy's ``reduce(where=...)``). A ufunc
-    without an identity would need the kernels to skip elements: it is refused."""
+    without an identity would need the kernels to skip elements: it is refused.
+    ``select_ufunc(target)`` gives the ``x if m else fill`` ufunc of a target (ufunc.py,
+    which builds ufuncs, owns it)."""
     if uf.identity in (None, "reorderable"):
         if not has_initial:
             raise ValueError(f"{api}(): reduction operation '{uf.__name__}' does not have an "
@@ -426,4 +411,4 @@ def masked_for_reduce(uf, a, where, has_initial, stream, api):
         if mask_on_device:
             mask = mask.copy_to_host()
         return np.where(mask, a, fill)
-    return _finish(_select_ufunc(uf.target)(mask, a, fill, stream=stream), is_cupy, stream)
+    return _finish(select_ufunc(uf.target)(mask, a, fill, stream=stream), is_cupy, stream)

@@ -224,7 +224,8 @@ class UFunc(_core.UFunc):
         if where is not True:
             if _dask.is_dask_array(a):
                 raise TypeError(f"{api}(): where= is not supported with Dask arrays")
-            a = _methods.masked_for_reduce(self, a, where, initial is not _NO_VALUE, stream, api)
+            a = _methods.masked_for_reduce(self, a, where, initial is not _NO_VALUE, stream, api,
+                                           _select_ufunc)
         engine = self.__dict__.get("_reducer")
         if engine is None:
             engine = _core.Reducer(self.__name__, self.target, self.fastmath)
@@ -479,3 +480,20 @@ def vectorize(signatures: Any = None, target: str = "cuda", identity: Any = None
         return UFunc(pyfunc, signatures, target, identity, fastmath, cache)
 
     return decorate
+
+
+# ---- reduce(where=...) -------------------------------------------------------------------
+
+_SELECTS = {}  # target -> the lazy select ufunc of that target
+
+
+def _select_ufunc(target):
+    """``x if m else fill`` as a lazy ufunc of ``target``: the mask is applied where the
+    data is (on the device for device arrays), never through the host."""
+    uf = _SELECTS.get(target)
+    if uf is None:
+        def nu_where_select(m, x, fill):
+            return x if m else fill
+
+        uf = _SELECTS[target] = vectorize(target=target)(nu_where_select)
+    return uf

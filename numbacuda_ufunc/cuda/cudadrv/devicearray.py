@@ -3,7 +3,13 @@ Numba's names."""
 
 import numpy as np
 
-from .. import DeviceNDArray, device_array, device_array_like, is_cuda_array, to_device
+from .._array_creation import (
+    DeviceNDArray,
+    device_array,
+    device_array_like,
+    is_cuda_array,
+    to_device,
+)
 
 __all__ = ["DeviceNDArray", "array_core", "auto_device", "from_array_like", "is_contiguous",
            "is_cuda_ndarray"]

@@ -8,7 +8,9 @@ propagates with the copy not made. Deleting the attribute removes it."""
 
 from ...errors import CudaError, CudaSupportError, LinkerError
 from ...toolchain._compile import core
-from .. import Context, Device, Event, Stream
+from .._devices import Device, gpus, is_available
+from .._memory_managers import Context
+from .._streams import Event, Stream
 
 __all__ = ["CudaAPIError", "CudaSupportError", "Context", "Device", "Event", "LinkerError",
            "Stream", "driver"]
@@ -23,14 +25,10 @@ class _Driver:
     """Numba's ``driver`` singleton, reduced to the questions that make sense here."""
 
     def get_device_count(self) -> int:
-        from .. import gpus
-
         return len(gpus)
 
     @property
     def is_available(self) -> bool:
-        from .. import is_available
-
         return is_available()
 
     def __repr__(self):

@@ -14,7 +14,10 @@ import threading
 
 import numpy as np
 
+from ...compiler.intrinsics import blockIdx, shared, syncthreads, threadIdx
+from ...kernels.jit import jit
 from ...types import from_dtype
+from .._array_creation import DeviceNDArray, as_cuda_array, device_array, is_cuda_array
 
 __all__ = ["transpose"]
 
@@ -25,8 +28,6 @@ _lock = threading.Lock()
 
 
 def _make_kernel(element_type):
-    from .. import blockIdx, jit, shared, syncthreads, threadIdx
-
     def transpose_tile(src, dst):
         tile = shared.array(_TILE_SHAPE, element_type)
         tx = threadIdx.x
@@ -55,8 +56,6 @@ def _kernel_for(dtype):
 
 
 def _device_array(obj, name):
-    from .. import DeviceNDArray, as_cuda_array, is_cuda_array
-
     if isinstance(obj, DeviceNDArray):
         return obj
     if is_cuda_array(obj):
@@ -103,8 +102,6 @@ def transpose(a, b=None):
     stream = getattr(a, "stream", 0) or 0
     rows, cols = a.shape
     if b is None:
-        from .. import device_array
-
         b = device_array((cols, rows), dtype=a.dtype, stream=stream)
     else:
         b = _device_array(b, "b")
