@@ -116,21 +116,7 @@ from ._devices import (
     list_devices,
     select_device,
 )
-from ._host_memory import (
-    ManagedNDArray,
-    MappedNDArray,
-    from_cuda_array_interface,
-    managed_array,
-    mapped,
-    mapped_array,
-    mapped_array_like,
-    pinned,
-    pinned_array_like,
-)
-from ._host_memory import (
-    like_strides as like_strides,  # was importable from here
-)
-from ._memory_managers import (
+from ._driver import (
     BaseCUDAMemoryManager,
     Context,
     GetIpcHandleMixin,
@@ -145,6 +131,20 @@ from ._memory_managers import (
     current_context,
     defer_cleanup,
     set_memory_manager,
+)
+from ._host_memory import (
+    ManagedNDArray,
+    MappedNDArray,
+    from_cuda_array_interface,
+    managed_array,
+    mapped,
+    mapped_array,
+    mapped_array_like,
+    pinned,
+    pinned_array_like,
+)
+from ._host_memory import (
+    like_strides as like_strides,  # was importable from here
 )
 from ._streams import (
     Event,
@@ -284,7 +284,7 @@ def memory_stats() -> dict:
 # config: Numba's run-time settings (CUDA_ARRAY_INTERFACE_SYNC, the launch warnings...),
 # read from the environment and handed to the engine.
 from .. import config  # noqa: E402, I001  (Numba's cuda.config: numbacuda_ufunc.config)
-from . import _memory_managers, bf16, fp8, random  # noqa: E402, I001  (Numba's submodules)
+from . import _driver, bf16, fp8, random  # noqa: E402, I001  (Numba's submodules)
 from . import cudadrv  # noqa: E402, F401  (Numba's numba.cuda.cudadrv names)
 from .cudadrv import devicearray  # noqa: E402, F401
 from .cudadrv import devices  # noqa: E402, F401  (Numba: cuda.devices.gpus, get_context)
@@ -293,4 +293,4 @@ from .cudadrv.devices import require_context  # noqa: E402, F401
 from . import extending, kernels, libdevice  # noqa: E402, F401, I001  (Numba's submodules)
 from .. import errors, types  # noqa: E402, F401, I001  (numba.cuda.errors / .types: ours)
 
-_memory_managers._plugin_from_environment()
+_driver._plugin_from_environment()

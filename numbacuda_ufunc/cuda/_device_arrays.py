@@ -11,8 +11,8 @@ import ctypes
 import numpy as np
 
 from .. import _core
+from ._driver import IpcHandle, MemoryPointer, current_context
 from ._host_memory import _Interface
-from ._memory_managers import IpcHandle, MemoryPointer, current_context
 
 __all__ = ["IpcArrayHandle", "open_ipc_array"]
 

@@ -4,61 +4,11 @@ capability checks (``is_available``, ``is_fp8_supported``...), over the engine."
 from __future__ import annotations
 
 from .. import _core
-from ._device_attributes import ATTRIBUTES, EMULATED_H100
-from ._memory_managers import current_context
+from ._driver import Device, _index, _ordinal, current_context
 
 __all__ = ["Device", "close", "detect", "get_current_device", "gpus", "is_available",
            "is_bfloat16_supported", "is_emulated", "is_float16_supported", "is_fp8_supported",
            "list_devices", "select_device"]
-
-
-class Device:
-    """A CUDA device as Numba describes it: ``id``, ``name``, ``compute_capability``,
-    and every ``CU_DEVICE_ATTRIBUTE_*`` by its name without the prefix
-    (``MAX_BLOCK_DIM_X``, ``MULTIPROCESSOR_COUNT``, ...), read from the driver at first use.
-    Under emulation the attributes are an H100's (cuda/_device_attributes.py)."""
-
-    def __init__(self, ordinal: int):
-        info = _core.device_info(_ordinal(ordinal, "Device"))
-        self.id = info["id"]
-        self.name = info["name"]
-        self.compute_capability = info["compute_capability"]
-        self.total_memory = info["total_memory"]
-        self.MULTIPROCESSOR_COUNT = info["multiprocessors"]
-        self.MAX_THREADS_PER_BLOCK = info["max_threads_per_block"]
-        self.WARP_SIZE = info["warp_size"]
-
-    def __getattr__(self, name):  # only for names __init__ did not set
-        if name not in ATTRIBUTES:
-            raise AttributeError(f"'Device' object has no attribute {name!r}")
-        value = _core.device_attribute(self.id, ATTRIBUTES[name])
-        if value == -1 and _core.emulation_enabled():
-            if name not in EMULATED_H100:
-                raise AttributeError(f"Device.{name}: the emulated device (the host backend) "
-                                     f"has no value for CU_DEVICE_ATTRIBUTE_{name}")
-            value = EMULATED_H100[name]
-        setattr(self, name, value)  # Numba caches each attribute on the object too
-        return value
-
-    @property
-    def supports_float16(self) -> bool:
-        return tuple(self.compute_capability) >= (5, 3)
-
-    @property
-    def supports_bfloat16(self) -> bool:
-        return tuple(self.compute_capability) >= (8, 0)
-
-    @property
-    def supports_fp8(self) -> bool:
-        return tuple(self.compute_capability) >= (8, 9)
-
-    def reset(self) -> None:
-        """Numba's ``Device.reset()``: ``cuda.close()`` here (arrays stay valid)."""
-        close()
-
-    def __repr__(self):
-        cc = ".".join(map(str, self.compute_capability))
-        return f"<CUDA device {self.id} '{self.name}' cc={cc}>"
 
 
 def is_available() -> bool:
@@ -184,17 +134,3 @@ class _DeviceList:
 
 
 gpus = _DeviceList()
-
-
-def _index(value, api: str, name: str) -> int:
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
-    return value.__index__()
-
-
-def _ordinal(value, api: str) -> int:
-    """A device number for the engine (a C int): beyond that range no device has it."""
-    i = _index(value, api, "device_id")
-    if not -2**31 <= i < 2**31:
-        raise ValueError(f"{api}(): no device {i} (this machine has {_core.device_count()})")
-    return i

@@ -4,7 +4,7 @@ list ``gpus`` and the context helpers that programs written for Numba call."""
 import functools
 
 from .._devices import close, gpus, select_device
-from .._memory_managers import current_context
+from .._driver import current_context
 
 __all__ = ["gpus", "get_context", "require_context", "reset"]
 

@@ -9,7 +9,7 @@ propagates with the copy not made. Deleting the attribute removes it."""
 from ...errors import CudaError, CudaSupportError, LinkerError
 from ...toolchain._compile import core
 from .._devices import Device, gpus, is_available
-from .._memory_managers import Context
+from .._driver import Context
 from .._streams import Event, Stream
 
 __all__ = ["CudaAPIError", "CudaSupportError", "Context", "Device", "Event", "LinkerError",

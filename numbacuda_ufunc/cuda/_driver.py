@@ -1,4 +1,6 @@
-"""Contexts and External Memory Management (EMM) plugins, with Numba's names.
+"""Numba's driver objects: ``Device``, the ``Context`` (which answers with its ``Device``, as
+``Device.reset()`` resets the ``Context``: one module, as in Numba's ``cudadrv/driver.py``)
+and External Memory Management (EMM) plugins, with Numba's names.
 
 A plugin is a class like Numba's: subclass ``HostOnlyCUDAMemoryManager`` (or
 ``BaseCUDAMemoryManager``), implement ``memalloc(size)`` returning a ``MemoryPointer``,
@@ -25,13 +27,14 @@ from abc import ABCMeta, abstractmethod
 from collections import namedtuple
 
 from .. import _core
+from ._device_attributes import ATTRIBUTES, EMULATED_H100
 from ._streams import external_stream
 
 __all__ = [
     "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin",
     "NumbaCudaUfuncMemoryManager", "IpcCapableMemoryManager", "MemoryPointer", "MappedMemory", "PinnedMemory",
     "MemoryInfo", "IpcHandle", "set_memory_manager", "current_context", "defer_cleanup",
-    "Context",
+    "Context", "Device",
 ]
 
 _EMM_INTERFACE_VERSION = 1
@@ -305,10 +308,7 @@ class Context:
 
     @property
     def device(self):
-        # Known circle (tests/test_import_cycles.py): _devices imports current_context for
-        # close() and Device.reset(), and a Context answers with its Device.
-        from ._devices import get_current_device
-        return get_current_device()
+        return Device(_core.current_device())
 
     @property
     def memory_manager(self):
@@ -443,3 +443,67 @@ def _plugin_from_environment() -> None:
         raise RuntimeError(f"{MEMORY_MANAGER_ENV}={name!r}: module {module_name!r} has no "
                            f"attribute {attr!r} naming a memory manager class")
     set_memory_manager(getattr(module, attr))
+
+
+class Device:
+    """A CUDA device as Numba describes it: ``id``, ``name``, ``compute_capability``,
+    and every ``CU_DEVICE_ATTRIBUTE_*`` by its name without the prefix
+    (``MAX_BLOCK_DIM_X``, ``MULTIPROCESSOR_COUNT``, ...), read from the driver at first use.
+    Under emulation the attributes are an H100's (cuda/_device_attributes.py)."""
+
+    def __init__(self, ordinal: int):
+        info = _core.device_info(_ordinal(ordinal, "Device"))
+        self.id = info["id"]
+        self.name = info["name"]
+        self.compute_capability = info["compute_capability"]
+        self.total_memory = info["total_memory"]
+        self.MULTIPROCESSOR_COUNT = info["multiprocessors"]
+        self.MAX_THREADS_PER_BLOCK = info["max_threads_per_block"]
+        self.WARP_SIZE = info["warp_size"]
+
+    def __getattr__(self, name):  # only for names __init__ did not set
+        if name not in ATTRIBUTES:
+            raise AttributeError(f"'Device' object has no attribute {name!r}")
+        value = _core.device_attribute(self.id, ATTRIBUTES[name])
+        if value == -1 and _core.emulation_enabled():
+            if name not in EMULATED_H100:
+                raise AttributeError(f"Device.{name}: the emulated device (the host backend) "
+                                     f"has no value for CU_DEVICE_ATTRIBUTE_{name}")
+            value = EMULATED_H100[name]
+        setattr(self, name, value)  # Numba caches each attribute on the object too
+        return value
+
+    @property
+    def supports_float16(self) -> bool:
+        return tuple(self.compute_capability) >= (5, 3)
+
+    @property
+    def supports_bfloat16(self) -> bool:
+        return tuple(self.compute_capability) >= (8, 0)
+
+    @property
+    def supports_fp8(self) -> bool:
+        return tuple(self.compute_capability) >= (8, 9)
+
+    def reset(self) -> None:
+        """Numba's ``Device.reset()``: ``cuda.close()`` here (arrays stay valid)."""
+        if _core.is_available():
+            current_context().reset()
+
+    def __repr__(self):
+        cc = ".".join(map(str, self.compute_capability))
+        return f"<CUDA device {self.id} '{self.name}' cc={cc}>"
+
+
+def _index(value, api: str, name: str) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{api}(): {name} must be an integer (got {value!r})")
+    return value.__index__()
+
+
+def _ordinal(value, api: str) -> int:
+    """A device number for the engine (a C int): beyond that range no device has it."""
+    i = _index(value, api, "device_id")
+    if not -2**31 <= i < 2**31:
+        raise ValueError(f"{api}(): no device {i} (this machine has {_core.device_count()})")
+    return i
