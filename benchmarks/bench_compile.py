@@ -173,6 +173,20 @@ def _new_source(tag):
     return uf._variant_source(0, 0)[1] + f"// {tag}\n"
 
 
+def _nvrtc_loaded() -> tuple:
+    """NVRTC's version, after two builds: the first loads NVRTC, the second makes the
+    precompiled header. Skips where there is no NVRTC."""
+    from numbacuda_ufunc import _core
+
+    try:
+        version = _core.nvrtc_version()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    for warm in ("warm-up-1", "warm-up-2"):
+        _core.compile_cubin(_new_source(f"{warm}-{os.getpid()}"), (9, 0))
+    return version
+
+
 def test_compile_new_function_nvrtc_loaded(benchmark):
     """A new small function's CUBIN with NVRTC loaded (the second and later builds of a
     process, which use NVRTC's precompiled headers where it has -pch): decoration +
@@ -180,12 +194,7 @@ def test_compile_new_function_nvrtc_loaded(benchmark):
     from numbacuda_ufunc import _core
 
     benchmark.group = "compile"
-    try:
-        version = _core.nvrtc_version()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    for warm in ("warm-up-1", "warm-up-2"):  # loads NVRTC; the second build makes the PCH
-        _core.compile_cubin(_new_source(f"{warm}-{os.getpid()}"), (9, 0))
+    version = _nvrtc_loaded()
     counter = iter(range(10**9))
 
     def run():
@@ -259,12 +268,7 @@ def test_compile_new_reduction_vs_ufunc(benchmark, kind):
     from numbacuda_ufunc import _core
 
     benchmark.group = "compile"
-    try:
-        version = _core.nvrtc_version()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    for warm in ("warm-up-1", "warm-up-2"):  # loads NVRTC; the second build makes the PCH
-        _core.compile_cubin(_new_source(f"{warm}-{os.getpid()}"), (9, 0))
+    version = _nvrtc_loaded()
     counter = iter(range(10**9))
 
     def run():
